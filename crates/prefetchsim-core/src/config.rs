@@ -1,0 +1,372 @@
+//! Configuration of a hierarchy: levels (size, policy, prefetcher, options) and the engine.
+//!
+//! Deserialised from TOML, JSON or Python dicts through serde. Unknown keys and impossible values are
+//! errors that name the key (`level[1].policy.up_ratio: …`). Component parameters are typed structs with
+//! defaults, looked up by name in the registries of [`crate::policy`] and [`crate::prefetch`].
+
+use std::fmt;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::{Map, Value};
+
+use crate::level::LevelOptions;
+
+/// A configuration error: where (a key path such as `level[0].size`) and what.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("{path}: {message}")]
+pub struct ConfigError {
+    /// Key path of the offending value.
+    pub path: String,
+    /// What is wrong with it.
+    pub message: String,
+}
+
+impl ConfigError {
+    /// An error at `path`.
+    pub fn new(path: impl Into<String>, message: impl Into<String>) -> Self {
+        Self { path: path.into(), message: message.into() }
+    }
+}
+
+/// A component named in a config: `"lru"` or `{ name = "splitlru", up_ratio = 0.5 }`.
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct ComponentSpec {
+    /// Registered name (case-insensitive).
+    pub name: String,
+    /// Parameters, validated by the component's typed parameter struct.
+    pub params: Map<String, Value>,
+}
+
+impl ComponentSpec {
+    /// A component by name with default parameters.
+    pub fn named(name: impl Into<String>) -> Self {
+        Self { name: name.into(), params: Map::new() }
+    }
+}
+
+impl<'de> Deserialize<'de> for ComponentSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Name(String),
+            Table(Map<String, Value>),
+        }
+        match Raw::deserialize(d)? {
+            Raw::Name(name) => Ok(Self::named(name)),
+            Raw::Table(mut t) => match t.remove("name") {
+                Some(Value::String(name)) => Ok(Self { name, params: t }),
+                _ => Err(serde::de::Error::custom("a component table needs a string key `name`")),
+            },
+        }
+    }
+}
+
+/// Parse a component's parameters into its typed struct; unknown keys and bad values name the key.
+pub fn parse_params<T: DeserializeOwned>(path: &str, spec: &ComponentSpec) -> Result<T, ConfigError> {
+    let v = Value::Object(spec.params.clone());
+    serde_path_to_error::deserialize(v).map_err(|e| {
+        let inner = e.path().to_string();
+        let at = if inner == "." || inner.is_empty() { path.to_string() } else { format!("{path}.{inner}") };
+        ConfigError::new(at, format!("{} (parameters of '{}')", e.inner(), spec.name))
+    })
+}
+
+/// Look up `name` (case-insensitive, with aliases) in a registry; the error lists the valid choices.
+pub fn resolve_name<'a>(
+    path: &str,
+    what: &str,
+    name: &str,
+    registry: &'a [(&'a str, &'a str)],
+    aliases: &[(&str, &'a str)],
+) -> Result<&'a str, ConfigError> {
+    let lower = name.trim().to_ascii_lowercase();
+    if let Some((n, _)) = registry.iter().find(|(n, _)| *n == lower) {
+        return Ok(n);
+    }
+    if let Some((_, n)) = aliases.iter().find(|(a, _)| *a == lower) {
+        return Ok(n);
+    }
+    let names: Vec<&str> = registry.iter().map(|(n, _)| *n).collect();
+    Err(ConfigError::new(path, format!("unknown {what} '{name}'; choose one of {}", names.join(", "))))
+}
+
+/// A cache size as written by the user.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum SizeSpec {
+    /// A number of blocks (`1000`, `"1000"`).
+    Blocks(u64),
+    /// Bytes (`"64MiB"`, `"4GB"`; KB/MB/GB are powers of 1024, as in libCacheSim).
+    Bytes(u64),
+    /// A share of the trace footprint in unique blocks (`0.05`, `"5%"`).
+    Footprint(f64),
+    /// A multiple of the level above (`"2x"`, `"0.1x"`): PFC's L2:L1 ratios.
+    OfAbove(f64),
+}
+
+impl fmt::Display for SizeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeSpec::Blocks(b) => write!(f, "{b} blocks"),
+            SizeSpec::Bytes(b) => write!(f, "{b} B"),
+            SizeSpec::Footprint(x) => write!(f, "{}% of the footprint", x * 100.0),
+            SizeSpec::OfAbove(x) => write!(f, "{x}x the level above"),
+        }
+    }
+}
+
+impl SizeSpec {
+    /// Parse a size string: blocks (`"1000"`), bytes with a unit (`"64MiB"`, `"512KB"`, `"1G"`),
+    /// a fraction of the footprint (`"0.05"`, `"5%"`) or a multiple of the level above (`"2x"`).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let bad = || {
+            format!("cannot read size '{s}'; write blocks (1000), bytes (64MiB, 4GB), a share of the footprint (0.05 or 5%) or a multiple of the level above (2x)")
+        };
+        if t.is_empty() {
+            return Err(bad());
+        }
+        if let Some(p) = t.strip_suffix('%') {
+            let x: f64 = p.trim().parse().map_err(|_| bad())?;
+            return Self::footprint(x / 100.0);
+        }
+        if let Some(m) = t.strip_suffix(['x', 'X']) {
+            let x: f64 = m.trim().parse().map_err(|_| bad())?;
+            if !(x.is_finite() && x > 0.0) {
+                return Err(format!("size '{s}': the multiple must be positive"));
+            }
+            return Ok(SizeSpec::OfAbove(x));
+        }
+        let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+        let (num, unit) = (t[..split].trim(), t[split..].trim());
+        if unit.is_empty() {
+            if let Ok(n) = num.parse::<u64>() {
+                return Ok(SizeSpec::Blocks(n));
+            }
+            let x: f64 = num.parse().map_err(|_| bad())?;
+            return Self::footprint(x);
+        }
+        let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+            "b" => 1,
+            "k" | "kb" | "kib" => 1 << 10,
+            "m" | "mb" | "mib" => 1 << 20,
+            "g" | "gb" | "gib" => 1 << 30,
+            "t" | "tb" | "tib" => 1 << 40,
+            _ => return Err(bad()),
+        };
+        let x: f64 = num.parse().map_err(|_| bad())?;
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(format!("size '{s}' must not be negative"));
+        }
+        Ok(SizeSpec::Bytes((x * mult as f64).round() as u64))
+    }
+
+    fn footprint(x: f64) -> Result<Self, String> {
+        if x.is_finite() && x > 0.0 && x <= 1.0 {
+            Ok(SizeSpec::Footprint(x))
+        } else {
+            Err(format!("a share of the footprint must be in (0, 1] (0% < share <= 100%), got {x}"))
+        }
+    }
+
+    /// Whether resolving needs the trace footprint.
+    #[must_use]
+    pub fn needs_footprint(&self) -> bool {
+        matches!(self, SizeSpec::Footprint(_))
+    }
+
+    /// Capacity in blocks. `footprint` is the number of unique blocks of the trace (needed for shares),
+    /// `above` the capacity of the level above (needed for multiples). Shares are truncated as in
+    /// libCacheSim (`floor(share × footprint)`).
+    pub fn resolve(&self, block_size: u64, footprint: Option<u64>, above: Option<u64>) -> Result<u64, String> {
+        let n = match *self {
+            SizeSpec::Blocks(b) => b,
+            SizeSpec::Bytes(b) => b / block_size.max(1),
+            SizeSpec::Footprint(x) => {
+                let fp = footprint.ok_or("a share of the footprint needs the trace footprint")?;
+                (x * fp as f64).floor() as u64
+            }
+            SizeSpec::OfAbove(x) => {
+                let a = above.ok_or("a multiple of the level above is not possible for the first level")?;
+                (x * a as f64).floor() as u64
+            }
+        };
+        if n == 0 {
+            return Err(format!("{self} is less than one block ({block_size} B)"));
+        }
+        if n > u64::from(u32::MAX) {
+            return Err(format!("{self} is {n} blocks, more than the 2^32 a level can hold"));
+        }
+        Ok(n)
+    }
+}
+
+impl<'de> Deserialize<'de> for SizeSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Float(f64),
+            Text(String),
+        }
+        let r = match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok(SizeSpec::Blocks(n)),
+            Raw::Float(x) => SizeSpec::footprint(x),
+            Raw::Text(s) => SizeSpec::parse(&s),
+        };
+        r.map_err(serde::de::Error::custom)
+    }
+}
+
+fn default_policy() -> ComponentSpec {
+    ComponentSpec::named("lru")
+}
+fn default_prefetcher() -> ComponentSpec {
+    ComponentSpec::named("none")
+}
+
+/// One cache level.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelConfig {
+    /// Display name (default `L1`, `L2`, …).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Capacity.
+    pub size: SizeSpec,
+    /// Replacement policy (default `lru`).
+    #[serde(default = "default_policy")]
+    pub policy: ComponentSpec,
+    /// Prefetcher (default `none`).
+    #[serde(default = "default_prefetcher")]
+    pub prefetcher: ComponentSpec,
+    /// Level options.
+    #[serde(default)]
+    pub options: LevelOptions,
+}
+
+impl LevelConfig {
+    /// A level of `size` with `policy` and no prefetcher.
+    #[must_use]
+    pub fn new(size: SizeSpec, policy: &str) -> Self {
+        Self {
+            name: None,
+            size,
+            policy: ComponentSpec::named(policy),
+            prefetcher: default_prefetcher(),
+            options: LevelOptions::default(),
+        }
+    }
+}
+
+/// Which engine runs the hierarchy.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum EngineKind {
+    /// No time; prefetches land at once (hit-ratio studies).
+    #[default]
+    Instant,
+}
+
+/// Engine settings.
+#[derive(Clone, Debug, PartialEq, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct EngineConfig {
+    /// The engine.
+    pub kind: EngineKind,
+    /// Requests at the start that warm the caches but are not counted.
+    pub warmup_requests: u64,
+    /// Stop after this many requests (after the ops filter), if set.
+    pub limit: Option<u64>,
+}
+
+/// A hierarchy: levels top (closest to the application) first, and the engine.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HierarchyConfig {
+    /// The levels; `[[level]]` in TOML.
+    pub level: Vec<LevelConfig>,
+    /// Engine settings.
+    #[serde(default)]
+    pub engine: EngineConfig,
+}
+
+impl HierarchyConfig {
+    /// Parse from a JSON value (what the Python layer passes), naming the offending key on error.
+    pub fn from_json(v: Value) -> Result<Self, ConfigError> {
+        let cfg: Self = serde_path_to_error::deserialize(v).map_err(|e| {
+            let p = e.path().to_string();
+            ConfigError::new(if p == "." { "config".into() } else { p }, e.inner().to_string())
+        })?;
+        if cfg.level.is_empty() {
+            return Err(ConfigError::new("level", "a hierarchy needs at least one level"));
+        }
+        Ok(cfg)
+    }
+
+    /// Parse from TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let v: Value = toml::from_str(text).map_err(|e| ConfigError::new("toml", e.to_string()))?;
+        Self::from_json(v)
+    }
+
+    /// Whether any level size is a share of the footprint (the caller must then measure it).
+    #[must_use]
+    pub fn needs_footprint(&self) -> bool {
+        self.level.iter().any(|l| l.size.needs_footprint())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_every_documented_form() {
+        assert_eq!(SizeSpec::parse("1000"), Ok(SizeSpec::Blocks(1000)));
+        assert_eq!(SizeSpec::parse("64MiB"), Ok(SizeSpec::Bytes(64 << 20)));
+        assert_eq!(SizeSpec::parse("1GB"), Ok(SizeSpec::Bytes(1 << 30)));
+        assert_eq!(SizeSpec::parse("5%"), Ok(SizeSpec::Footprint(0.05)));
+        assert_eq!(SizeSpec::parse("0.1"), Ok(SizeSpec::Footprint(0.1)));
+        assert_eq!(SizeSpec::parse("2x"), Ok(SizeSpec::OfAbove(2.0)));
+        assert!(SizeSpec::parse("1.5").is_err());
+        assert!(SizeSpec::parse("-3MiB").is_err());
+        assert!(SizeSpec::parse("12 parsecs").is_err());
+        assert!(SizeSpec::parse("0%").is_err());
+    }
+
+    #[test]
+    fn sizes_resolve_like_libcachesim() {
+        // 0.001 of 48,974 unique objects is 48 objects in libCacheSim (truncation).
+        assert_eq!(SizeSpec::Footprint(0.001).resolve(4096, Some(48_974), None), Ok(48));
+        assert_eq!(SizeSpec::Bytes(1_102_684).resolve(4096, None, None), Ok(269));
+        assert_eq!(SizeSpec::OfAbove(2.0).resolve(4096, None, Some(10)), Ok(20));
+        assert!(SizeSpec::Bytes(100).resolve(4096, None, None).unwrap_err().contains("less than one block"));
+        assert!(SizeSpec::Footprint(0.5).resolve(4096, None, None).is_err());
+        assert!(SizeSpec::OfAbove(2.0).resolve(4096, None, None).is_err());
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = HierarchyConfig::from_toml("[[level]]\nsize = 10\npolcy = 'lru'\n").unwrap_err();
+        assert!(e.path.contains("level[0]"), "{e}");
+        assert!(e.message.contains("polcy"), "{e}");
+        let e = HierarchyConfig::from_toml("[[level]]\nsize = '12 parsecs'\n").unwrap_err();
+        assert!(e.to_string().contains("level[0].size"), "{e}");
+        let e = HierarchyConfig::from_toml("[[level]]\nsize = 1\n[engine]\nkind = 'warp'\n").unwrap_err();
+        assert!(e.to_string().contains("engine.kind"), "{e}");
+    }
+
+    #[test]
+    fn components_read_as_names_or_tables() {
+        let c = HierarchyConfig::from_toml(
+            "[[level]]\nsize = '5%'\npolicy = { name = 'splitlru', up_ratio = 0.66 }\nprefetcher = 'obl'\n",
+        )
+        .unwrap();
+        assert_eq!(c.level[0].policy.name, "splitlru");
+        assert_eq!(c.level[0].policy.params["up_ratio"], serde_json::json!(0.66));
+        assert_eq!(c.level[0].prefetcher, ComponentSpec::named("obl"));
+    }
+}

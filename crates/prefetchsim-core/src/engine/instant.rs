@@ -1,0 +1,85 @@
+//! The instant engine: no time; a miss at one level is at once a request to the next, and every fetched
+//! block (demand or prefetch) is present as soon as it is decided.
+
+use super::{Hierarchy, Progress, RequestSource, SourceError};
+use crate::config::EngineConfig;
+use crate::metrics::RunResult;
+use crate::request::{Fetch, Request};
+
+/// Requests decoded per batch.
+const BATCH: usize = 8192;
+/// Progress is reported about every this many requests.
+const TICK: u64 = 1 << 16;
+
+/// Serve one request through the chain of levels. `scratch[k]` receives level k's fetches.
+#[inline]
+pub fn serve(h: &mut Hierarchy, scratch: &mut [Vec<Fetch>], req: &Request) {
+    scratch[0].clear();
+    h.levels[0].access(req, req.len, &mut scratch[0]);
+    for k in 1..h.levels.len() {
+        let (upper, lower) = scratch.split_at_mut(k);
+        let out = &mut lower[0];
+        out.clear();
+        for f in &upper[k - 1] {
+            h.levels[k].access(&f.as_request(req), f.demand_len, out);
+        }
+    }
+}
+
+/// Replay `src` through `h` with no notion of time.
+///
+/// The run stops early (with `stopped_early` set) when `progress` returns false or the configured
+/// limit is reached. Source errors abort the run and are returned as they are.
+pub fn run_instant(
+    src: &mut dyn RequestSource,
+    h: &mut Hierarchy,
+    cfg: &EngineConfig,
+    progress: &mut dyn Progress,
+) -> Result<RunResult, SourceError> {
+    let mut scratch: Vec<Vec<Fetch>> = (0..h.levels.len()).map(|_| Vec::with_capacity(64)).collect();
+    let mut buf = Vec::with_capacity(BATCH);
+    let (mut requests, mut blocks) = (0u64, 0u64);
+    let limit = cfg.limit.unwrap_or(u64::MAX);
+    let mut next_tick = TICK;
+    let mut stopped_early = false;
+    let mut warm = cfg.warmup_requests == 0;
+    'outer: loop {
+        buf.clear();
+        let want = BATCH.min(usize::try_from(limit - requests).unwrap_or(BATCH));
+        if want == 0 {
+            stopped_early = true;
+            break;
+        }
+        if src.fill(&mut buf, want)? == 0 {
+            break;
+        }
+        for req in &buf {
+            serve(h, &mut scratch, req);
+            requests += 1;
+            blocks += u64::from(req.len);
+            if !warm && requests == cfg.warmup_requests {
+                warm = true;
+                for l in &mut h.levels {
+                    l.reset_counters();
+                }
+            }
+        }
+        if requests >= next_tick {
+            next_tick = requests + TICK;
+            if !progress.tick(requests) {
+                stopped_early = true;
+                break 'outer;
+            }
+        }
+    }
+    for l in &mut h.levels {
+        l.finish();
+    }
+    Ok(RunResult {
+        requests,
+        blocks,
+        warmup_requests: cfg.warmup_requests.min(requests),
+        stopped_early,
+        levels: h.reports(),
+    })
+}

@@ -1,0 +1,68 @@
+//! Engines: run a trace through a hierarchy.
+//!
+//! `instant` has no notion of time: a miss at one level is at once a request to the next and prefetched
+//! blocks arrive immediately (hit-ratio studies, the fastest path).
+
+pub mod hierarchy;
+pub mod instant;
+
+pub use hierarchy::Hierarchy;
+pub use instant::run_instant;
+
+use crate::request::Request;
+
+/// An error from a request source (a trace reader or generator), already carrying its context
+/// (file, record, field).
+pub type SourceError = Box<dyn std::error::Error + Send + Sync>;
+
+/// Where requests come from: trace readers and synthetic generators implement this.
+pub trait RequestSource {
+    /// Append up to `max` requests to `buf`; return how many were appended (0 at the end).
+    fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError>;
+}
+
+/// A source over requests already in memory (tests, small examples).
+#[derive(Debug, Clone)]
+pub struct VecSource {
+    reqs: Vec<Request>,
+    pos: usize,
+}
+
+impl VecSource {
+    /// A source that yields `reqs` in order.
+    #[must_use]
+    pub fn new(reqs: Vec<Request>) -> Self {
+        Self { reqs, pos: 0 }
+    }
+}
+
+impl RequestSource for VecSource {
+    fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
+        let n = max.min(self.reqs.len() - self.pos);
+        buf.extend_from_slice(&self.reqs[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
+    }
+}
+
+/// Progress reported to the caller every so often; returning `false` stops the run cleanly.
+pub trait Progress {
+    /// `requests` have been processed so far. Return `false` to stop.
+    fn tick(&mut self, requests: u64) -> bool;
+}
+
+/// No progress reporting.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Silent;
+
+impl Progress for Silent {
+    fn tick(&mut self, _requests: u64) -> bool {
+        true
+    }
+}
+
+impl<F: FnMut(u64) -> bool> Progress for F {
+    fn tick(&mut self, requests: u64) -> bool {
+        self(requests)
+    }
+}

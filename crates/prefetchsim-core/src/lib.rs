@@ -1,0 +1,39 @@
+//! # prefetchsim-core
+//!
+//! The model of prefetchsim, a trace-driven simulator of caching and prefetching in multi-level storage
+//! hierarchies. This crate has no Python, no command line and no file formats: it turns
+//! [`Request`](request::Request)s into per-level metrics.
+//!
+//! - [`policy`]: replacement policies over a shared [`BlockTable`](policy::BlockTable) (LRU, FIFO,
+//!   CLOCK, ARC, MQ, 2Q, StreamLRU, SplitLRU), with prefetch-aware per-block flags.
+//! - [`prefetch`]: the [`Prefetcher`](prefetch::Prefetcher) trait and its implementations.
+//! - [`level`]: a cache node = policy + prefetcher + counters.
+//! - [`engine`]: replay of a [`RequestSource`](engine::RequestSource) through a
+//!   [`Hierarchy`](engine::Hierarchy).
+//! - [`config`]: the serde configuration with precise errors; [`metrics`]: counters and results.
+//!
+//! ```
+//! use prefetchsim_core::config::HierarchyConfig;
+//! use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
+//! use prefetchsim_core::request::Request;
+//!
+//! let cfg = HierarchyConfig::from_toml("[[level]]\nsize = 2\npolicy = 'lru'\n").unwrap();
+//! let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+//! let reqs = [1, 2, 1, 3, 1].map(|b| Request::read(b, 1)).to_vec();
+//! let r = run_instant(&mut VecSource::new(reqs), &mut h, &cfg.engine, &mut Silent).unwrap();
+//! assert_eq!(r.levels[0].counters.hits, 2);
+//! ```
+
+pub mod config;
+pub mod engine;
+pub mod level;
+pub mod metrics;
+pub mod policy;
+pub mod prefetch;
+pub mod request;
+
+pub use config::{ConfigError, HierarchyConfig, LevelConfig, SizeSpec};
+pub use engine::{run_instant, Hierarchy, RequestSource};
+pub use level::{AnyLevel, Level, LevelOptions};
+pub use metrics::{LevelCounters, LevelReport, RunResult};
+pub use request::{Fetch, Op, Request};

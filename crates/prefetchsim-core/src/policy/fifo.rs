@@ -1,0 +1,55 @@
+//! FIFO: first in, first out; hits do not reorder (replacement.md §1).
+
+use super::list::{Links, List};
+use super::lru::{check_single_list, place};
+use super::{BlockTable, Insert, Policy, PolicyEnv, Slot};
+
+/// First in, first out.
+#[derive(Debug)]
+pub struct Fifo {
+    links: Links,
+    list: List,
+}
+
+impl Fifo {
+    /// An empty FIFO queue.
+    #[must_use]
+    pub fn new(env: &PolicyEnv) -> Self {
+        Self { links: Links::with_capacity(env.capacity), list: List::default() }
+    }
+}
+
+impl Policy for Fifo {
+    #[inline]
+    fn on_hit(&mut self, _slot: Slot, _table: &BlockTable, _first_use: bool) {}
+
+    #[inline]
+    fn on_insert(&mut self, slot: Slot, _table: &BlockTable, how: &Insert) {
+        place(&mut self.list, &mut self.links, slot, how);
+    }
+
+    #[inline]
+    fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
+        let mut cur = self.list.tail();
+        while let Some(s) = cur {
+            if !table.entry(s).pinned() {
+                self.list.unlink(&mut self.links, s);
+                return Some(s);
+            }
+            cur = self.links.prev(s);
+        }
+        None
+    }
+
+    fn on_remove(&mut self, slot: Slot, _table: &BlockTable) {
+        self.list.unlink(&mut self.links, slot);
+    }
+
+    fn demote(&mut self, slot: Slot, _table: &BlockTable) {
+        self.list.move_to_back(&mut self.links, slot);
+    }
+
+    fn check(&self, table: &BlockTable) -> Result<(), String> {
+        check_single_list(&self.list, &self.links, table)
+    }
+}

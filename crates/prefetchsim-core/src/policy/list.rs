@@ -1,0 +1,363 @@
+//! Index-linked doubly linked lists over slot numbers, and a keyed list for ghost entries.
+//!
+//! No `unsafe`, no `Rc<RefCell>`: links live in plain `Vec<u32>` arrays indexed by slot (the
+//! quick-cache / foyer habit). Several lists may share one [`Links`] arena as long as a slot is on at
+//! most one of them at a time (ARC's T1 and T2, SplitLRU's Up and Down).
+//!
+//! Orientation: `head` is the insertion (MRU) end, `tail` the eviction (LRU) end. "After" a node means
+//! one step toward the tail.
+
+use super::table::{block_map, BlockMap};
+
+/// The null link.
+pub const NIL: u32 = u32::MAX;
+
+/// Link arrays shared by one or more [`List`]s.
+#[derive(Clone, Debug, Default)]
+pub struct Links {
+    prev: Vec<u32>,
+    next: Vec<u32>,
+}
+
+impl Links {
+    /// Links for `n` slots.
+    #[must_use]
+    pub fn with_capacity(n: usize) -> Self {
+        Self { prev: vec![NIL; n], next: vec![NIL; n] }
+    }
+
+    #[inline]
+    fn ensure(&mut self, slot: u32) {
+        let need = slot as usize + 1;
+        if self.prev.len() < need {
+            let n = need.max(self.prev.len() * 2).max(16);
+            self.prev.resize(n, NIL);
+            self.next.resize(n, NIL);
+        }
+    }
+
+    /// The node after `slot` (toward the tail), if any.
+    #[inline]
+    #[must_use]
+    pub fn next(&self, slot: u32) -> Option<u32> {
+        let n = self.next[slot as usize];
+        (n != NIL).then_some(n)
+    }
+
+    /// The node before `slot` (toward the head), if any.
+    #[inline]
+    #[must_use]
+    pub fn prev(&self, slot: u32) -> Option<u32> {
+        let p = self.prev[slot as usize];
+        (p != NIL).then_some(p)
+    }
+}
+
+/// One list: its two ends and length; the links live in a [`Links`] arena.
+#[derive(Clone, Copy, Debug)]
+pub struct List {
+    head: u32,
+    tail: u32,
+    len: usize,
+}
+
+impl Default for List {
+    fn default() -> Self {
+        Self { head: NIL, tail: NIL, len: 0 }
+    }
+}
+
+impl List {
+    /// Number of nodes.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.len
+    }
+    /// No node.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+    /// The MRU end.
+    #[must_use]
+    pub fn head(&self) -> Option<u32> {
+        (self.head != NIL).then_some(self.head)
+    }
+    /// The LRU end.
+    #[must_use]
+    pub fn tail(&self) -> Option<u32> {
+        (self.tail != NIL).then_some(self.tail)
+    }
+
+    /// Insert `slot` at the head (MRU end).
+    #[inline]
+    pub fn push_front(&mut self, links: &mut Links, slot: u32) {
+        links.ensure(slot);
+        links.prev[slot as usize] = NIL;
+        links.next[slot as usize] = self.head;
+        if self.head == NIL {
+            self.tail = slot;
+        } else {
+            links.prev[self.head as usize] = slot;
+        }
+        self.head = slot;
+        self.len += 1;
+    }
+
+    /// Insert `slot` at the tail (LRU end).
+    #[inline]
+    pub fn push_back(&mut self, links: &mut Links, slot: u32) {
+        links.ensure(slot);
+        links.next[slot as usize] = NIL;
+        links.prev[slot as usize] = self.tail;
+        if self.tail == NIL {
+            self.head = slot;
+        } else {
+            links.next[self.tail as usize] = slot;
+        }
+        self.tail = slot;
+        self.len += 1;
+    }
+
+    /// Insert `slot` right after `at` (one step toward the tail). `at` must be on this list.
+    #[inline]
+    pub fn insert_after(&mut self, links: &mut Links, at: u32, slot: u32) {
+        links.ensure(slot);
+        let nx = links.next[at as usize];
+        links.prev[slot as usize] = at;
+        links.next[slot as usize] = nx;
+        links.next[at as usize] = slot;
+        if nx == NIL {
+            self.tail = slot;
+        } else {
+            links.prev[nx as usize] = slot;
+        }
+        self.len += 1;
+    }
+
+    /// Insert `slot` right before `at` (one step toward the head). `at` must be on this list.
+    #[inline]
+    pub fn insert_before(&mut self, links: &mut Links, at: u32, slot: u32) {
+        match links.prev(at) {
+            Some(p) => self.insert_after(links, p, slot),
+            None => self.push_front(links, slot),
+        }
+    }
+
+    /// Remove `slot`, which must be on this list.
+    #[inline]
+    pub fn unlink(&mut self, links: &mut Links, slot: u32) {
+        let (p, n) = (links.prev[slot as usize], links.next[slot as usize]);
+        if p == NIL {
+            self.head = n;
+        } else {
+            links.next[p as usize] = n;
+        }
+        if n == NIL {
+            self.tail = p;
+        } else {
+            links.prev[n as usize] = p;
+        }
+        links.prev[slot as usize] = NIL;
+        links.next[slot as usize] = NIL;
+        self.len -= 1;
+    }
+
+    /// Move `slot` (on this list) to the head.
+    #[inline]
+    pub fn move_to_front(&mut self, links: &mut Links, slot: u32) {
+        if self.head != slot {
+            self.unlink(links, slot);
+            self.push_front(links, slot);
+        }
+    }
+
+    /// Move `slot` (on this list) to the tail.
+    #[inline]
+    pub fn move_to_back(&mut self, links: &mut Links, slot: u32) {
+        if self.tail != slot {
+            self.unlink(links, slot);
+            self.push_back(links, slot);
+        }
+    }
+
+    /// Remove and return the tail.
+    #[inline]
+    pub fn pop_back(&mut self, links: &mut Links) -> Option<u32> {
+        let t = self.tail()?;
+        self.unlink(links, t);
+        Some(t)
+    }
+
+    /// Remove and return the head.
+    #[inline]
+    pub fn pop_front(&mut self, links: &mut Links) -> Option<u32> {
+        let h = self.head()?;
+        self.unlink(links, h);
+        Some(h)
+    }
+
+    /// Nodes from head (MRU) to tail (LRU).
+    pub fn iter<'a>(&self, links: &'a Links) -> impl Iterator<Item = u32> + 'a {
+        let mut cur = self.head;
+        std::iter::from_fn(move || {
+            (cur != NIL).then(|| {
+                let c = cur;
+                cur = links.next[c as usize];
+                c
+            })
+        })
+    }
+
+    /// Nodes from tail (LRU) to head (MRU).
+    pub fn iter_from_tail<'a>(&self, links: &'a Links) -> impl Iterator<Item = u32> + 'a {
+        let mut cur = self.tail;
+        std::iter::from_fn(move || {
+            (cur != NIL).then(|| {
+                let c = cur;
+                cur = links.prev[c as usize];
+                c
+            })
+        })
+    }
+}
+
+/// A list of block numbers with a value each, found by block: ghost lists (ARC's B1/B2, 2Q's A1out,
+/// MQ's Qout) and other bounded block histories.
+#[derive(Debug)]
+pub struct KeyedList<V: Copy + Default> {
+    map: BlockMap<u32>,
+    keys: Vec<u64>,
+    vals: Vec<V>,
+    links: Links,
+    list: List,
+    free: Vec<u32>,
+}
+
+impl<V: Copy + Default> KeyedList<V> {
+    /// An empty list with room for `cap` keys.
+    #[must_use]
+    pub fn with_capacity(cap: usize) -> Self {
+        Self {
+            map: block_map(cap),
+            keys: Vec::with_capacity(cap),
+            vals: Vec::with_capacity(cap),
+            links: Links::with_capacity(cap),
+            list: List::default(),
+            free: Vec::new(),
+        }
+    }
+
+    /// Number of keys.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.list.len()
+    }
+
+    /// No key.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.list.is_empty()
+    }
+
+    /// Whether `key` is on the list.
+    #[must_use]
+    pub fn contains(&self, key: u64) -> bool {
+        self.map.contains_key(&key)
+    }
+
+    /// The value stored with `key`.
+    #[must_use]
+    pub fn get(&self, key: u64) -> Option<V> {
+        self.map.get(&key).map(|&i| self.vals[i as usize])
+    }
+
+    /// Put `key` at the head (MRU end) with `val`; if present, move it there and replace its value.
+    pub fn push_front(&mut self, key: u64, val: V) {
+        if let Some(&i) = self.map.get(&key) {
+            self.vals[i as usize] = val;
+            self.list.move_to_front(&mut self.links, i);
+            return;
+        }
+        let i = if let Some(i) = self.free.pop() {
+            self.keys[i as usize] = key;
+            self.vals[i as usize] = val;
+            i
+        } else {
+            let i = u32::try_from(self.keys.len()).expect("ghost list over 2^32 keys");
+            self.keys.push(key);
+            self.vals.push(val);
+            i
+        };
+        self.map.insert(key, i);
+        self.list.push_front(&mut self.links, i);
+    }
+
+    /// Remove `key`; returns its value if it was present.
+    pub fn remove(&mut self, key: u64) -> Option<V> {
+        let i = self.map.remove(&key)?;
+        self.list.unlink(&mut self.links, i);
+        self.free.push(i);
+        Some(self.vals[i as usize])
+    }
+
+    /// Remove and return the tail (LRU / oldest) key and value.
+    pub fn pop_back(&mut self) -> Option<(u64, V)> {
+        let i = self.list.pop_back(&mut self.links)?;
+        let key = self.keys[i as usize];
+        self.map.remove(&key);
+        self.free.push(i);
+        Some((key, self.vals[i as usize]))
+    }
+
+    /// Keys from head to tail.
+    pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
+        self.list.iter(&self.links).map(|i| self.keys[i as usize])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn order(list: &List, links: &Links) -> Vec<u32> {
+        list.iter(links).collect()
+    }
+
+    #[test]
+    fn list_keeps_order_through_inserts_moves_and_unlinks() {
+        let mut links = Links::default();
+        let mut l = List::default();
+        l.push_front(&mut links, 1);
+        l.push_front(&mut links, 2);
+        l.push_back(&mut links, 3);
+        l.insert_after(&mut links, 2, 4);
+        assert_eq!(order(&l, &links), vec![2, 4, 1, 3]);
+        l.move_to_front(&mut links, 3);
+        assert_eq!(order(&l, &links), vec![3, 2, 4, 1]);
+        l.unlink(&mut links, 2);
+        assert_eq!(order(&l, &links), vec![3, 4, 1]);
+        assert_eq!(l.iter_from_tail(&links).collect::<Vec<_>>(), vec![1, 4, 3]);
+        assert_eq!(l.pop_back(&mut links), Some(1));
+        l.insert_before(&mut links, 3, 9);
+        assert_eq!(order(&l, &links), vec![9, 3, 4]);
+        assert_eq!(l.len(), 3);
+        l.move_to_back(&mut links, 9);
+        assert_eq!(order(&l, &links), vec![3, 4, 9]);
+    }
+
+    #[test]
+    fn keyed_list_finds_moves_and_evicts_oldest() {
+        let mut g: KeyedList<u32> = KeyedList::with_capacity(4);
+        g.push_front(10, 1);
+        g.push_front(20, 2);
+        g.push_front(30, 3);
+        assert!(g.contains(20));
+        g.push_front(10, 7);
+        assert_eq!(g.iter().collect::<Vec<_>>(), vec![10, 30, 20]);
+        assert_eq!(g.pop_back(), Some((20, 2)));
+        assert_eq!(g.remove(10), Some(7));
+        assert_eq!(g.remove(10), None);
+        assert_eq!(g.len(), 1);
+    }
+}

@@ -1,0 +1,89 @@
+//! LRU: least recently used, one list; the reference for every list policy (replacement.md §1).
+
+use super::list::{Links, List};
+use super::{BlockTable, FirstHit, Insert, Placement, Policy, PolicyEnv, Slot};
+
+/// Least recently used.
+#[derive(Debug)]
+pub struct Lru {
+    links: Links,
+    list: List,
+    first_hit: FirstHit,
+}
+
+impl Lru {
+    /// An empty LRU list.
+    #[must_use]
+    pub fn new(env: &PolicyEnv) -> Self {
+        Self { links: Links::with_capacity(env.capacity), list: List::default(), first_hit: env.first_hit }
+    }
+}
+
+/// Put `slot` on `list` as `how` says: after the previous block of its run, at the LRU end, or at MRU.
+/// Shared by the list policies so placement means the same thing everywhere.
+#[inline]
+pub(crate) fn place(list: &mut List, links: &mut Links, slot: Slot, how: &Insert) {
+    match (how.after, how.placement) {
+        (Some(prev), _) => list.insert_after(links, prev, slot),
+        (None, Placement::Lru) => list.push_back(links, slot),
+        _ => list.push_front(links, slot),
+    }
+}
+
+impl Policy for Lru {
+    #[inline]
+    fn on_hit(&mut self, slot: Slot, _table: &BlockTable, first_use: bool) {
+        if !(first_use && self.first_hit == FirstHit::Stay) {
+            self.list.move_to_front(&mut self.links, slot);
+        }
+    }
+
+    #[inline]
+    fn on_insert(&mut self, slot: Slot, _table: &BlockTable, how: &Insert) {
+        place(&mut self.list, &mut self.links, slot, how);
+    }
+
+    #[inline]
+    fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
+        let mut cur = self.list.tail();
+        while let Some(s) = cur {
+            if !table.entry(s).pinned() {
+                self.list.unlink(&mut self.links, s);
+                return Some(s);
+            }
+            cur = self.links.prev(s);
+        }
+        None
+    }
+
+    fn on_remove(&mut self, slot: Slot, _table: &BlockTable) {
+        self.list.unlink(&mut self.links, slot);
+    }
+
+    fn demote(&mut self, slot: Slot, _table: &BlockTable) {
+        self.list.move_to_back(&mut self.links, slot);
+    }
+
+    fn check(&self, table: &BlockTable) -> Result<(), String> {
+        check_single_list(&self.list, &self.links, table)
+    }
+}
+
+/// Invariant of single-list policies: the list holds exactly the resident slots, once each.
+pub(crate) fn check_single_list(list: &List, links: &Links, table: &BlockTable) -> Result<(), String> {
+    let mut seen = vec![false; table.slot_bound()];
+    let mut n = 0usize;
+    for s in list.iter(links) {
+        if !table.is_occupied(s) {
+            return Err(format!("list holds free slot {s}"));
+        }
+        if std::mem::replace(&mut seen[s as usize], true) {
+            return Err(format!("slot {s} twice on the list"));
+        }
+        n += 1;
+    }
+    if n != table.len() || n != list.len() {
+        return Err(format!("list has {n} nodes (len {}), table {}", list.len(), table.len()));
+    }
+    Ok(())
+}

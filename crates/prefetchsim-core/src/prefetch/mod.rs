@@ -1,0 +1,207 @@
+//! Prefetchers: what to fetch beyond the demand.
+//!
+//! A prefetcher is called once per request, after the level has looked up every block and before the
+//! missing blocks are inserted, so that demand blocks and a synchronous prefetch can form one I/O (the
+//! PM form of read-ahead). It sees the per-block outcome, can query the cache, and writes a
+//! [`PrefetchPlan`]. It hears evictions, second chances, and (in timed runs) late arrivals. See
+//! `shared/docs/algorithms/README.md` for the interface these hooks implement.
+
+pub mod none;
+pub mod obl;
+
+use crate::policy::{BlockTable, Entry, Placement};
+use crate::request::Request;
+
+/// What the level found for one block of the request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// Resident and ready; not the first use of a prefetched block.
+    Hit,
+    /// Resident and ready; the first demand access of a prefetched block.
+    PrefetchHit,
+    /// Resident but in flight (timed engine): the access waits for it.
+    Pending,
+    /// Not resident.
+    Miss,
+}
+
+impl Outcome {
+    /// Hit of either kind.
+    #[must_use]
+    pub fn is_hit(self) -> bool {
+        matches!(self, Outcome::Hit | Outcome::PrefetchHit)
+    }
+}
+
+/// A read-only view of a level's cache for prefetch decisions.
+#[derive(Clone, Copy)]
+pub struct CacheView<'a> {
+    table: &'a BlockTable,
+    capacity: usize,
+}
+
+impl<'a> CacheView<'a> {
+    /// A view of `table` with `capacity` blocks.
+    #[must_use]
+    pub fn new(table: &'a BlockTable, capacity: usize) -> Self {
+        Self { table, capacity }
+    }
+    /// Whether `block` is resident or in flight ("cached" in the algorithm reference).
+    #[inline]
+    #[must_use]
+    pub fn contains(&self, block: u64) -> bool {
+        self.table.contains(block)
+    }
+    /// The entry of a resident block.
+    #[inline]
+    #[must_use]
+    pub fn entry(&self, block: u64) -> Option<&'a Entry> {
+        self.table.lookup(block)
+    }
+    /// Capacity in blocks.
+    #[must_use]
+    pub fn capacity(&self) -> usize {
+        self.capacity
+    }
+    /// Resident blocks.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.table.len()
+    }
+    /// No resident block.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.table.is_empty()
+    }
+}
+
+/// One prefetch decision: `len` blocks from `first`, nearest first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PrefetchRun {
+    /// First block.
+    pub first: u64,
+    /// Number of blocks.
+    pub len: u32,
+    /// Stream the prefetched blocks belong to (StreamLRU / SplitLRU group by it).
+    pub stream: u32,
+    /// Where the blocks should go.
+    pub placement: Placement,
+}
+
+/// The decisions of one prefetcher call.
+#[derive(Clone, Debug, Default)]
+pub struct PrefetchPlan {
+    /// Prefetch runs, executed in order after the demand blocks are inserted.
+    pub runs: Vec<PrefetchRun>,
+    /// Placement of this request's missing demand blocks.
+    pub demand_placement: Placement,
+    /// Stream of this request's missing demand blocks (default: the request's stream).
+    pub demand_stream: Option<u32>,
+}
+
+impl PrefetchPlan {
+    /// Forget the previous request's decisions.
+    pub fn clear(&mut self) {
+        self.runs.clear();
+        self.demand_placement = Placement::Default;
+        self.demand_stream = None;
+    }
+}
+
+/// Everything a prefetcher sees when deciding for one request.
+pub struct PrefetchCtx<'a> {
+    /// The request as it arrived at this level.
+    pub req: &'a Request,
+    /// Leading demand blocks of the request (the rest are the upper level's prefetches).
+    pub demand_len: u32,
+    /// Outcome of each block of the request, in block order.
+    pub outcomes: &'a [Outcome],
+    /// The cache before the missing blocks are inserted.
+    pub cache: CacheView<'a>,
+    /// Where decisions go.
+    pub plan: &'a mut PrefetchPlan,
+}
+
+impl PrefetchCtx<'_> {
+    /// Whether any block of the request missed (or waits for an in-flight read).
+    #[must_use]
+    pub fn any_miss(&self) -> bool {
+        self.outcomes.iter().any(|o| !o.is_hit())
+    }
+
+    /// Whether `block` will be cached once the request's missing blocks are in: resident now, or part of
+    /// this request.
+    #[must_use]
+    pub fn cached_after_demand(&self, block: u64) -> bool {
+        self.cache.contains(block) || (block >= self.req.first && block <= self.req.last())
+    }
+
+    /// Ask for `len` blocks from `first` in the request's stream at the default placement.
+    pub fn prefetch(&mut self, first: u64, len: u32) {
+        let stream = self.req.stream;
+        self.prefetch_run(PrefetchRun { first, len, stream, placement: Placement::Default });
+    }
+
+    /// Ask for a run with explicit stream and placement. Empty runs are ignored.
+    pub fn prefetch_run(&mut self, run: PrefetchRun) {
+        if run.len > 0 {
+            self.plan.runs.push(run);
+        }
+    }
+}
+
+/// A prefetcher. Object-safe: levels hold a `Box<dyn Prefetcher>` and call it once per request.
+pub trait Prefetcher: Send {
+    /// Decide what to prefetch for this request.
+    fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>);
+
+    /// How many second chances an unused prefetched block gets at eviction (AMP: 1). The level takes
+    /// the larger of this and its own `pf_second_chance` option.
+    fn second_chances(&self) -> u8 {
+        0
+    }
+
+    /// An unused prefetched block was given a second chance instead of being evicted.
+    fn on_second_chance(&mut self, _entry: &Entry, _cache: CacheView<'_>) {}
+
+    /// Whether [`Prefetcher::on_evicted`] should be called (saves a virtual call per eviction).
+    fn wants_evictions(&self) -> bool {
+        false
+    }
+
+    /// `entry` left the cache (after any second chances).
+    fn on_evicted(&mut self, _entry: &Entry) {}
+
+    /// A demand access found `block` still in flight because of a prefetch (timed engine).
+    fn on_late(&mut self, _block: u64) {}
+
+    /// Metadata the prefetcher keeps, in bytes (Mithril, PG).
+    fn metadata_bytes(&self) -> u64 {
+        0
+    }
+}
+
+/// Names and summaries of the registered prefetchers.
+pub const PREFETCHERS: &[(&str, &str)] = &[
+    ("none", "no prefetching"),
+    ("obl", "one-block lookahead (Smith 1978): variants always, on_miss, tagged, libcachesim"),
+];
+
+/// Build the prefetcher named by `spec` (the prefetcher registry). Returns its canonical name.
+pub fn build(
+    path: &str,
+    spec: &crate::config::ComponentSpec,
+) -> Result<(&'static str, Box<dyn Prefetcher>), crate::config::ConfigError> {
+    use crate::config::{parse_params, resolve_name};
+    let name = resolve_name(path, "prefetcher", &spec.name, PREFETCHERS, &[("off", "none")])?;
+    let pf: Box<dyn Prefetcher> = match name {
+        "none" => {
+            parse_params::<crate::policy::NoParams>(path, spec)?;
+            Box::new(none::NoPrefetch)
+        }
+        "obl" => Box::new(obl::Obl::new(parse_params(path, spec)?)),
+        _ => unreachable!("registered prefetcher {name} without a constructor"),
+    };
+    let canonical = PREFETCHERS.iter().find(|(n, _)| *n == name).map_or("?", |(n, _)| *n);
+    Ok((canonical, pf))
+}

@@ -1,0 +1,88 @@
+//! OBL: one-block lookahead (A. J. Smith, "Sequential program prefetching in memory hierarchies",
+//! IEEE Computer 1978), with libCacheSim's variant (`OBL.c`); see `shared/docs/algorithms/sequential.md`.
+
+use serde::{Deserialize, Serialize};
+
+use super::{Outcome, PrefetchCtx, Prefetcher};
+
+/// Which OBL rule to apply.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OblVariant {
+    /// Prefetch `e+1` after every request.
+    Always,
+    /// Prefetch `e+1` when some block of the request missed.
+    #[serde(rename = "on_miss")]
+    OnMiss,
+    /// Prefetch on a miss or on the first reference of a prefetched block (default; [ours] in the
+    /// reference).
+    #[default]
+    Tagged,
+    /// libCacheSim: prefetch `x+1` when the last `k` requests were `x-k … x-1`.
+    Libcachesim,
+}
+
+/// OBL parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct OblParams {
+    /// The rule (default `tagged`).
+    pub variant: OblVariant,
+    /// libCacheSim variant: consecutive previous requests needed (default 4, as `OBL.c`).
+    pub k: u32,
+}
+
+impl Default for OblParams {
+    fn default() -> Self {
+        Self { variant: OblVariant::Tagged, k: 4 }
+    }
+}
+
+/// One-block lookahead.
+#[derive(Debug)]
+pub struct Obl {
+    params: OblParams,
+    /// libCacheSim variant: the last `k` request starts, as a ring (oldest at `pos`).
+    ring: Vec<Option<u64>>,
+    pos: usize,
+}
+
+impl Obl {
+    /// A new OBL prefetcher.
+    #[must_use]
+    pub fn new(params: OblParams) -> Self {
+        let k = params.k.max(1) as usize;
+        Self { params, ring: vec![None; k], pos: 0 }
+    }
+
+    /// libCacheSim rule: were the last k requests x-k, …, x-1 (oldest first)? Then remember x.
+    fn consecutive_history(&mut self, x: u64) -> bool {
+        let k = self.ring.len();
+        let mut ok = true;
+        for i in 0..k {
+            let want = (x).checked_sub((k - i) as u64);
+            if want.is_none() || self.ring[(self.pos + i) % k] != want {
+                ok = false;
+                break;
+            }
+        }
+        self.ring[self.pos] = Some(x);
+        self.pos = (self.pos + 1) % k;
+        ok
+    }
+}
+
+impl Prefetcher for Obl {
+    fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        let next = ctx.req.last() + 1;
+        let go = match self.params.variant {
+            OblVariant::Always => true,
+            OblVariant::OnMiss => ctx.any_miss(),
+            OblVariant::Tagged => ctx.outcomes.iter().any(|o| *o != Outcome::Hit),
+            OblVariant::Libcachesim => self.consecutive_history(ctx.req.first),
+        };
+        if go {
+            ctx.prefetch(next, 1);
+        }
+    }
+}

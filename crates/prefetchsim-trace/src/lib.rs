@@ -1,0 +1,26 @@
+//! # prefetchsim-trace
+//!
+//! Trace readers (streaming, never the whole file in memory), transparent decompression, format
+//! detection, conversion of records to block requests, trace statistics, writers and synthetic
+//! workloads for prefetchsim. It never simulates.
+//!
+//! ```no_run
+//! use prefetchsim_trace::TraceSpec;
+//! let mut spec = TraceSpec::new("traces/arc/OLTP.lis.zst");
+//! let src = spec.open_file().unwrap();
+//! for req in src.take(3) {
+//!     println!("{:?}", req.unwrap());
+//! }
+//! ```
+
+pub mod compress;
+pub mod detect;
+pub mod error;
+pub mod formats;
+pub mod record;
+pub mod spec;
+pub mod synth;
+
+pub use error::{Location, TraceError};
+pub use record::{AddrUnit, RawRecord, RecordReader};
+pub use spec::{Converter, Mode, OpsFilter, TraceSource, TraceSpec};

@@ -1,0 +1,289 @@
+//! What to read and how to turn it into block requests: [`TraceSpec`], and the [`TraceSource`] that
+//! streams a trace file (or a generator) as core [`Request`]s.
+
+use prefetchsim_core::engine::{RequestSource, SourceError};
+use prefetchsim_core::{Op, Request};
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::error::TraceError;
+use crate::record::{AddrUnit, RawRecord, RecordReader};
+use crate::{compress, detect, formats, synth};
+
+/// How records become cache requests.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Mode {
+    /// A request covering bytes `[o, o+s)` touches blocks `o/B … (o+s-1)/B`.
+    #[default]
+    Blocks,
+    /// Each request is one cache object named by its start address in the trace's own unit
+    /// (libCacheSim's convention, for parity with it).
+    Objects,
+}
+
+/// Which operations to keep.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OpsFilter {
+    /// Reads and writes (libCacheSim's default: every request is an access).
+    #[default]
+    All,
+    /// Reads only.
+    Reads,
+    /// Writes only.
+    Writes,
+}
+
+fn default_block_size() -> u64 {
+    4096
+}
+fn default_sector_size() -> u64 {
+    512
+}
+
+/// A trace to open: a file (with format, conversion and filter options) or a synthetic generator.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TraceSpec {
+    /// File path; for `format = "synthetic"`, the generator name.
+    pub path: String,
+    /// Format name; `None` or `"auto"` detects it from the name and content.
+    #[serde(default)]
+    pub format: Option<String>,
+    /// Cache block size in bytes (default 4096).
+    #[serde(default = "default_block_size")]
+    pub block_size: u64,
+    /// Sector size of sector-addressed formats (default 512).
+    #[serde(default = "default_sector_size")]
+    pub sector_size: u64,
+    /// `blocks` (default) or `objects`.
+    #[serde(default)]
+    pub mode: Mode,
+    /// `all` (default), `reads` or `writes`.
+    #[serde(default)]
+    pub ops: OpsFilter,
+    /// Format or generator parameters: the generic CSV column spec (`obj-id-col`, `time-col`, …),
+    /// the `multi-real` layout options, the generator's parameters.
+    #[serde(default)]
+    pub params: Map<String, Value>,
+}
+
+impl TraceSpec {
+    /// A spec for `path` with every default (format detected).
+    pub fn new(path: impl Into<String>) -> Self {
+        Self {
+            path: path.into(),
+            format: None,
+            block_size: default_block_size(),
+            sector_size: default_sector_size(),
+            mode: Mode::Blocks,
+            ops: OpsFilter::All,
+            params: Map::new(),
+        }
+    }
+
+    /// A spec for `path` in `format`.
+    pub fn with_format(path: impl Into<String>, format: &str) -> Self {
+        Self { format: Some(format.to_string()), ..Self::new(path) }
+    }
+
+    /// Parse from a JSON value (what Python passes), naming the offending key on error.
+    pub fn from_json(v: Value) -> Result<Self, TraceError> {
+        let s: Self = serde_path_to_error::deserialize(v).map_err(|e| {
+            let p = e.path().to_string();
+            TraceError::option(if p == "." { "trace".into() } else { format!("trace.{p}") }, e.inner().to_string())
+        })?;
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Check the numeric options.
+    pub fn validate(&self) -> Result<(), TraceError> {
+        if self.block_size == 0 {
+            return Err(TraceError::option("trace.block_size", "must be at least 1 byte"));
+        }
+        if self.sector_size == 0 {
+            return Err(TraceError::option("trace.sector_size", "must be at least 1 byte"));
+        }
+        Ok(())
+    }
+
+    /// Whether this names a synthetic generator.
+    #[must_use]
+    pub fn is_synthetic(&self) -> bool {
+        self.format.as_deref().is_some_and(|f| f.eq_ignore_ascii_case("synthetic"))
+    }
+
+    /// The format to use: the given one (validated) or the detected one.
+    pub fn resolved_format(&self) -> Result<&'static str, TraceError> {
+        match self.format.as_deref() {
+            None | Some("auto") | Some("") => detect::detect(&self.path),
+            Some(name) => formats::canonical(&self.path, name),
+        }
+    }
+
+    /// Open the trace as a stream of requests.
+    pub fn open(&self) -> Result<Box<dyn RequestSource + Send>, TraceError> {
+        self.validate()?;
+        if self.is_synthetic() {
+            return synth::open(&self.path, &self.params, self.block_size);
+        }
+        Ok(Box::new(self.open_file()?))
+    }
+
+    /// Open a trace file (not a generator) as a [`TraceSource`].
+    pub fn open_file(&self) -> Result<TraceSource, TraceError> {
+        let format = self.resolved_format()?;
+        let input = compress::open(&self.path)?;
+        let reader = formats::open(format, &self.path, input, self)?;
+        Ok(TraceSource::new(reader, self))
+    }
+}
+
+/// Converts raw records into block requests (block size, mode, ops filter).
+#[derive(Clone, Copy, Debug)]
+pub struct Converter {
+    block_size: u64,
+    sector_size: u64,
+    mode: Mode,
+    ops: OpsFilter,
+    unit: AddrUnit,
+}
+
+impl Converter {
+    /// A converter for records in `unit`.
+    #[must_use]
+    pub fn new(spec: &TraceSpec, unit: AddrUnit) -> Self {
+        Self { block_size: spec.block_size, sector_size: spec.sector_size, mode: spec.mode, ops: spec.ops, unit }
+    }
+
+    /// The request for `r`, or `None` when the ops filter drops it. Sizes too large for one request are
+    /// an error message for the `size` field.
+    pub fn convert(&self, r: &RawRecord) -> Result<Option<Request>, String> {
+        let keep = match self.ops {
+            OpsFilter::All => true,
+            OpsFilter::Reads => r.op == Op::Read,
+            OpsFilter::Writes => r.op == Op::Write,
+        };
+        if !keep {
+            return Ok(None);
+        }
+        let (first, len) = match (self.mode, self.unit) {
+            (Mode::Objects, _) | (Mode::Blocks, AddrUnit::Ids) => (r.addr, 1u64),
+            (Mode::Blocks, unit) => {
+                let unit_bytes = if unit == AddrUnit::Sectors { self.sector_size } else { 1 };
+                let start = r.addr.checked_mul(unit_bytes).ok_or("address overflows 64 bits in bytes")?;
+                let size = r.size.max(1);
+                let end = start.checked_add(size - 1).ok_or("address + size overflows 64 bits")?;
+                let first = start / self.block_size;
+                (first, end / self.block_size - first + 1)
+            }
+        };
+        let len = u32::try_from(len).map_err(|_| format!("size of {len} blocks is more than one request can hold"))?;
+        Ok(Some(Request { time_ns: r.time_ns, first, len, op: r.op, stream: r.stream, client: r.client }))
+    }
+}
+
+/// A trace file streamed as requests.
+pub struct TraceSource {
+    reader: Box<dyn RecordReader>,
+    conv: Converter,
+    path: String,
+    records: u64,
+}
+
+impl TraceSource {
+    /// Wrap a record reader.
+    #[must_use]
+    pub fn new(reader: Box<dyn RecordReader>, spec: &TraceSpec) -> Self {
+        let conv = Converter::new(spec, reader.addr_unit());
+        Self { reader, conv, path: spec.path.clone(), records: 0 }
+    }
+
+    /// Records read so far (before the ops filter).
+    #[must_use]
+    pub fn records(&self) -> u64 {
+        self.records
+    }
+
+    /// The next request, or `None` at the end.
+    pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
+        loop {
+            let Some(rec) = self.reader.next_record()? else { return Ok(None) };
+            self.records += 1;
+            match self.conv.convert(&rec) {
+                Ok(Some(r)) => return Ok(Some(r)),
+                Ok(None) => {}
+                Err(m) => {
+                    return Err(TraceError::malformed(
+                        &self.path,
+                        crate::error::Location::Record { index: self.records - 1, offset: 0 },
+                        "size",
+                        m,
+                    ))
+                }
+            }
+        }
+    }
+}
+
+impl RequestSource for TraceSource {
+    fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
+        let mut n = 0;
+        while n < max {
+            match self.next_request()? {
+                Some(r) => {
+                    buf.push(r);
+                    n += 1;
+                }
+                None => break,
+            }
+        }
+        Ok(n)
+    }
+}
+
+impl Iterator for TraceSource {
+    type Item = Result<Request, TraceError>;
+    fn next(&mut self) -> Option<Self::Item> {
+        self.next_request().transpose()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conv(mode: Mode, unit: AddrUnit) -> Converter {
+        Converter::new(&TraceSpec { mode, ..TraceSpec::new("x") }, unit)
+    }
+
+    #[test]
+    fn bytes_become_the_blocks_they_touch() {
+        let c = conv(Mode::Blocks, AddrUnit::Bytes);
+        let r = RawRecord { addr: 4095, size: 2, ..RawRecord::default() };
+        let q = c.convert(&r).unwrap().unwrap();
+        assert_eq!((q.first, q.len), (0, 2));
+        let r = RawRecord { addr: 8192, size: 4096, ..RawRecord::default() };
+        let q = c.convert(&r).unwrap().unwrap();
+        assert_eq!((q.first, q.len), (2, 1));
+    }
+
+    #[test]
+    fn sectors_scale_by_the_sector_size_and_objects_keep_the_address() {
+        let r = RawRecord { addr: 16, size: 8192, ..RawRecord::default() };
+        let q = conv(Mode::Blocks, AddrUnit::Sectors).convert(&r).unwrap().unwrap();
+        assert_eq!((q.first, q.len), (2, 2));
+        let q = conv(Mode::Objects, AddrUnit::Sectors).convert(&r).unwrap().unwrap();
+        assert_eq!((q.first, q.len), (16, 1));
+    }
+
+    #[test]
+    fn the_ops_filter_drops_writes() {
+        let spec = TraceSpec { ops: OpsFilter::Reads, ..TraceSpec::new("x") };
+        let c = Converter::new(&spec, AddrUnit::Ids);
+        assert!(c.convert(&RawRecord { op: Op::Write, ..RawRecord::default() }).unwrap().is_none());
+        assert!(c.convert(&RawRecord::default()).unwrap().is_some());
+    }
+}
