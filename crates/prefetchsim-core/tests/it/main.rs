@@ -1,0 +1,5 @@
+//! The core crate's integration tests, one binary (fast to link).
+
+mod policies;
+mod properties;
+mod split_examples;

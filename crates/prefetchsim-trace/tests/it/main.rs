@@ -1,0 +1,5 @@
+//! The trace crate's integration tests, one binary (fast to link).
+
+mod common;
+mod readers;
+mod stats;
