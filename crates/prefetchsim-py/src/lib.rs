@@ -1,1 +1,337 @@
-//! placeholder
+//! PyO3 glue only: the `prefetchsim._core` extension module.
+//!
+//! Arguments cross the boundary as JSON text (configs, trace specs) and results come back as JSON text,
+//! so the schema is defined once, in Rust, and the Python layer stays thin. Every error is a typed Python
+//! exception; nothing panics across the boundary. Simulations run without the GIL; the caller's progress
+//! callback and Ctrl-C are served from the waiting thread.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
+
+use prefetchsim_core::config::{ConfigError as CoreConfigError, HierarchyConfig};
+use prefetchsim_core::engine::{run_instant, Hierarchy, RequestSource, SourceError};
+use prefetchsim_core::metrics::RunResult;
+use prefetchsim_core::policy::table::block_map;
+use prefetchsim_core::{policy, prefetch};
+use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
+use pyo3::create_exception;
+use pyo3::exceptions::PyException;
+use pyo3::prelude::*;
+use serde_json::{json, Value};
+
+create_exception!(_core, PrefetchsimError, PyException, "Base class of every prefetchsim error.");
+create_exception!(
+    _core,
+    ConfigError,
+    PrefetchsimError,
+    "A configuration names an unknown key, value or component, or an impossible size."
+);
+create_exception!(
+    _core,
+    TraceError,
+    PrefetchsimError,
+    "A trace cannot be opened, detected or parsed (the message names file, line/record and field)."
+);
+
+fn config_err(e: &CoreConfigError) -> PyErr {
+    ConfigError::new_err(e.to_string())
+}
+
+fn trace_err(e: &CoreTraceError) -> PyErr {
+    match e {
+        CoreTraceError::Option { .. } => ConfigError::new_err(e.to_string()),
+        _ => TraceError::new_err(e.to_string()),
+    }
+}
+
+fn source_err(e: &SourceError) -> PyErr {
+    match e.downcast_ref::<CoreTraceError>() {
+        Some(t) => trace_err(t),
+        None => PrefetchsimError::new_err(e.to_string()),
+    }
+}
+
+fn parse_json(what: &str, text: &str) -> PyResult<Value> {
+    serde_json::from_str(text).map_err(|e| ConfigError::new_err(format!("{what}: not valid JSON: {e}")))
+}
+
+fn parse_spec(trace_json: &str) -> PyResult<TraceSpec> {
+    TraceSpec::from_json(parse_json("trace", trace_json)?).map_err(|e| trace_err(&e))
+}
+
+/// Count the unique blocks of a trace (one streaming pass).
+fn count_footprint(spec: &TraceSpec, stop: &AtomicBool) -> Result<u64, SourceError> {
+    let mut src = spec.open()?;
+    let mut seen = block_map::<()>(1 << 16);
+    let mut buf = Vec::with_capacity(8192);
+    loop {
+        buf.clear();
+        if src.fill(&mut buf, 8192)? == 0 || stop.load(Ordering::Relaxed) {
+            break;
+        }
+        for r in &buf {
+            for b in r.blocks() {
+                seen.insert(b, ());
+            }
+        }
+    }
+    Ok(seen.len() as u64)
+}
+
+/// Run `f` without the GIL on another thread while this thread serves progress callbacks and Ctrl-C.
+fn run_detached<T: Send>(
+    py: Python<'_>,
+    progress: Option<&Bound<'_, PyAny>>,
+    done: &AtomicU64,
+    stop: &AtomicBool,
+    f: impl FnOnce() -> T + Send,
+) -> PyResult<T> {
+    let progress = progress.map(|p| p.clone().unbind());
+    let mut py_err: Option<PyErr> = None;
+    let out = py.detach(|| {
+        std::thread::scope(|s| {
+            let h = s.spawn(f);
+            while !h.is_finished() {
+                std::thread::sleep(Duration::from_millis(100));
+                Python::attach(|py| {
+                    if py_err.is_some() {
+                        return;
+                    }
+                    if let Err(e) = py.check_signals() {
+                        py_err = Some(e);
+                        stop.store(true, Ordering::Relaxed);
+                        return;
+                    }
+                    if let Some(cb) = &progress {
+                        if let Err(e) = cb.call1(py, (done.load(Ordering::Relaxed),)) {
+                            py_err = Some(e);
+                            stop.store(true, Ordering::Relaxed);
+                        }
+                    }
+                });
+            }
+            h.join()
+        })
+    });
+    if let Some(e) = py_err {
+        return Err(e);
+    }
+    out.map_err(|_| PrefetchsimError::new_err("internal error: the simulation thread panicked (please report)"))
+}
+
+/// Simulate every config of `configs_json` (a JSON list of hierarchy configs) on the trace of
+/// `trace_json`; returns a JSON list of results, in config order. `progress(n)` is called about ten
+/// times a second with the number of requests processed so far (over all configs).
+#[pyfunction]
+#[pyo3(signature = (trace_json, configs_json, progress=None, threads=0))]
+fn simulate(
+    py: Python<'_>,
+    trace_json: &str,
+    configs_json: &str,
+    progress: Option<&Bound<'_, PyAny>>,
+    threads: usize,
+) -> PyResult<String> {
+    let spec = parse_spec(trace_json)?;
+    let raw = parse_json("configs", configs_json)?;
+    let Value::Array(items) = raw else {
+        return Err(ConfigError::new_err("configs: expected a list of hierarchy configs"));
+    };
+    let n = items.len();
+    let label = |i: usize, e: &CoreConfigError| {
+        ConfigError::new_err(if n == 1 { e.to_string() } else { format!("config {i}: {e}") })
+    };
+    let mut configs = Vec::with_capacity(n);
+    for (i, v) in items.into_iter().enumerate() {
+        let c = HierarchyConfig::from_json(v).map_err(|e| label(i, &e))?;
+        // Unknown names and parameters fail here, before any pass over the trace.
+        validate_components(&c).map_err(|e| label(i, &e))?;
+        configs.push(c);
+    }
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
+    let needs_fp = configs.iter().any(HierarchyConfig::needs_footprint);
+    let results: Vec<Result<RunResult, PyErr>> = run_detached(py, progress, &done, &stop, || {
+        let footprint = if needs_fp {
+            match count_footprint(&spec, &stop) {
+                Ok(n) => Some(n),
+                Err(e) => return vec![Err(WorkerError::Source(e))],
+            }
+        } else {
+            None
+        };
+        run_all(&spec, &configs, footprint, threads, &done, &stop)
+    })?
+    .into_iter()
+    .map(|r| r.map_err(|e| e.into_py()))
+    .collect();
+    let mut out = Vec::with_capacity(results.len());
+    for r in results {
+        out.push(result_json(&r?));
+    }
+    Ok(Value::Array(out).to_string())
+}
+
+/// A run result as JSON: run totals and one flat record per level, in the schema order of
+/// `LevelReport::record`.
+fn result_json(r: &RunResult) -> Value {
+    let levels: Vec<Value> = r
+        .levels
+        .iter()
+        .map(|l| {
+            let rec: serde_json::Map<String, Value> =
+                l.record().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
+            Value::Object(rec)
+        })
+        .collect();
+    json!({
+        "requests": r.requests,
+        "blocks": r.blocks,
+        "warmup_requests": r.warmup_requests,
+        "stopped_early": r.stopped_early,
+        "levels": levels,
+    })
+}
+
+/// Build each level with a placeholder size of one block: checks names and parameters, not sizes.
+fn validate_components(c: &HierarchyConfig) -> Result<(), CoreConfigError> {
+    for (i, l) in c.level.iter().enumerate() {
+        let path = format!("level[{i}]");
+        let (_, pf) = prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher)?;
+        policy::build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)?;
+    }
+    Ok(())
+}
+
+enum WorkerError {
+    Source(SourceError),
+    Config(CoreConfigError),
+}
+
+impl WorkerError {
+    fn into_py(self) -> PyErr {
+        match self {
+            WorkerError::Source(e) => source_err(&e),
+            WorkerError::Config(e) => config_err(&e),
+        }
+    }
+}
+
+/// Run the configs on up to `threads` threads, each opening its own stream of the trace.
+fn run_all(
+    spec: &TraceSpec,
+    configs: &[HierarchyConfig],
+    footprint: Option<u64>,
+    threads: usize,
+    done: &AtomicU64,
+    stop: &AtomicBool,
+) -> Vec<Result<RunResult, WorkerError>> {
+    let next = AtomicU64::new(0);
+    let mut slots: Vec<Option<Result<RunResult, WorkerError>>> = (0..configs.len()).map(|_| None).collect();
+    let slots_mx = std::sync::Mutex::new(&mut slots);
+    std::thread::scope(|s| {
+        for _ in 0..threads.min(configs.len()).max(1) {
+            s.spawn(|| loop {
+                let i = next.fetch_add(1, Ordering::Relaxed) as usize;
+                if i >= configs.len() {
+                    break;
+                }
+                let r = run_one(spec, &configs[i], footprint, done, stop);
+                slots_mx.lock().expect("result lock")[i] = Some(r);
+            });
+        }
+    });
+    slots
+        .into_iter()
+        .map(|r| r.unwrap_or_else(|| Err(WorkerError::Config(CoreConfigError::new("run", "not run")))))
+        .collect()
+}
+
+fn run_one(
+    spec: &TraceSpec,
+    cfg: &HierarchyConfig,
+    footprint: Option<u64>,
+    done: &AtomicU64,
+    stop: &AtomicBool,
+) -> Result<RunResult, WorkerError> {
+    let mut h = Hierarchy::build(cfg, spec.block_size, footprint).map_err(WorkerError::Config)?;
+    let mut src: Box<dyn RequestSource + Send> = spec.open().map_err(|e| WorkerError::Source(Box::new(e)))?;
+    let mut last = 0u64;
+    let mut tick = |n: u64| {
+        done.fetch_add(n - last, Ordering::Relaxed);
+        last = n;
+        !stop.load(Ordering::Relaxed)
+    };
+    let r = run_instant(src.as_mut(), &mut h, &cfg.engine, &mut tick).map_err(WorkerError::Source)?;
+    done.fetch_add(r.requests - last, Ordering::Relaxed);
+    Ok(r)
+}
+
+/// Count the unique blocks of a trace.
+#[pyfunction]
+fn footprint(py: Python<'_>, trace_json: &str) -> PyResult<u64> {
+    let spec = parse_spec(trace_json)?;
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    run_detached(py, None, &done, &stop, || count_footprint(&spec, &stop))?.map_err(|e| source_err(&e))
+}
+
+/// A request as a Python tuple: (time_ns, op, first, len, stream, client).
+type RequestRow = (u64, &'static str, u64, u32, u32, u32);
+
+/// The first `n` requests of a trace as (time_ns, op, first, len, stream, client) tuples.
+#[pyfunction]
+fn head(trace_json: &str, n: usize) -> PyResult<Vec<RequestRow>> {
+    let spec = parse_spec(trace_json)?;
+    let mut src = spec.open().map_err(|e| trace_err(&e))?;
+    let mut buf = Vec::with_capacity(n.min(1 << 20));
+    while buf.len() < n {
+        let want = n - buf.len();
+        if src.fill(&mut buf, want).map_err(|e| source_err(&e))? == 0 {
+            break;
+        }
+    }
+    Ok(buf
+        .iter()
+        .map(|r| {
+            let op = if r.op == prefetchsim_core::Op::Read { "R" } else { "W" };
+            (r.time_ns, op, r.first, r.len, r.stream, r.client)
+        })
+        .collect())
+}
+
+/// The registries: policies, prefetchers, trace formats and generators, as JSON
+/// `{"policies": [[name, summary], …], …}`.
+#[pyfunction]
+fn registry() -> String {
+    json!({
+        "policies": policy::POLICIES,
+        "prefetchers": prefetch::PREFETCHERS,
+        "formats": formats::FORMATS,
+        "generators": synth::GENERATORS,
+    })
+    .to_string()
+}
+
+/// Check a hierarchy config (JSON) without running it; raises `ConfigError` naming the key.
+#[pyfunction]
+fn check_config(config_json: &str) -> PyResult<()> {
+    let c = HierarchyConfig::from_json(parse_json("config", config_json)?).map_err(|e| config_err(&e))?;
+    validate_components(&c).map_err(|e| config_err(&e))
+}
+
+/// The `prefetchsim._core` module.
+#[pymodule]
+fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    let py = m.py();
+    m.add("PrefetchsimError", py.get_type::<PrefetchsimError>())?;
+    m.add("ConfigError", py.get_type::<ConfigError>())?;
+    m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    m.add_function(wrap_pyfunction!(footprint, m)?)?;
+    m.add_function(wrap_pyfunction!(head, m)?)?;
+    m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(check_config, m)?)?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    Ok(())
+}

@@ -12,10 +12,8 @@ use std::path::PathBuf;
 /// When the traces are absent and `PREFETCHSIM_REQUIRE_TRACES=1`.
 #[allow(dead_code)]
 pub fn traces_dir() -> Option<PathBuf> {
-    let dir = std::env::var_os("PREFETCHSIM_TRACES").map_or_else(
-        || PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"),
-        PathBuf::from,
-    );
+    let dir = std::env::var_os("PREFETCHSIM_TRACES")
+        .map_or_else(|| PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/traces"), PathBuf::from);
     if dir.is_dir() {
         return Some(dir);
     }

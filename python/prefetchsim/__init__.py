@@ -1,0 +1,39 @@
+"""prefetchsim: caching and prefetching in multi-level storage hierarchies, on real I/O traces.
+
+Quick start::
+
+    import prefetchsim as ps
+    tr = ps.open_trace("OLTP.lis.zst")                 # format detected from name and content
+    r = ps.simulate(tr, levels=[ps.Level("5%", policy="lru", prefetcher="obl"),
+                                ps.Level("2x", policy="arc")])
+    r.summary          # dict of the first level's metrics
+    r.to_pandas()      # one row per level
+
+The model runs in Rust (``prefetchsim._core``); this package is the Python face: traces, configs,
+results and the ``prefetchsim`` command line.
+"""
+
+from __future__ import annotations
+
+from ._core import ConfigError, PrefetchsimError, TraceError, __version__
+from ._registry import formats, generators, policies, prefetchers
+from ._sim import Level, Result, simulate, simulate_many
+from ._trace import Trace, open_trace, synthetic
+
+__all__ = [
+    "ConfigError",
+    "Level",
+    "PrefetchsimError",
+    "Result",
+    "Trace",
+    "TraceError",
+    "__version__",
+    "formats",
+    "generators",
+    "open_trace",
+    "policies",
+    "prefetchers",
+    "simulate",
+    "simulate_many",
+    "synthetic",
+]

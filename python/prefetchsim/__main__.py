@@ -1,0 +1,5 @@
+"""``python -m prefetchsim`` is the ``prefetchsim`` command."""
+
+from .cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,195 @@
+"""Simulation: configs in, results out. The Rust core validates every key and runs the model."""
+
+from __future__ import annotations
+
+import json
+import os
+import tomllib
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import _core
+from ._trace import Trace, open_trace
+
+Size = str | int | float
+
+
+@dataclass
+class Level:
+    """One cache level.
+
+    ``size``: blocks (``1000``), bytes (``"64MiB"``), a share of the trace footprint (``0.05`` or
+    ``"5%"``) or a multiple of the level above (``"2x"``). ``policy`` and ``prefetcher`` are registered
+    names (``prefetchsim.policies()``, ``prefetchsim.prefetchers()``) with optional parameters.
+    """
+
+    size: Size
+    policy: str = "lru"
+    prefetcher: str = "none"
+    name: str | None = None
+    policy_params: dict[str, Any] = field(default_factory=dict)
+    prefetcher_params: dict[str, Any] = field(default_factory=dict)
+    options: dict[str, Any] = field(default_factory=dict)
+
+    def to_config(self) -> dict[str, Any]:
+        """The ``[[level]]`` table for this level."""
+        d: dict[str, Any] = {
+            "size": self.size,
+            "policy": {"name": self.policy, **self.policy_params},
+            "prefetcher": {"name": self.prefetcher, **self.prefetcher_params},
+        }
+        if self.name is not None:
+            d["name"] = self.name
+        if self.options:
+            d["options"] = dict(self.options)
+        return d
+
+
+class Result:
+    """The result of one run: per-level records (a fixed schema defined in Rust) and run totals."""
+
+    def __init__(self, raw: dict[str, Any], config: dict[str, Any], trace: Trace):
+        self.raw = raw
+        self.config = config
+        self.trace = trace
+
+    @property
+    def levels(self) -> list[dict[str, Any]]:
+        """One flat record per level, top level first (schema: ``LevelReport::record`` in Rust)."""
+        return [dict(lv) for lv in self.raw["levels"]]
+
+    @property
+    def summary(self) -> dict[str, Any]:
+        """Run totals and the first level's metrics, flat."""
+        s = {
+            "trace": self.trace.path,
+            "requests": self.raw["requests"],
+            "blocks": self.raw["blocks"],
+            "warmup_requests": self.raw["warmup_requests"],
+            "stopped_early": self.raw["stopped_early"],
+        }
+        s.update(self.levels[0])
+        return s
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"summary": self.summary, "levels": self.levels, "config": self.config}
+
+    def to_pandas(self):
+        """One row per level, with the run totals repeated on each row."""
+        import pandas as pd
+
+        base = {k: v for k, v in self.summary.items() if k in ("trace", "requests", "blocks", "warmup_requests")}
+        return pd.DataFrame([{**base, **lv} for lv in self.levels])
+
+    def __repr__(self) -> str:
+        rows = [
+            f"{lv['name']}: {lv['policy']}+{lv['prefetcher']} {lv['capacity_blocks']} blocks "
+            f"hit {lv['hit_ratio']:.4f} miss {lv['miss_ratio']:.4f}"
+            for lv in self.levels
+        ]
+        return f"Result({self.raw['requests']} requests; " + "; ".join(rows) + ")"
+
+
+def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[str, Any], Trace | None]:
+    """Read a run config (TOML path or dict); returns the hierarchy part and the ``[trace]`` if any.
+
+    Relative trace paths in a TOML file are relative to the file's directory.
+    """
+    base = None
+    if isinstance(config, Mapping):
+        doc = dict(config)
+    else:
+        p = os.fspath(config)
+        try:
+            with open(p, "rb") as f:
+                doc = tomllib.load(f)
+        except FileNotFoundError:
+            raise _core.ConfigError(f"{p}: no such config file") from None
+        except tomllib.TOMLDecodeError as e:
+            raise _core.ConfigError(f"{p}: {e}") from None
+        base = os.path.dirname(os.path.abspath(p))
+    tr = doc.pop("trace", None)
+    trace = None
+    if tr is not None:
+        trace = _trace_from_table(tr, base)
+    return doc, trace
+
+
+def _trace_from_table(tr: Mapping[str, Any], base: str | None) -> Trace:
+    if not isinstance(tr, Mapping) or "path" not in tr:
+        raise _core.ConfigError("trace: needs a `path` (a file, or a generator name with format = 'synthetic')")
+    t = dict(tr)
+    if str(t.get("format", "")).lower() == "synthetic":
+        return Trace(t)
+    path = os.fspath(t.pop("path"))
+    if base is not None and not os.path.isabs(path):
+        path = os.path.join(base, path)
+    fmt = t.pop("format", None)
+    params = t.pop("params", {})
+    known = {"block_size", "mode", "ops", "sector_size"}
+    unknown = sorted(set(t) - known)
+    if unknown:
+        raise _core.ConfigError(f"trace.{unknown[0]}: unknown key; valid keys: path, format, params, {', '.join(sorted(known))}")
+    return open_trace(path, fmt, **t, **params)
+
+
+def _as_trace(trace: Trace | str | os.PathLike[str]) -> Trace:
+    return trace if isinstance(trace, Trace) else open_trace(trace)
+
+
+def _hierarchy(config, levels, engine, size, policy, prefetcher) -> tuple[dict[str, Any], Trace | None]:
+    trace = None
+    if config is not None:
+        doc, trace = load_config(config)
+    else:
+        if levels is None:
+            if size is None:
+                raise _core.ConfigError("simulate: give a config, levels=[Level(...)], or size=")
+            levels = [Level(size, policy or "lru", prefetcher or "none")]
+        doc = {"level": [lv.to_config() if isinstance(lv, Level) else dict(lv) for lv in levels]}
+    if engine is not None:
+        doc["engine"] = {**doc.get("engine", {}), **engine}
+    return doc, trace
+
+
+def simulate(
+    trace: Trace | str | os.PathLike[str] | None = None,
+    config: str | os.PathLike[str] | Mapping[str, Any] | None = None,
+    *,
+    levels: Iterable[Level | Mapping[str, Any]] | None = None,
+    engine: Mapping[str, Any] | None = None,
+    size: Size | None = None,
+    policy: str | None = None,
+    prefetcher: str | None = None,
+    progress: Callable[[int], Any] | None = None,
+) -> Result:
+    """Replay ``trace`` through a hierarchy and return its :class:`Result`.
+
+    The hierarchy is a config (a TOML path or a dict with ``level`` and ``engine``, as in a run config),
+    or ``levels=[Level(...), ...]``, or a single level by ``size=``, ``policy=``, ``prefetcher=``.
+    A config's ``[trace]`` table is used when ``trace`` is None. ``progress(n)`` is called about ten
+    times a second with the number of requests processed.
+    """
+    doc, cfg_trace = _hierarchy(config, levels, engine, size, policy, prefetcher)
+    tr = _as_trace(trace) if trace is not None else cfg_trace
+    if tr is None:
+        raise _core.ConfigError("simulate: no trace given and the config has no [trace] table")
+    return simulate_many(tr, [doc], progress=progress)[0]
+
+
+def simulate_many(
+    trace: Trace | str | os.PathLike[str],
+    configs: Iterable[Mapping[str, Any]],
+    *,
+    progress: Callable[[int], Any] | None = None,
+    threads: int = 0,
+) -> list[Result]:
+    """Run several hierarchy configs over one trace, in parallel threads (0 = all cores).
+
+    The footprint, when a size needs it, is measured once. Results come back in config order.
+    """
+    tr = _as_trace(trace)
+    docs = [dict(c) for c in configs]
+    raw = json.loads(_core.simulate(tr._json(), json.dumps(docs), progress, threads))
+    return [Result(r, d, tr) for r, d in zip(raw, docs, strict=True)]

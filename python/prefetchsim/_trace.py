@@ -1,0 +1,119 @@
+"""Traces: a file in one of the supported formats, or a seeded synthetic generator."""
+
+from __future__ import annotations
+
+import json
+import os
+from typing import Any
+
+from . import _core
+
+_MODES = ("blocks", "objects")
+_OPS = ("all", "reads", "writes")
+
+
+class Trace:
+    """A trace to replay: a spec (path or generator, format, conversion options), read lazily.
+
+    Nothing is read until a simulation, ``info()`` or ``head()`` asks for it; every pass streams the
+    file again, so a trace of any length fits in memory.
+    """
+
+    def __init__(self, spec: dict[str, Any]):
+        self._spec = dict(spec)
+        self._footprint: int | None = None
+        self._info: dict[str, Any] | None = None
+
+    @property
+    def spec(self) -> dict[str, Any]:
+        """The trace spec as the Rust core reads it (the ``[trace]`` table of a run config)."""
+        return dict(self._spec)
+
+    @property
+    def path(self) -> str:
+        return self._spec["path"]
+
+    @property
+    def block_size(self) -> int:
+        return int(self._spec.get("block_size", 4096))
+
+    def _json(self) -> str:
+        return json.dumps(self._spec)
+
+    def footprint(self) -> int:
+        """Unique blocks (or objects) the trace touches; one pass, remembered."""
+        if self._footprint is None:
+            self._footprint = _core.footprint(self._json())
+        return self._footprint
+
+    def info(self, window: int | None = None) -> dict[str, Any]:
+        """Trace statistics (requests, read share, footprint, sizes, span, duration, random share)."""
+        if window is None and self._info is not None:
+            return dict(self._info)
+        args = {} if window is None else {"window": window}
+        info = json.loads(_core.trace_info(self._json(), **args))
+        if window is None:
+            self._info = info
+            self._footprint = info.get("footprint_blocks", self._footprint)
+        return info
+
+    def head(self, n: int = 10):
+        """The first ``n`` requests as a pandas DataFrame."""
+        import pandas as pd
+
+        rows = _core.head(self._json(), n)
+        return pd.DataFrame(rows, columns=["time_ns", "op", "first", "len", "stream", "client"])
+
+    def convert(self, output: str | os.PathLike[str], to: str | None = None, per_block: bool = False) -> dict[str, Any]:
+        """Write the trace as libCacheSim oracleGeneral (``.zst`` compressed by name) or CSV."""
+        out = os.fspath(output)
+        if to is None:
+            to = "csv" if out.endswith((".csv", ".csv.gz")) else "oracle_general"
+        return json.loads(_core.convert(self._json(), out, to, per_block))
+
+    def __repr__(self) -> str:
+        opts = {k: v for k, v in self._spec.items() if k != "path"}
+        return f"Trace({self._spec['path']!r}, {opts})"
+
+
+def open_trace(
+    path: str | os.PathLike[str],
+    format: str | None = None,
+    *,
+    block_size: int = 4096,
+    mode: str = "blocks",
+    ops: str = "all",
+    sector_size: int = 512,
+    **params: Any,
+) -> Trace:
+    """Open a trace file. The format is detected from the name and content unless given.
+
+    ``mode="blocks"`` (default) splits each request into the ``block_size`` blocks it touches;
+    ``mode="objects"`` makes each request one object named by its start address (libCacheSim's
+    convention). ``ops`` keeps ``"all"`` requests, ``"reads"`` or ``"writes"``. Extra keyword arguments
+    are format parameters (the generic CSV reader's column spec, the multi-real layout, ...).
+    """
+    if mode not in _MODES:
+        raise _core.ConfigError(f"trace.mode: unknown mode {mode!r}; choose one of {', '.join(_MODES)}")
+    if ops not in _OPS:
+        raise _core.ConfigError(f"trace.ops: unknown ops filter {ops!r}; choose one of {', '.join(_OPS)}")
+    p = os.fspath(path)
+    if not os.path.exists(p):
+        raise _core.TraceError(f"{p}: no such file")
+    spec: dict[str, Any] = {
+        "path": p,
+        "block_size": block_size,
+        "sector_size": sector_size,
+        "mode": mode,
+        "ops": ops,
+        "params": params,
+    }
+    if format not in (None, "auto"):
+        spec["format"] = format
+    return Trace(spec)
+
+
+def synthetic(name: str, *, block_size: int = 4096, **params: Any) -> Trace:
+    """A built-in seeded workload (``prefetchsim.generators()`` lists them), e.g.
+    ``synthetic("oltp-like", requests=200_000, seed=7)``."""
+    return Trace({"path": name, "format": "synthetic", "block_size": block_size, "params": params})

@@ -1,0 +1,314 @@
+"""The ``prefetchsim`` command: a thin layer over the same Python API a notebook uses.
+
+Results go to stdout (or ``-o FILE``) as a table, CSV or JSON; progress and errors go to stderr.
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import io
+import json
+import os
+import sys
+import time
+from collections.abc import Sequence
+from importlib import resources
+from typing import Any
+
+from . import _core
+from ._registry import formats, generators, policies, prefetchers
+from ._sim import load_config, simulate_many
+from ._trace import Trace, open_trace, synthetic
+
+# Columns of the table view of a run; CSV and JSON carry every field.
+_TABLE_COLUMNS = [
+    "name", "policy", "prefetcher", "size", "capacity_blocks", "demand_accesses", "hit_ratio",
+    "miss_ratio", "prefetch_issued", "precision", "unused_prefetch",
+]
+
+
+class _Progress:
+    """Requests processed and rate, on stderr, only when stderr is a terminal (or forced)."""
+
+    def __init__(self, enabled: bool):
+        self.enabled = enabled
+        self.t0 = time.monotonic()
+        self.shown = False
+
+    def __call__(self, n: int) -> None:
+        if not self.enabled:
+            return
+        dt = max(time.monotonic() - self.t0, 1e-9)
+        sys.stderr.write(f"\r  {n:,} requests  ({n / dt / 1e6:.2f} M/s)   ")
+        sys.stderr.flush()
+        self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+def _parse_kv(text: str | None) -> dict[str, Any]:
+    """``"a=1,b=x"`` -> ``{"a": 1, "b": "x"}`` (values read as JSON when they parse, else strings).
+
+    A value may itself be ``,`` (libCacheSim writes ``delimiter=,``): a comma right after ``=`` belongs
+    to the value.
+    """
+    out: dict[str, Any] = {}
+    if not text:
+        return out
+    i, n = 0, len(text)
+    while i < n:
+        eq = text.find("=", i)
+        if eq < 0:
+            raise _core.ConfigError(f"-t: expected key=value, got {text[i:]!r}")
+        key = text[i:eq].strip()
+        j = eq + 1
+        if j < n and text[j] == ",":
+            val, i = ",", j + 2
+        else:
+            k = text.find(",", j)
+            k = n if k < 0 else k
+            val, i = text[j:k], k + 1
+        try:
+            out[key] = json.loads(val)
+        except ValueError:
+            out[key] = val
+    return out
+
+
+def _open(args: argparse.Namespace) -> Trace:
+    params = _parse_kv(getattr(args, "trace_params", None))
+    fmt = args.format
+    if fmt is not None and fmt.lower() == "synthetic":
+        return synthetic(args.trace, block_size=args.block_size, **params)
+    return open_trace(
+        args.trace,
+        None if fmt in (None, "auto") else fmt,
+        block_size=args.block_size,
+        mode=args.mode,
+        ops=args.ops,
+        **params,
+    )
+
+
+def _emit(rows: list[dict[str, Any]], fmt: str, out: io.TextIOBase, columns: Sequence[str] | None = None) -> None:
+    if fmt == "json":
+        for r in rows:
+            out.write(json.dumps(r) + "\n")
+        return
+    if fmt == "csv":
+        if rows:
+            w = csv.DictWriter(out, fieldnames=list(rows[0].keys()))
+            w.writeheader()
+            w.writerows(rows)
+        return
+    cols = [c for c in (columns or (list(rows[0].keys()) if rows else [])) if not rows or c in rows[0]]
+
+    def cell(v: Any) -> str:
+        if isinstance(v, float):
+            return f"{v:.4f}"
+        return str(v)
+
+    table = [[cell(r.get(c, "")) for c in cols] for r in rows]
+    widths = [max([len(c)] + [len(t[i]) for t in table]) for i, c in enumerate(cols)]
+    out.write("  ".join(c.rjust(w) for c, w in zip(cols, widths)) + "\n")
+    for t in table:
+        out.write("  ".join(v.rjust(w) for v, w in zip(t, widths)) + "\n")
+
+
+def _output(args: argparse.Namespace):
+    if args.output in (None, "-"):
+        return sys.stdout, False
+    return open(args.output, "w", newline=""), True
+
+
+def _add_trace_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--block-size", type=int, default=4096, help="cache block size in bytes (default 4096)")
+    p.add_argument("--mode", choices=["blocks", "objects"], default="blocks",
+                   help="blocks: split requests into blocks; objects: one object per request (libCacheSim)")
+    p.add_argument("--ops", choices=["all", "reads", "writes"], default="all", help="which operations to keep")
+    p.add_argument("-t", "--trace-params", metavar="K=V,...",
+                   help="format or generator parameters, e.g. 'obj-id-col=2,delimiter=,,has-header=true'")
+
+
+def _add_output_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--output-format", "-f", choices=["table", "csv", "json"], default="table")
+    p.add_argument("-o", "--output", help="write results to this file instead of stdout")
+    p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                   help="progress on stderr (default: when stderr is a terminal)")
+
+
+def _run_rows(results, labels: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    rows = []
+    for i, r in enumerate(results):
+        for lv in r.levels:
+            row = {"trace": r.trace.path, "requests": r.raw["requests"]}
+            if labels:
+                row.update(labels[i])
+            row.update(lv)
+            rows.append(row)
+    return rows
+
+
+def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace):
+    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    try:
+        return simulate_many(trace, docs, progress=prog, threads=getattr(args, "threads", 0))
+    finally:
+        prog.close()
+
+
+def cmd_sim(args: argparse.Namespace) -> int:
+    trace = _open(args)
+    docs, labels = [], []
+    for algo in args.algos.split(","):
+        pol, _, pf = algo.strip().partition("+")
+        pf = pf or args.prefetcher
+        for size in args.sizes.split(","):
+            level = {"size": size.strip(), "policy": pol, "prefetcher": pf}
+            engine = {"warmup_requests": args.warmup}
+            if args.limit is not None:
+                engine["limit"] = args.limit
+            docs.append({"level": [level], "engine": engine})
+            labels.append({"size": size.strip()})
+    results = _simulate(trace, docs, args)
+    out, close = _output(args)
+    try:
+        _emit(_run_rows(results, labels), args.output_format, out, ["trace", "requests", *_TABLE_COLUMNS])
+    finally:
+        if close:
+            out.close()
+    return 0
+
+
+def _default_config() -> str:
+    return str(resources.files("prefetchsim").joinpath("data", "default.toml"))
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    path = args.config or _default_config()
+    doc, trace = load_config(path)
+    if args.trace is not None:
+        trace = open_trace(args.trace)
+    if trace is None:
+        raise _core.ConfigError(f"{path}: no [trace] table and no --trace given")
+    if args.config is None:
+        sys.stderr.write(f"prefetchsim: running the built-in default ({path}) on {trace.path!r}\n")
+    results = _simulate(trace, [doc], args)
+    out, close = _output(args)
+    try:
+        rows = _run_rows(results)
+        for r in rows:
+            r["size"] = ""
+        _emit(rows, args.output_format, out, ["trace", "requests", *_TABLE_COLUMNS])
+    finally:
+        if close:
+            out.close()
+    return 0
+
+
+def cmd_trace_info(args: argparse.Namespace) -> int:
+    trace = _open(args)
+    info = trace.info(window=args.window)
+    out, close = _output(args)
+    try:
+        if args.output_format == "table":
+            width = max(len(k) for k in info)
+            for k, v in info.items():
+                out.write(f"{k.ljust(width)}  {v:.4f}\n" if isinstance(v, float) else f"{k.ljust(width)}  {v}\n")
+        else:
+            _emit([info], args.output_format, out)
+    finally:
+        if close:
+            out.close()
+    return 0
+
+
+def cmd_trace_convert(args: argparse.Namespace) -> int:
+    trace = _open(args)
+    summary = trace.convert(args.out, to=args.to, per_block=args.per_block)
+    sys.stderr.write(json.dumps(summary) + "\n")
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    tables = {"policies": policies, "prefetchers": prefetchers, "formats": formats, "generators": generators}
+    for what in [args.what] if args.what else list(tables):
+        print(f"{what}:")
+        for name, summary in tables[what]().items():
+            print(f"  {name:<16} {summary}")
+    return 0
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="prefetchsim",
+        description="Caching and prefetching in multi-level storage hierarchies, on real I/O traces.",
+    )
+    p.add_argument("--version", action="version", version=f"prefetchsim {_core.__version__}")
+    sub = p.add_subparsers(dest="command", required=True)
+
+    s = sub.add_parser("sim", help="one-level simulations in libCacheSim's order: TRACE FORMAT ALGOS SIZES",
+                       description="Simulate every ALGO at every SIZE on TRACE (in parallel), one level each.")
+    s.add_argument("trace", help="trace file, or a generator name with FORMAT 'synthetic'")
+    s.add_argument("format", help="trace format name, 'auto' to detect, or 'synthetic'")
+    s.add_argument("algos", help="comma list of policies, each optionally '+prefetcher' (lru,arc+obl)")
+    s.add_argument("sizes", help="comma list: blocks (1000), bytes (64MiB), footprint shares (0.01, 5%%)")
+    s.add_argument("--prefetcher", default="none", help="prefetcher for algos without '+' (default none)")
+    s.add_argument("--warmup", type=int, default=0, help="requests that warm the cache but are not counted")
+    s.add_argument("--limit", type=int, default=None, help="stop after this many requests")
+    s.add_argument("--threads", type=int, default=0, help="parallel runs (default: all cores)")
+    _add_trace_options(s)
+    _add_output_options(s)
+    s.set_defaults(func=cmd_sim)
+
+    r = sub.add_parser("run", help="run a hierarchy config (TOML); without one, the built-in default",
+                       description="Run CONFIG.toml ([trace], [[level]], [engine]). Without CONFIG, run the "
+                                   "built-in default: a synthetic OLTP-like workload over a two-level hierarchy.")
+    r.add_argument("config", nargs="?", help="run config (TOML)")
+    r.add_argument("--trace", help="replace the config's [trace] with this file (format detected)")
+    _add_output_options(r)
+    r.set_defaults(func=cmd_run, threads=1)
+
+    t = sub.add_parser("trace", help="trace statistics and conversion")
+    tsub = t.add_subparsers(dest="trace_command", required=True)
+    ti = tsub.add_parser("info", help="requests, read share, footprint, sizes, span, duration, random share")
+    ti.add_argument("trace")
+    ti.add_argument("--format", default=None, help="format name (default: detect; 'synthetic' for generators)")
+    ti.add_argument("--window", type=int, default=None,
+                    help="requests remembered when deciding whether a request continues a sequential run")
+    _add_trace_options(ti)
+    _add_output_options(ti)
+    ti.set_defaults(func=cmd_trace_info)
+    tc = tsub.add_parser("convert", help="write a trace as oracleGeneral (.zst) or CSV")
+    tc.add_argument("trace")
+    tc.add_argument("out", help="output file (.oracleGeneral.bin[.zst] or .csv)")
+    tc.add_argument("--format", default=None, help="input format (default: detect)")
+    tc.add_argument("--to", choices=["oracle_general", "csv"], default=None, help="output format (default: by name)")
+    tc.add_argument("--per-block", action="store_true", help="one output record per block (libCacheSim 'blk4k')")
+    _add_trace_options(tc)
+    tc.set_defaults(func=cmd_trace_convert)
+
+    ls = sub.add_parser("list", help="list policies, prefetchers, trace formats or generators")
+    ls.add_argument("what", nargs="?", choices=["policies", "prefetchers", "formats", "generators"])
+    ls.set_defaults(func=cmd_list)
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        return int(args.func(args) or 0)
+    except _core.PrefetchsimError as e:
+        sys.stderr.write(f"prefetchsim: error: {e}\n")
+        return 2
+    except KeyboardInterrupt:
+        sys.stderr.write("prefetchsim: interrupted\n")
+        return 130
+    except BrokenPipeError:
+        # Output closed early (e.g. piped into `head`): not an error of ours.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
