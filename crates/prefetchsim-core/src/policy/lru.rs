@@ -17,6 +17,12 @@ impl Lru {
     pub fn new(env: &PolicyEnv) -> Self {
         Self { links: Links::with_capacity(env.capacity), list: List::default(), first_hit: env.first_hit }
     }
+
+    /// The blocks MRU first (tests and debugging).
+    #[must_use]
+    pub fn queue(&self, table: &BlockTable) -> Vec<u64> {
+        self.list.iter(&self.links).map(|s| table.entry(s).block).collect()
+    }
 }
 
 /// Put `slot` on `list` as `how` says: after the previous block of its run, at the LRU end, or at MRU.

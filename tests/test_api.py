@@ -1,0 +1,97 @@
+"""The Python API: open_trace, simulate (dict / TOML / keywords), results as dict and DataFrame."""
+
+from __future__ import annotations
+
+import prefetchsim as ps
+import pytest
+
+
+def test_simulate_single_level_lru_counts_hits_and_misses(lirs_trace):
+    r = ps.simulate(ps.open_trace(lirs_trace, "lirs"), size=3, policy="lru")
+    lv = r.levels[0]
+    # MRU first: 1 [1], 2 [2 1], 3 [3 2 1], 1 hit [1 3 2], 4 evicts 2 [4 1 3], 5 evicts 3 [5 4 1],
+    # 1 hit [1 5 4], 2 misses: 2 hits, 6 misses.
+    assert (lv["demand_accesses"], lv["hits"], lv["misses"]) == (8, 2, 6)
+    assert lv["hit_ratio"] == pytest.approx(2 / 8)
+    assert r.summary["requests"] == 8
+
+
+def test_results_are_a_dict_and_one_dataframe_row_per_level(spc_trace):
+    tr = ps.open_trace(spc_trace)
+    r = ps.simulate(tr, levels=[ps.Level(16, "lru", "obl"), ps.Level("2x", "fifo")])
+    df = r.to_pandas()
+    assert list(df["name"]) == ["L1", "L2"]
+    assert list(df["capacity_blocks"]) == [16, 32]
+    assert {"hit_ratio", "miss_ratio", "precision", "coverage", "unused_prefetch", "prefetch_issued"} <= set(df)
+    # L2 sees exactly L1's fetches.
+    l1, l2 = r.levels
+    assert l1["fetched_blocks"] == l2["demand_accesses"] + l2["upper_prefetch_accesses"]
+    assert isinstance(r.summary, dict) and r.summary["name"] == "L1"
+
+
+def test_config_as_dict_or_toml_file_gives_the_same_result(spc_trace, tmp_path):
+    cfg = {"level": [{"size": 8, "policy": "lru", "prefetcher": {"name": "obl", "variant": "always"}}]}
+    a = ps.simulate(spc_trace, cfg)
+    toml = tmp_path / "run.toml"
+    toml.write_text(
+        f"[trace]\npath = {spc_trace!r}\n\n[[level]]\nsize = 8\npolicy = 'lru'\n"
+        "prefetcher = { name = 'obl', variant = 'always' }\n"
+    )
+    b = ps.simulate(config=str(toml))
+    assert a.levels == b.levels
+    assert a.levels[0]["prefetch_hits"] > 0
+
+
+def test_footprint_shares_resolve_against_the_trace(spc_trace):
+    tr = ps.open_trace(spc_trace)
+    # 40 requests x 8 KiB = 80 distinct 4 KiB blocks.
+    assert tr.footprint() == 80
+    r = ps.simulate(tr, size="10%")
+    assert r.levels[0]["capacity_blocks"] == 8
+    r = ps.simulate(tr, size=0.5)
+    assert r.levels[0]["capacity_blocks"] == 40
+
+
+def test_objects_mode_makes_each_request_one_object(spc_trace):
+    blocks = ps.simulate(ps.open_trace(spc_trace), size=1000).levels[0]
+    objects = ps.simulate(ps.open_trace(spc_trace, mode="objects"), size=1000).levels[0]
+    assert blocks["demand_accesses"] == 100
+    assert objects["demand_accesses"] == 50
+    assert objects["hits"] == 10
+
+
+def test_reads_filter_drops_writes(tmp_path):
+    p = tmp_path / "rw.spc"
+    p.write_text("0,0,4096,r,0.0\n0,8,4096,w,0.1\n0,16,4096,R,0.2\n")
+    r = ps.simulate(ps.open_trace(str(p), ops="reads"), size=4)
+    assert r.summary["requests"] == 2
+
+
+def test_head_returns_the_first_requests(spc_trace):
+    df = ps.open_trace(spc_trace).head(3)
+    assert list(df["first"]) == [0, 2, 4]
+    assert list(df["len"]) == [2, 2, 2]
+    assert list(df["op"]) == ["R", "R", "R"]
+
+
+def test_progress_callback_and_registries(spc_trace):
+    seen = []
+    ps.simulate(spc_trace, size=4, progress=seen.append)
+    assert all(isinstance(n, int) for n in seen)
+    assert "lru" in ps.policies() and "obl" in ps.prefetchers()
+    assert "spc" in ps.formats() and "oltp-like" in ps.generators()
+
+
+def test_simulate_many_returns_results_in_config_order(spc_trace):
+    cfgs = [{"level": [{"size": s}]} for s in (2, 64, 8)]
+    rs = ps.simulate_many(spc_trace, cfgs, threads=2)
+    assert [r.levels[0]["capacity_blocks"] for r in rs] == [2, 64, 8]
+    assert rs[1].levels[0]["hits"] >= rs[2].levels[0]["hits"] >= rs[0].levels[0]["hits"]
+
+
+def test_synthetic_workloads_are_deterministic():
+    a = ps.simulate(ps.synthetic("zipf", requests=20_000, seed=3), size=500)
+    b = ps.simulate(ps.synthetic("zipf", requests=20_000, seed=3), size=500)
+    c = ps.simulate(ps.synthetic("zipf", requests=20_000, seed=4), size=500)
+    assert a.levels == b.levels
+    assert a.levels != c.levels

@@ -1,0 +1,98 @@
+"""The command line: `sim` in libCacheSim's order, `run`, `trace info|convert`, `list`; exit codes."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import subprocess
+import sys
+
+import prefetchsim as ps
+from prefetchsim.cli import _parse_kv, main
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "prefetchsim", *args], capture_output=True, text=True)
+
+
+def test_sim_runs_every_algo_at_every_size_as_csv(spc_trace):
+    p = cli("sim", spc_trace, "spc", "lru,fifo+obl", "4,50%", "-f", "csv")
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert [(r["policy"], r["prefetcher"], r["size"]) for r in rows] == [
+        ("lru", "none", "4"), ("lru", "none", "50%"), ("fifo", "obl", "4"), ("fifo", "obl", "50%")
+    ]
+    assert rows[1]["capacity_blocks"] == "40"
+
+
+def test_cli_and_python_give_identical_results(spc_trace):
+    p = cli("sim", spc_trace, "auto", "lru+obl", "16", "-f", "json")
+    assert p.returncode == 0, p.stderr
+    row = json.loads(p.stdout.splitlines()[0])
+    py = ps.simulate(ps.open_trace(spc_trace), size=16, policy="lru", prefetcher="obl").levels[0]
+    for k, v in py.items():
+        assert row[k] == v, k
+
+
+def test_sim_table_output_has_a_header_and_one_line_per_run(spc_trace):
+    p = cli("sim", spc_trace, "spc", "lru", "4,8,16")
+    assert p.returncode == 0, p.stderr
+    lines = p.stdout.strip().splitlines()
+    assert len(lines) == 4 and "miss_ratio" in lines[0]
+
+
+def test_errors_exit_nonzero_with_a_message_on_stderr(spc_trace, tmp_path):
+    p = cli("sim", spc_trace, "spc", "lur", "4")
+    assert p.returncode == 2 and "unknown policy 'lur'" in p.stderr and p.stdout == ""
+    bad = tmp_path / "bad.spc"
+    bad.write_text("0,0,4096,r,0\n0,0,-5,r,0\n")
+    p = cli("sim", str(bad), "spc", "lru", "4")
+    assert p.returncode == 2 and "line 2" in p.stderr and "size" in p.stderr
+    p = cli("sim", spc_trace, "nosuchformat", "lru", "4")
+    assert p.returncode == 2 and "unknown trace format" in p.stderr
+
+
+def test_run_without_config_runs_the_builtin_default():
+    p = cli("run", "-f", "json")
+    assert p.returncode == 0, p.stderr
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [r["name"] for r in rows] == ["client", "server"]
+    assert rows[0]["requests"] == 200_000 and rows[0]["prefetch_issued"] > 0
+
+
+def test_run_reads_a_toml_config(spc_trace, tmp_path):
+    toml = tmp_path / "c.toml"
+    toml.write_text(f"[trace]\npath = {spc_trace!r}\n[[level]]\nsize = 8\n[[level]]\nsize = '2x'\npolicy = 'fifo'\n")
+    p = cli("run", str(toml), "-f", "csv", "-o", str(tmp_path / "out.csv"))
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader(open(tmp_path / "out.csv")))
+    assert [r["capacity_blocks"] for r in rows] == ["8", "16"]
+
+
+def test_trace_info_prints_the_statistics(spc_trace):
+    p = cli("trace", "info", spc_trace, "-f", "json")
+    assert p.returncode == 0, p.stderr
+    info = json.loads(p.stdout)
+    assert info["requests"] == 50 and info["footprint_blocks"] == 80 and info["read_share"] == 1.0
+
+
+def test_trace_convert_round_trips_through_oracle_general(spc_trace, tmp_path):
+    out = tmp_path / "t.oracleGeneral.bin.zst"
+    p = cli("trace", "convert", spc_trace, str(out), "--per-block")
+    assert p.returncode == 0, p.stderr
+    a = ps.simulate(ps.open_trace(spc_trace), size=8).levels[0]
+    b = ps.simulate(ps.open_trace(str(out)), size=8).levels[0]
+    assert (a["demand_accesses"], a["hits"]) == (b["demand_accesses"], b["hits"])
+
+
+def test_list_names_the_registries(capsys):
+    assert main(["list", "policies"]) == 0
+    out = capsys.readouterr().out
+    assert "lru" in out and "splitlru" in out
+
+
+def test_trace_params_accept_libcachesim_delimiter_syntax():
+    assert _parse_kv("obj-id-col=2,delimiter=,,has-header=true") == {
+        "obj-id-col": 2, "delimiter": ",", "has-header": True
+    }
