@@ -162,12 +162,6 @@ impl<P: Policy> Level<P> {
         Some(slot)
     }
 
-    /// Remove a resident block that leaves without eviction (consumed by a hit).
-    fn consume(&mut self, slot: Slot) {
-        self.policy.on_remove(slot, &self.table);
-        self.table.remove(slot);
-    }
-
     /// Insert the missing demand blocks and append their fetches.
     fn fill_demand(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         let placement = self.plan.demand_placement;
@@ -296,10 +290,12 @@ impl<P: Policy> AnyLevel for Level<P> {
                         if first_use {
                             self.counters.prefetch_used += 1;
                         }
-                        self.policy.on_hit(slot, &self.table, first_use);
-                        self.table.entry_mut(slot).flags |= flags::ACCESSED;
                         if self.opts.consume_on_hit {
-                            self.consume(slot);
+                            self.policy.on_consumed_hit(slot, &self.table, first_use);
+                            self.table.remove(slot);
+                        } else {
+                            self.policy.on_hit(slot, &self.table, first_use);
+                            self.table.entry_mut(slot).flags |= flags::ACCESSED;
                         }
                         if first_use {
                             Outcome::PrefetchHit

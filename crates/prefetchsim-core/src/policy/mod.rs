@@ -105,6 +105,14 @@ pub trait Policy: Send + 'static {
     /// access of a prefetched block (its `ACCESSED` flag is still clear during this call).
     fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool);
 
+    /// A demand hit on a block that leaves the cache at once (level option `consume_on_hit`, the Split
+    /// paper's no-re-reference setting). Default: [`Policy::on_hit`] then [`Policy::on_remove`]; a policy
+    /// whose hit rule would make room for the leaving block (SplitLRU) overrides it.
+    fn on_consumed_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
+        self.on_hit(slot, table, first_use);
+        self.on_remove(slot, table);
+    }
+
     /// `block` is about to be inserted (before room is made for it): ghost-list lookups and adaptation.
     fn on_miss(&mut self, _block: u64, _origin: Origin, _table: &BlockTable) {}
 

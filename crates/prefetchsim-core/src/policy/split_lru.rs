@@ -95,15 +95,9 @@ pub struct SplitLru {
     on: Vec<u8>,
     c_up: usize,
     first_hit: FirstHit,
-    /// The block last pushed from LRU(Up) to MRU(Down) during the current hook.
-    last_spill: Option<Slot>,
     /// The block last placed on Down by an insertion (not by a spill): the next block of the same run
     /// goes right after it.
     last_down: Option<Slot>,
-    /// The last demand hit and the block its own promotion pushed out of Up. A level with
-    /// `consume_on_hit` removes the hit block right after `on_hit`; that block was never meant to take
-    /// room in Up, so `on_remove` moves the pushed-out block back (Tables 3-4, request 1a).
-    undo: Option<(Slot, Option<Slot>)>,
 }
 
 impl SplitLru {
@@ -117,9 +111,7 @@ impl SplitLru {
             on: vec![NONE; env.capacity],
             c_up: params.c_up(env.capacity),
             first_hit: env.first_hit,
-            last_spill: None,
             last_down: None,
-            undo: None,
         }
     }
 
@@ -171,7 +163,6 @@ impl SplitLru {
             let Some(s) = self.up.pop_back(&mut self.links) else { break };
             self.down.push_front(&mut self.links, s);
             self.on[s as usize] = DOWN;
-            self.last_spill = Some(s);
         }
     }
 
@@ -205,6 +196,18 @@ impl SplitLru {
         self.push_up(slot);
     }
 
+    /// The demand-hit rule: the next cached, still unused prefetched block of the hit block's stream
+    /// (b+1) moves to MRU(Up).
+    fn promote_next(&mut self, slot: Slot, table: &BlockTable) {
+        let e = *table.entry(slot);
+        if let Some(next) = e.block.checked_add(1).and_then(|b| table.get(b)) {
+            let ne = table.entry(next);
+            if ne.stream == e.stream && ne.unused_prefetch() {
+                self.move_up(next);
+            }
+        }
+    }
+
     /// Unlink the first unpinned slot of `list` from its LRU end.
     fn take_unpinned(&mut self, which: u8, table: &BlockTable) -> Option<Slot> {
         let list = if which == UP { &self.up } else { &self.down };
@@ -222,33 +225,28 @@ impl SplitLru {
 
 impl Policy for SplitLru {
     fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
-        self.undo = None;
-        self.last_spill = None;
         let stay = first_use && self.first_hit == FirstHit::Stay;
         // Take the hit block out first, so that b+1 is placed as if b had already left (the paper's
         // setting), then put b on top: the most recently used block.
         if !stay {
             self.unlink(slot);
         }
-        let e = *table.entry(slot);
-        if let Some(next) = e.block.checked_add(1).and_then(|b| table.get(b)) {
-            let ne = table.entry(next);
-            if ne.stream == e.stream && ne.unused_prefetch() {
-                self.move_up(next);
-            }
-        }
+        self.promote_next(slot, table);
         if !stay {
             self.push_up(slot);
         }
-        // If b is on Up, at most one block (the last spilled) is in Down because of b alone.
-        let spilled = if self.list_of(slot) == UP { self.last_spill } else { None };
-        self.undo = Some((slot, spilled));
+    }
+
+    /// The paper's setting: the hit block leaves at once, so it never takes room in Up; only the
+    /// demand-hit rule for b+1 applies (Tables 3-4, request 1a).
+    fn on_consumed_hit(&mut self, slot: Slot, table: &BlockTable, _first_use: bool) {
+        self.unlink(slot);
+        self.promote_next(slot, table);
     }
 
     /// `Default` and `Mru` follow the split rule; `Lru` puts the blocks at LRU(Down) ("LRU-Bottom");
     /// `List(0)` and `List(1)` name Up and Down.
     fn on_insert(&mut self, slot: Slot, _table: &BlockTable, how: &Insert) {
-        self.undo = None;
         if how.reinsert {
             // A second chance: the top of the single queue.
             self.push_up(slot);
@@ -265,36 +263,22 @@ impl Policy for SplitLru {
     }
 
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
-        self.undo = None;
         // Down is the only exit; Up gives a block only when Down has none that can go.
         self.take_unpinned(DOWN, table).or_else(|| self.take_unpinned(UP, table))
     }
 
     fn on_remove(&mut self, slot: Slot, _table: &BlockTable) {
-        let undo = self.undo.take();
-        let was_up = self.list_of(slot) == UP;
         self.unlink(slot);
-        if let Some((hit, Some(spilled))) = undo {
-            // Consumed right after its hit: give back the Up room the hit block took.
-            if hit == slot && was_up && self.down.head() == Some(spilled) {
-                self.down.unlink(&mut self.links, spilled);
-                self.up.push_back(&mut self.links, spilled);
-                self.on[spilled as usize] = UP;
-            }
-        }
     }
 
     fn demote(&mut self, slot: Slot, _table: &BlockTable) {
-        self.undo = None;
         self.unlink(slot);
         self.down.push_back(&mut self.links, slot);
         self.mark(slot, DOWN);
     }
 
     fn on_prefetch_cached(&mut self, slot: Slot, _table: &BlockTable, rank: u32) {
-        self.undo = None;
         if rank == 0 {
-            self.last_spill = None;
             self.move_up(slot);
         }
     }
