@@ -1,43 +1,285 @@
-//! MQ — NOT YET IMPLEMENTED (placeholder so the registry compiles; being written).
+//! MQ: Multi-Queue, m LRU queues by access frequency with expiry demotion and a Qout history (replacement.md §3).
+//! Follows Y. Zhou, J. F. Philbin and K. Li, "The multi-queue replacement algorithm for second level buffer
+//! caches", USENIX ATC'01, §4 (MQ and its Adjust routine), with our prefetch rules from replacement.md §3.
+//!
+//! A block with frequency `f` lives in queue `min(⌊log2 f⌋, m-1)`; the logical clock `now` counts demand
+//! accesses; a block at the LRU end of `Qk` (k >= 1) whose `expire` has passed drops to `Qk-1`; victims
+//! come from the LRU end of the lowest non-empty queue and leave `(id, f)` in Qout.
+//!
+//! libCacheSim's `MQ` (the `libcachesim` 0.3.5 package we compare against) has the same queues, `QueueNum`,
+//! Qout (4 × capacity ids) and victim rule, and also looks the missed block up in Qout before it evicts
+//! (so an eviction cannot push the block's own history out first; we do the look-up in `on_miss`). It
+//! differs in two ways. Its default `lifetime` is a fixed 10 000 requests (ours: 4 × capacity). And its
+//! clock ticks after an access has set the block's expiry and before Adjust runs, where ours ticks first:
+//! a block it has just loaded or hit expires one access earlier than ours with the same lifetime, while a
+//! block Adjust demotes gets the same new lifetime in both.
 
 use serde::{Deserialize, Serialize};
 
-use super::{BlockTable, Insert, Policy, PolicyEnv, Slot};
+use super::arc::lru_unpinned;
+use super::clock::grow;
+use super::list::{KeyedList, Links, List};
+use super::lru::place;
+use super::{BlockTable, FirstHit, Insert, Origin, Policy, PolicyEnv, Slot};
 
 /// Parameters of MQ.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
-pub struct MqParams {}
+pub struct MqParams {
+    /// Number of LRU queues `m`, 1 to 32 (default 8, the paper's setting).
+    #[serde(deserialize_with = "de_queues")]
+    pub queues: u8,
+    /// `lifeTime` in demand accesses (default: 4 × capacity, replacement.md §3; the paper derives it from
+    /// the observed temporal distance).
+    pub life_time: Option<u64>,
+    /// Capacity of the Qout history, `kout` (default: 4 × capacity, replacement.md §3).
+    pub history: Option<usize>,
+}
 
-/// MQ.
+impl Default for MqParams {
+    fn default() -> Self {
+        Self { queues: 8, life_time: None, history: None }
+    }
+}
+
+fn de_queues<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
+    let m = u8::deserialize(d)?;
+    if (1..=32).contains(&m) {
+        Ok(m)
+    } else {
+        Err(serde::de::Error::custom(format!("queues must be 1 to 32, got {m}")))
+    }
+}
+
+/// Multi-Queue.
 #[derive(Debug)]
-pub struct Mq {}
+pub struct Mq {
+    links: Links,
+    /// Q0..Q(m-1); head = MRU end.
+    queues: Vec<List>,
+    /// Evicted blocks and their frequencies, newest first.
+    qout: KeyedList<u32>,
+    kout: usize,
+    life: u64,
+    /// Logical clock: demand accesses seen.
+    now: u64,
+    freq: Vec<u32>,
+    expire: Vec<u64>,
+    queue: Vec<u8>,
+    /// Frequency of the block `on_miss` was told about, for `on_insert`.
+    pending_freq: u32,
+    first_hit: FirstHit,
+}
 
 impl Mq {
-    /// A new, empty policy.
+    /// An empty MQ cache of `env.capacity` blocks.
     #[must_use]
-    pub fn new(_env: &PolicyEnv, _params: MqParams) -> Self {
-        Self {}
+    pub fn new(env: &PolicyEnv, params: MqParams) -> Self {
+        let c = env.capacity;
+        let m = usize::from(params.queues.clamp(1, 32));
+        let kout = params.history.unwrap_or(4 * c);
+        Self {
+            links: Links::with_capacity(c),
+            queues: vec![List::default(); m],
+            qout: KeyedList::with_capacity(kout + 1),
+            kout,
+            life: params.life_time.unwrap_or(4 * c as u64),
+            now: 0,
+            freq: vec![0; c],
+            expire: vec![0; c],
+            queue: vec![0; c],
+            pending_freq: 1,
+            first_hit: env.first_hit,
+        }
+    }
+
+    /// `QueueNum(f)`: `⌊log2 f⌋` capped at `m-1`; frequencies 0 and 1 map to Q0.
+    #[inline]
+    #[must_use]
+    pub fn queue_num(&self, freq: u32) -> usize {
+        if freq <= 1 {
+            0
+        } else {
+            (freq.ilog2() as usize).min(self.queues.len() - 1)
+        }
+    }
+
+    /// The logical clock (demand accesses seen).
+    #[must_use]
+    pub fn now(&self) -> u64 {
+        self.now
+    }
+
+    /// Blocks of queue `k` with their frequencies, MRU first (tests).
+    #[must_use]
+    pub fn queue_blocks(&self, k: usize, table: &BlockTable) -> Vec<(u64, u32)> {
+        self.queues[k].iter(&self.links).map(|s| (table.entry(s).block, self.freq[s as usize])).collect()
+    }
+
+    /// Qout's blocks and remembered frequencies, newest first (tests).
+    #[must_use]
+    pub fn history_blocks(&self) -> Vec<(u64, u32)> {
+        self.qout.iter().map(|b| (b, self.qout.get(b).unwrap_or(0))).collect()
+    }
+
+    /// The frequency a demand reference gives `block` if it is not resident: its remembered one plus 1.
+    #[inline]
+    fn recall(&mut self, block: u64) -> u32 {
+        self.qout.remove(block).map_or(1, |f| f.saturating_add(1))
+    }
+
+    /// Unlink `slot` from its queue and push it at the MRU end of `Qk`.
+    #[inline]
+    fn requeue(&mut self, slot: Slot, k: usize) {
+        let from = usize::from(self.queue[slot as usize]);
+        self.queues[from].unlink(&mut self.links, slot);
+        self.queues[k].push_front(&mut self.links, slot);
+        self.queue[slot as usize] = k as u8;
+    }
+
+    /// Adjust: the LRU block of each `Qk`, k >= 1, whose lifetime has run out drops to MRU of `Qk-1`.
+    #[inline]
+    fn adjust(&mut self) {
+        for k in 1..self.queues.len() {
+            if let Some(h) = self.queues[k].tail() {
+                if self.expire[h as usize] < self.now {
+                    self.requeue(h, k - 1);
+                    self.expire[h as usize] = self.now.saturating_add(self.life);
+                }
+            }
+        }
     }
 }
 
 impl Policy for Mq {
-    fn on_hit(&mut self, _slot: Slot, _table: &BlockTable, _first_use: bool) {
-        unimplemented!("MQ")
+    /// A reference: `f += 1` (the first demand access of a prefetched block takes its remembered frequency
+    /// plus 1, or 1), MRU of `Q(QueueNum(f))`, a new expiry, then Adjust.
+    #[inline]
+    fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
+        self.now += 1;
+        let f =
+            if first_use { self.recall(table.entry(slot).block) } else { self.freq[slot as usize].saturating_add(1) };
+        self.freq[slot as usize] = f;
+        if !(first_use && self.first_hit == FirstHit::Stay) {
+            self.requeue(slot, self.queue_num(f));
+        }
+        self.expire[slot as usize] = self.now.saturating_add(self.life);
+        self.adjust();
     }
-    fn on_insert(&mut self, _slot: Slot, _table: &BlockTable, _how: &Insert) {
-        unimplemented!("MQ")
+
+    /// A demand miss is a reference: the clock ticks and the block takes its Qout frequency. A prefetch
+    /// is not: it enters with `f = 0` and leaves the block's history in Qout until the block is demanded.
+    fn on_miss(&mut self, block: u64, origin: Origin, _table: &BlockTable) {
+        if origin == Origin::Demand {
+            self.now += 1;
+            self.pending_freq = self.recall(block);
+        } else {
+            self.pending_freq = 0;
+        }
     }
-    fn victim(&mut self, _table: &BlockTable) -> Option<Slot> {
-        unimplemented!("MQ")
+
+    fn on_insert(&mut self, slot: Slot, _table: &BlockTable, how: &Insert) {
+        grow(&mut self.freq, slot, 0);
+        grow(&mut self.expire, slot, 0);
+        grow(&mut self.queue, slot, 0);
+        if how.reinsert {
+            // A second chance: MRU of the queue it was taken from, nothing else changes.
+            let k = usize::from(self.queue[slot as usize]);
+            self.queues[k].push_front(&mut self.links, slot);
+            return;
+        }
+        let f = if how.origin == Origin::Demand { self.pending_freq } else { 0 };
+        self.pending_freq = 1;
+        let k = self.queue_num(f);
+        self.freq[slot as usize] = f;
+        self.queue[slot as usize] = k as u8;
+        self.expire[slot as usize] = self.now.saturating_add(self.life);
+        let after = how.after.filter(|&a| usize::from(self.queue[a as usize]) == k);
+        place(&mut self.queues[k], &mut self.links, slot, &Insert { after, ..*how });
+        if how.origin == Origin::Demand {
+            self.adjust();
+        }
     }
-    fn on_remove(&mut self, _slot: Slot, _table: &BlockTable) {
-        unimplemented!("MQ")
+
+    /// The LRU end of the lowest non-empty queue, passing over pinned blocks.
+    #[inline]
+    fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
+        for k in 0..self.queues.len() {
+            if let Some(s) = lru_unpinned(&self.queues[k], &self.links, table) {
+                self.queues[k].unlink(&mut self.links, s);
+                return Some(s);
+            }
+        }
+        None
     }
-    fn demote(&mut self, _slot: Slot, _table: &BlockTable) {
-        unimplemented!("MQ")
+
+    /// Remember `(id, f)` in Qout, dropping the oldest entry beyond `kout`. A block never referenced
+    /// (`f = 0`, an unused prefetch) leaves no history (our rule): an entry with 0 would give the same 1 on
+    /// a later miss as no entry, and would push a useful one out.
+    fn on_evicted(&mut self, slot: Slot, table: &BlockTable) {
+        let f = self.freq[slot as usize];
+        if f == 0 || self.kout == 0 {
+            return;
+        }
+        self.qout.push_front(table.entry(slot).block, f);
+        if self.qout.len() > self.kout {
+            self.qout.pop_back();
+        }
     }
-    fn check(&self, _table: &BlockTable) -> Result<(), String> {
-        Err("MQ is not implemented yet".into())
+
+    fn on_remove(&mut self, slot: Slot, _table: &BlockTable) {
+        let k = usize::from(self.queue[slot as usize]);
+        self.queues[k].unlink(&mut self.links, slot);
+    }
+
+    /// To the LRU end of Q0: the next victim.
+    fn demote(&mut self, slot: Slot, _table: &BlockTable) {
+        let k = usize::from(self.queue[slot as usize]);
+        self.queues[k].unlink(&mut self.links, slot);
+        self.queues[0].push_back(&mut self.links, slot);
+        self.queue[slot as usize] = 0;
+    }
+
+    fn check(&self, table: &BlockTable) -> Result<(), String> {
+        let mut seen = vec![false; table.slot_bound()];
+        let mut total = 0usize;
+        for (k, q) in self.queues.iter().enumerate() {
+            let mut n = 0usize;
+            for s in q.iter(&self.links) {
+                if !table.is_occupied(s) {
+                    return Err(format!("Q{k} holds free slot {s}"));
+                }
+                if std::mem::replace(&mut seen[s as usize], true) {
+                    return Err(format!("slot {s} twice in the queues"));
+                }
+                if usize::from(self.queue[s as usize]) != k {
+                    return Err(format!("slot {s} on Q{k} but marked Q{}", self.queue[s as usize]));
+                }
+                let f = self.freq[s as usize];
+                if k > self.queue_num(f) {
+                    return Err(format!("slot {s} with frequency {f} above its queue in Q{k}"));
+                }
+                if f == 0 && !table.entry(s).unused_prefetch() {
+                    return Err(format!("referenced block in slot {s} has frequency 0"));
+                }
+                n += 1;
+            }
+            if n != q.len() {
+                return Err(format!("Q{k} has {n} nodes, length {}", q.len()));
+            }
+            total += n;
+        }
+        if total != table.len() {
+            return Err(format!("queues hold {total} blocks, {} resident", table.len()));
+        }
+        if self.qout.len() > self.kout {
+            return Err(format!("Qout holds {} > kout = {}", self.qout.len(), self.kout));
+        }
+        for b in self.qout.iter() {
+            if table.lookup(b).is_some_and(|e| !e.unused_prefetch()) {
+                return Err(format!("Qout remembers {b}, which is resident and referenced"));
+            }
+        }
+        Ok(())
     }
 }
