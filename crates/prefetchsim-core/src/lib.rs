@@ -2,14 +2,13 @@
 //!
 //! The model of prefetchsim, a trace-driven simulator of caching and prefetching in multi-level storage
 //! hierarchies. This crate has no Python, no command line and no file formats: it turns
-//! [`Request`](request::Request)s into per-level metrics.
+//! [`request::Request`]s into per-level metrics.
 //!
 //! - [`policy`]: replacement policies over a shared [`BlockTable`](policy::BlockTable) (LRU, FIFO,
 //!   CLOCK, ARC, MQ, 2Q, StreamLRU, SplitLRU), with prefetch-aware per-block flags.
 //! - [`prefetch`]: the [`Prefetcher`](prefetch::Prefetcher) trait and its implementations.
 //! - [`level`]: a cache node = policy + prefetcher + counters.
-//! - [`engine`]: replay of a [`RequestSource`](engine::RequestSource) through a
-//!   [`Hierarchy`](engine::Hierarchy).
+//! - [`engine`]: replay of an [`engine::RequestSource`] through an [`engine::Hierarchy`].
 //! - [`config`]: the serde configuration with precise errors; [`metrics`]: counters and results.
 //!
 //! ```

@@ -17,7 +17,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::clock::grow;
+use super::list::grow;
 use super::list::{KeyedList, Links, List};
 use super::lru::place;
 use super::{BlockTable, FirstHit, Insert, Origin, Policy, PolicyEnv, Slot};
@@ -30,19 +30,6 @@ pub struct ArcParams {}
 const NONE: u8 = 0;
 const T1: u8 = 1;
 const T2: u8 = 2;
-
-/// The first unpinned slot of `list` from its LRU end.
-#[inline]
-pub(crate) fn lru_unpinned(list: &List, links: &Links, table: &BlockTable) -> Option<Slot> {
-    let mut cur = list.tail();
-    while let Some(s) = cur {
-        if !table.entry(s).pinned() {
-            return Some(s);
-        }
-        cur = links.prev(s);
-    }
-    None
-}
 
 /// Adaptive Replacement Cache.
 #[derive(Debug)]
@@ -233,7 +220,7 @@ impl Policy for Arc {
         let order = if from_t1 { [T1, T2] } else { [T2, T1] };
         for which in order {
             let (list, links) = self.list(which);
-            if let Some(s) = lru_unpinned(list, links, table) {
+            if let Some(s) = list.last_unpinned(links, table) {
                 list.unlink(links, s);
                 return Some(s);
             }

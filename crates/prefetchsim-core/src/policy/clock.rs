@@ -16,7 +16,7 @@ use std::fmt;
 use serde::de::{self, Deserializer, Visitor};
 use serde::{Deserialize, Serialize};
 
-use super::list::{Links, List};
+use super::list::{grow, Links, List};
 use super::lru::{check_single_list, place};
 use super::{BlockTable, FirstHit, Insert, Origin, Policy, PolicyEnv, Slot};
 
@@ -69,16 +69,6 @@ fn de_insert_ref<'de, D: Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
         }
     }
     d.deserialize_any(RefVisitor)
-}
-
-/// Grow a per-slot array so that `slot` is a valid index (a timed engine may briefly exceed capacity).
-#[inline]
-pub(crate) fn grow<T: Copy>(v: &mut Vec<T>, slot: Slot, fill: T) {
-    let need = slot as usize + 1;
-    if v.len() < need {
-        let n = need.max(v.len() * 2).max(16);
-        v.resize(n, fill);
-    }
 }
 
 /// CLOCK with an n-bit counter per frame.

@@ -30,15 +30,9 @@ impl Policy for Fifo {
 
     #[inline]
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
-        let mut cur = self.list.tail();
-        while let Some(s) = cur {
-            if !table.entry(s).pinned() {
-                self.list.unlink(&mut self.links, s);
-                return Some(s);
-            }
-            cur = self.links.prev(s);
-        }
-        None
+        let s = self.list.last_unpinned(&self.links, table)?;
+        self.list.unlink(&mut self.links, s);
+        Some(s)
     }
 
     fn on_remove(&mut self, slot: Slot, _table: &BlockTable) {

@@ -7,7 +7,7 @@
 //! Orientation: `head` is the insertion (MRU) end, `tail` the eviction (LRU) end. "After" a node means
 //! one step toward the tail.
 
-use super::table::{block_map, BlockMap};
+use super::table::{block_map, BlockMap, BlockTable};
 
 /// The null link.
 pub const NIL: u32 = u32::MAX;
@@ -50,6 +50,16 @@ impl Links {
     pub fn prev(&self, slot: u32) -> Option<u32> {
         let p = self.prev[slot as usize];
         (p != NIL).then_some(p)
+    }
+}
+
+/// Grow a per-slot array so that `slot` is a valid index (slots may exceed the capacity briefly in timed
+/// runs); doubles, so growth is amortised O(1).
+pub(crate) fn grow<T: Copy>(v: &mut Vec<T>, slot: u32, fill: T) {
+    let need = slot as usize + 1;
+    if v.len() < need {
+        let n = need.max(v.len() * 2).max(16);
+        v.resize(n, fill);
     }
 }
 
@@ -195,6 +205,20 @@ impl List {
         let h = self.head()?;
         self.unlink(links, h);
         Some(h)
+    }
+
+    /// The node nearest the tail whose block is not pinned (in flight): the LRU victim of this list.
+    #[inline]
+    #[must_use]
+    pub fn last_unpinned(&self, links: &Links, table: &BlockTable) -> Option<u32> {
+        let mut cur = self.tail();
+        while let Some(s) = cur {
+            if !table.entry(s).pinned() {
+                return Some(s);
+            }
+            cur = links.prev(s);
+        }
+        None
     }
 
     /// Nodes from head (MRU) to tail (LRU).

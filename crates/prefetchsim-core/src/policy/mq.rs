@@ -16,8 +16,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::arc::lru_unpinned;
-use super::clock::grow;
+use super::list::grow;
 use super::list::{KeyedList, Links, List};
 use super::lru::place;
 use super::{BlockTable, FirstHit, Insert, Origin, Policy, PolicyEnv, Slot};
@@ -205,7 +204,7 @@ impl Policy for Mq {
     #[inline]
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
         for k in 0..self.queues.len() {
-            if let Some(s) = lru_unpinned(&self.queues[k], &self.links, table) {
+            if let Some(s) = self.queues[k].last_unpinned(&self.links, table) {
                 self.queues[k].unlink(&mut self.links, s);
                 return Some(s);
             }

@@ -211,15 +211,9 @@ impl SplitLru {
     /// Unlink the first unpinned slot of `list` from its LRU end.
     fn take_unpinned(&mut self, which: u8, table: &BlockTable) -> Option<Slot> {
         let list = if which == UP { &self.up } else { &self.down };
-        let mut cur = list.tail();
-        while let Some(s) = cur {
-            if !table.entry(s).pinned() {
-                self.unlink(s);
-                return Some(s);
-            }
-            cur = self.links.prev(s);
-        }
-        None
+        let s = list.last_unpinned(&self.links, table)?;
+        self.unlink(s);
+        Some(s)
     }
 }
 

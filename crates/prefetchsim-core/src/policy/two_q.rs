@@ -10,8 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::arc::lru_unpinned;
-use super::clock::grow;
+use super::list::grow;
 use super::list::{KeyedList, Links, List};
 use super::lru::place;
 use super::{BlockTable, FirstHit, Insert, Origin, Policy, PolicyEnv, Slot};
@@ -169,7 +168,7 @@ impl Policy for TwoQ {
         let order = if self.a1in.len() > self.kin { [A1IN, AM] } else { [AM, A1IN] };
         for which in order {
             let (list, links) = self.list(which);
-            if let Some(s) = lru_unpinned(list, links, table) {
+            if let Some(s) = list.last_unpinned(links, table) {
                 list.unlink(links, s);
                 return Some(s);
             }

@@ -14,7 +14,7 @@ pub enum OblVariant {
     /// Prefetch `e+1` when some block of the request missed.
     #[serde(rename = "on_miss")]
     OnMiss,
-    /// Prefetch on a miss or on the first reference of a prefetched block (default; [ours] in the
+    /// Prefetch on a miss or on the first reference of a prefetched block (default; \[ours\] in the
     /// reference).
     #[default]
     Tagged,
