@@ -50,7 +50,7 @@ const KEYS: &[&str] = &[
 ];
 
 /// The most columns a line may have that the reader looks at.
-const MAX_COLS: usize = 64;
+const MAX_COLS: usize = 32;
 
 /// A parsed column spec.
 #[derive(Clone, Debug, PartialEq, Eq)]

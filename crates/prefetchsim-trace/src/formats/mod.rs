@@ -1,6 +1,19 @@
 //! The trace format registry: one file per format, each with its provenance and its mapping to
 //! [`RawRecord`](crate::RawRecord) in its header. [`FORMATS`] is the one list the CLI, the Python API, error
 //! messages and docs derive from.
+//!
+//! Rules shared by the readers:
+//! - Streaming: records are decoded out of one reusable buffer; nothing is allocated per line or record,
+//!   and no trace is held in memory.
+//! - Strict: the first bad record is an error naming the file, the line (text, 1-based) or the record
+//!   index and byte offset (binary), and the field by the format's own name. Nothing is skipped silently.
+//! - Text lines end in `\n` or `\r\n`; the last line may lack one. Blank lines are skipped only at the end
+//!   of a file; a blank line followed by data is an error. Spaces around fields are ignored. Fields the
+//!   simulator does not use (MSR ResponseTime, SYSTOR Response, ARC's last two) are not checked beyond
+//!   being present.
+//! - Binary files ending inside a record are a [`TraceError::Truncated`] error.
+//! - Options come from `TraceSpec::params`; keys a format does not know are errors.
+//! - Stream ids that do not fit below 2^31 are renumbered from 2^31 in order of first appearance.
 
 use std::io::BufRead;
 

@@ -9,6 +9,7 @@
 
 use std::io::BufRead;
 
+use hashbrown::HashMap;
 use prefetchsim_core::Op;
 
 use super::input::{LineParser, TextReader};
@@ -21,28 +22,28 @@ const FIELDS: [&str; 7] = ["Timestamp", "Hostname", "DiskNumber", "Type", "Offse
 
 struct Msr {
     disks: StreamIds,
-    /// Host names in order of first appearance; traces have one or a few, so a scan beats hashing.
-    hosts: Vec<Vec<u8>>,
-    last_host: u32,
+    /// Host name → client, in order of first appearance.
+    hosts: HashMap<Vec<u8>, u32, foldhash::fast::FixedState>,
+    /// The previous line's host and client: traces have one or a few hosts, so most lines skip hashing.
+    last: Option<(Vec<u8>, u32)>,
 }
 
 impl Msr {
+    #[inline]
     fn host(&mut self, file: &str, n: u64, name: &[u8]) -> Result<u32, TraceError> {
-        if self.hosts.get(self.last_host as usize).is_some_and(|h| h == name) {
-            return Ok(self.last_host);
-        }
-        let i = match self.hosts.iter().position(|h| h == name) {
-            Some(i) => i,
-            None => {
-                if name.is_empty() {
-                    return Err(bad_field(file, n, "Hostname", "empty"));
-                }
-                self.hosts.push(name.to_vec());
-                self.hosts.len() - 1
+        if let Some((h, c)) = &self.last {
+            if h == name {
+                return Ok(*c);
             }
-        };
-        self.last_host = u32::try_from(i).map_err(|_| bad_field(file, n, "Hostname", "more than 2^32 hosts"))?;
-        Ok(self.last_host)
+        }
+        if name.is_empty() {
+            return Err(bad_field(file, n, "Hostname", "empty"));
+        }
+        let next =
+            u32::try_from(self.hosts.len()).map_err(|_| bad_field(file, n, "Hostname", "more than 2^32 hosts"))?;
+        let client = *self.hosts.entry(name.to_vec()).or_insert(next);
+        self.last = Some((name.to_vec(), client));
+        Ok(client)
     }
 }
 
@@ -82,5 +83,6 @@ pub(crate) fn open(
     spec: &TraceSpec,
 ) -> Result<Box<dyn RecordReader>, TraceError> {
     check_keys("msr", &spec.params, &[])?;
-    Ok(TextReader::boxed(input, path, Msr { disks: StreamIds::default(), hosts: Vec::new(), last_host: 0 }))
+    let parser = Msr { disks: StreamIds::default(), hosts: HashMap::default(), last: None };
+    Ok(TextReader::boxed(input, path, parser))
 }

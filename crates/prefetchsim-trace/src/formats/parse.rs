@@ -55,19 +55,17 @@ pub(crate) fn parse_u64(f: &[u8]) -> Result<u64, NumError> {
     if f.is_empty() || f.len() > 20 {
         return Err(classify(f));
     }
+    // 19 digits cannot overflow u64; only a 20th needs checking (20-digit ids are common: hashed keys).
+    let (head, tail) = f.split_at(f.len().min(19));
     let mut v: u64 = 0;
-    if f.len() <= 19 {
-        // 19 digits cannot overflow u64.
-        for &b in f {
-            let d = b.wrapping_sub(b'0');
-            if d > 9 {
-                return Err(classify(f));
-            }
-            v = v * 10 + u64::from(d);
+    for &b in head {
+        let d = b.wrapping_sub(b'0');
+        if d > 9 {
+            return Err(classify(f));
         }
-        return Ok(v);
+        v = v * 10 + u64::from(d);
     }
-    for &b in f {
+    if let [b] = tail {
         let d = b.wrapping_sub(b'0');
         if d > 9 {
             return Err(classify(f));
