@@ -1,0 +1,286 @@
+//! Buffered access to a decompressed trace stream: whole lines for text formats and fixed-size records for
+//! binary ones, both straight out of one reusable buffer (no allocation per line or record).
+
+use std::io::{BufRead, ErrorKind, Read};
+
+use crate::error::{Location, TraceError};
+use crate::record::{AddrUnit, RawRecord, RecordReader};
+
+/// Bytes requested from the decompressor per refill.
+const CHUNK: usize = 256 * 1024;
+/// The longest line accepted: anything longer is almost surely binary data read as text.
+pub(crate) const MAX_LINE: usize = 1 << 20;
+
+/// A refillable window over the input. `buf[pos..end]` holds the bytes not yet handed out.
+struct Window {
+    input: Box<dyn BufRead + Send>,
+    buf: Vec<u8>,
+    pos: usize,
+    end: usize,
+    eof: bool,
+}
+
+impl Window {
+    fn new(input: Box<dyn BufRead + Send>) -> Self {
+        Self { input, buf: vec![0; CHUNK], pos: 0, end: 0, eof: false }
+    }
+
+    fn available(&self) -> &[u8] {
+        &self.buf[self.pos..self.end]
+    }
+
+    /// Move the unread bytes to the front, grow the buffer if it is full, and read once more.
+    /// Returns whether more bytes (or the end) were seen; `eof` is set at the end of the stream.
+    fn refill(&mut self, max_len: usize) -> std::io::Result<bool> {
+        if self.pos > 0 {
+            self.buf.copy_within(self.pos..self.end, 0);
+            self.end -= self.pos;
+            self.pos = 0;
+        }
+        if self.end == self.buf.len() {
+            if self.buf.len() >= max_len {
+                return Ok(false);
+            }
+            let grown = (self.buf.len() * 2).min(max_len);
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.input.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(true);
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(true);
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+/// Lines of a text trace. Line terminators are `\n` or `\r\n`; the final line may lack one.
+pub(crate) struct TextInput {
+    win: Window,
+    file: String,
+    line: u64,
+}
+
+/// Whether a line holds nothing but spaces and tabs.
+fn is_blank(line: &[u8]) -> bool {
+    line.iter().all(|&b| b == b' ' || b == b'\t')
+}
+
+impl TextInput {
+    pub(crate) fn new(input: Box<dyn BufRead + Send>, file: &str) -> Self {
+        Self { win: Window::new(input), file: file.to_string(), line: 0 }
+    }
+
+    /// The byte range of the next line in the buffer (terminator stripped), or `None` at the end.
+    fn next_range(&mut self) -> Result<Option<(usize, usize)>, TraceError> {
+        loop {
+            let avail = self.win.available();
+            if let Some(i) = memchr::memchr(b'\n', avail) {
+                let start = self.win.pos;
+                self.win.pos += i + 1;
+                self.line += 1;
+                let mut end = start + i;
+                if end > start && self.win.buf[end - 1] == b'\r' {
+                    end -= 1;
+                }
+                return Ok(Some((start, end)));
+            }
+            if self.win.eof {
+                if avail.is_empty() {
+                    return Ok(None);
+                }
+                let (start, mut end) = (self.win.pos, self.win.end);
+                self.win.pos = end;
+                self.line += 1;
+                if self.win.buf[end - 1] == b'\r' {
+                    end -= 1;
+                }
+                return Ok(Some((start, end)));
+            }
+            let progressed = self.win.refill(MAX_LINE).map_err(|e| TraceError::io(&self.file, e))?;
+            if !progressed {
+                return Err(TraceError::malformed(
+                    &self.file,
+                    Location::Line(self.line + 1),
+                    "line",
+                    format!("longer than {MAX_LINE} bytes without a line break (binary data read as text?)"),
+                ));
+            }
+        }
+    }
+
+    /// The next line that holds data, with its 1-based number, or `None` at the end.
+    ///
+    /// Blank lines (empty or only spaces/tabs) are skipped only at the end of the file, where editors
+    /// and converters leave them; a blank line followed by more data is an error, since it means a
+    /// damaged or concatenated file.
+    pub(crate) fn next_data_line(&mut self) -> Result<Option<(u64, &[u8])>, TraceError> {
+        let mut first_blank = None;
+        loop {
+            let Some((s, e)) = self.next_range()? else { return Ok(None) };
+            if is_blank(&self.win.buf[s..e]) {
+                first_blank.get_or_insert(self.line);
+                continue;
+            }
+            if let Some(b) = first_blank {
+                return Err(TraceError::malformed(
+                    &self.file,
+                    Location::Line(b),
+                    "line",
+                    "blank line inside the trace (only trailing blank lines are skipped)",
+                ));
+            }
+            return Ok(Some((self.line, &self.win.buf[s..e])));
+        }
+    }
+}
+
+/// Fixed-size records of a binary trace.
+pub(crate) struct BinInput {
+    win: Window,
+    file: String,
+    /// Index of the next record.
+    next: u64,
+}
+
+impl BinInput {
+    pub(crate) fn new(input: Box<dyn BufRead + Send>, file: &str) -> Self {
+        Self { win: Window::new(input), file: file.to_string(), next: 0 }
+    }
+
+    /// Make at least `n` bytes (n ≤ the chunk size) available unless the stream ends first; returns them.
+    pub(crate) fn peek(&mut self, n: usize) -> Result<&[u8], TraceError> {
+        while self.win.end - self.win.pos < n && !self.win.eof {
+            self.win.refill(CHUNK).map_err(|e| TraceError::io(&self.file, e))?;
+        }
+        Ok(self.win.available())
+    }
+
+    /// The location of record `index` of `size` bytes.
+    pub(crate) fn location(index: u64, size: usize) -> Location {
+        Location::Record { index, offset: index.saturating_mul(size as u64) }
+    }
+
+    /// The next `N`-byte record with its index, borrowed from the buffer, or `None` at a clean end. A
+    /// stream that ends inside a record is a [`TraceError::Truncated`].
+    #[inline]
+    pub(crate) fn next<const N: usize>(&mut self) -> Result<Option<(u64, &[u8; N])>, TraceError> {
+        if self.win.end - self.win.pos < N {
+            let got = self.peek(N)?.len();
+            if got == 0 {
+                return Ok(None);
+            }
+            if got < N {
+                return Err(self.truncated(got, N));
+            }
+        }
+        let start = self.win.pos;
+        self.win.pos += N;
+        let index = self.next;
+        self.next += 1;
+        Ok(self.win.buf[start..start + N].first_chunk::<N>().map(|r| (index, r)))
+    }
+
+    #[cold]
+    fn truncated(&self, got: usize, want: usize) -> TraceError {
+        TraceError::Truncated { file: self.file.clone(), location: Self::location(self.next, want), got, want }
+    }
+}
+
+/// The per-line decoder of a text format.
+pub(crate) trait LineParser: Send {
+    /// The record on line `line_no` of `file`, or `None` for a line that carries none (a header, a marker).
+    fn parse(&mut self, file: &str, line_no: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError>;
+    /// What `addr` counts.
+    fn addr_unit(&self) -> AddrUnit;
+}
+
+/// A text trace reader: lines from a [`TextInput`], records from a [`LineParser`].
+pub(crate) struct TextReader<P> {
+    input: TextInput,
+    file: String,
+    parser: P,
+}
+
+impl<P: LineParser> TextReader<P> {
+    pub(crate) fn new(input: Box<dyn BufRead + Send>, file: &str, parser: P) -> Self {
+        Self { input: TextInput::new(input, file), file: file.to_string(), parser }
+    }
+
+    /// As a boxed [`RecordReader`].
+    pub(crate) fn boxed(input: Box<dyn BufRead + Send>, file: &str, parser: P) -> Box<dyn RecordReader>
+    where
+        P: 'static,
+    {
+        Box::new(Self::new(input, file, parser))
+    }
+}
+
+impl<P: LineParser> RecordReader for TextReader<P> {
+    fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError> {
+        loop {
+            let Some((n, line)) = self.input.next_data_line()? else { return Ok(None) };
+            if let Some(r) = self.parser.parse(&self.file, n, line)? {
+                return Ok(Some(r));
+            }
+        }
+    }
+
+    fn addr_unit(&self) -> AddrUnit {
+        self.parser.addr_unit()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(data: &'static [u8]) -> TextInput {
+        TextInput::new(Box::new(data), "t")
+    }
+
+    #[test]
+    fn lines_drop_crlf_and_keep_an_unterminated_last_line() {
+        let mut t = text(b"a\r\nb\nc");
+        let mut got = Vec::new();
+        while let Some((n, l)) = t.next_data_line().unwrap() {
+            got.push((n, l.to_vec()));
+        }
+        assert_eq!(got, vec![(1, b"a".to_vec()), (2, b"b".to_vec()), (3, b"c".to_vec())]);
+    }
+
+    #[test]
+    fn trailing_blank_lines_are_skipped_but_inner_ones_are_errors() {
+        let mut t = text(b"1\n2\n\n \n");
+        assert_eq!(t.next_data_line().unwrap().map(|x| x.0), Some(1));
+        assert_eq!(t.next_data_line().unwrap().map(|x| x.0), Some(2));
+        assert!(t.next_data_line().unwrap().is_none());
+        let mut t = text(b"1\n\n2\n");
+        t.next_data_line().unwrap();
+        let e = t.next_data_line().unwrap_err();
+        assert!(matches!(e, TraceError::Malformed { location: Location::Line(2), .. }), "{e}");
+    }
+
+    #[test]
+    fn lines_longer_than_a_chunk_are_assembled() {
+        let long: &'static [u8] = Box::leak(format!("{}\nx\n", "7".repeat(CHUNK + 10)).into_bytes().into_boxed_slice());
+        let mut t = text(long);
+        assert_eq!(t.next_data_line().unwrap().unwrap().1.len(), CHUNK + 10);
+        assert_eq!(t.next_data_line().unwrap().unwrap().1, b"x");
+    }
+
+    #[test]
+    fn a_record_cut_short_is_truncated() {
+        let mut b = BinInput::new(Box::new(&[1u8, 2, 3, 4, 5, 6][..]), "b");
+        assert_eq!(b.next::<4>().unwrap(), Some((0, &[1, 2, 3, 4])));
+        let e = b.next::<4>().unwrap_err();
+        assert!(matches!(e, TraceError::Truncated { got: 2, want: 4, .. }), "{e}");
+    }
+}
