@@ -4,8 +4,8 @@
 //!    `*oraclegeneral*` → oracle_general, `*.lis` → arc, `*.spc` → spc, `*.disksim` → disksim,
 //!    `*multi-real*`/`*multi_real*` → multi_real (its `*.files.csv` companion list is not a trace),
 //!    `*systor*` → systor17, `*cloud_storage*`/`*tencent*` → tencent, `*msr*`/`*cambridge*` → msr,
-//!    `*twitter*` → twitter, `*mqsim*` → mqsim, `w<digits>.trace` → u32be (the LIRS2 CloudPhysics
-//!    files). A name match is accepted only if the head of the content parses in that format.
+//!    `*twitter*` → twitter, `*mqsim*` → mqsim, `w<digits>.trace` → u32le (the LIRS2 CloudPhysics
+//!    files: little-endian, see `formats/u32_array.rs`). A name match is accepted only if the head of the content parses in that format.
 //! 2. Otherwise the head ([`HEAD_BYTES`] decompressed bytes):
 //!    - binary (NUL bytes or control characters): vscsi when the version bytes of the first records say
 //!      so and the records parse; oracle_general when every 24-byte record of the head is plausible
@@ -81,7 +81,7 @@ fn by_name(stem: &str) -> Result<Option<&'static str>, String> {
     } else if has("mqsim") {
         Some("mqsim")
     } else if w_trace {
-        Some("u32be")
+        Some("u32le")
     } else {
         None
     })
@@ -226,7 +226,7 @@ mod tests {
         assert_eq!(stem("a/b/OLTP.lis.zst"), "oltp.lis");
         assert_eq!(stem("x.csv.gz"), "x.csv");
         assert_eq!(by_name("cloudphysicsio.oraclegeneral.bin"), Ok(Some("oracle_general")));
-        assert_eq!(by_name("w106.trace"), Ok(Some("u32be")));
+        assert_eq!(by_name("w106.trace"), Ok(Some("u32le")));
         assert_eq!(by_name("sprite.trace"), Ok(None));
         assert!(by_name("multi-real.files.csv").is_err());
     }

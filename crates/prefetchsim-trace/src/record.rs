@@ -2,7 +2,7 @@
 
 use prefetchsim_core::Op;
 
-use crate::error::TraceError;
+use crate::error::{Location, TraceError};
 
 /// What a record's `addr` counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -41,4 +41,8 @@ pub trait RecordReader: Send {
 
     /// What `addr` counts in this format.
     fn addr_unit(&self) -> AddrUnit;
+
+    /// Where the record last returned came from (for errors found after decoding, e.g. a size that does
+    /// not fit one request).
+    fn location(&self) -> Location;
 }

@@ -215,14 +215,7 @@ impl TraceSource {
             match self.conv.convert(&rec) {
                 Ok(Some(r)) => return Ok(Some(r)),
                 Ok(None) => {}
-                Err(m) => {
-                    return Err(TraceError::malformed(
-                        &self.path,
-                        crate::error::Location::Record { index: self.records - 1, offset: 0 },
-                        "size",
-                        m,
-                    ))
-                }
+                Err(m) => return Err(TraceError::malformed(&self.path, self.reader.location(), "size", m)),
             }
         }
     }

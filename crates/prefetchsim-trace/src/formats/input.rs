@@ -163,6 +163,11 @@ impl BinInput {
         Ok(self.win.available())
     }
 
+    /// The location of the record last returned, if records are `size` bytes.
+    pub(crate) fn last_location(&self, size: usize) -> Location {
+        Self::location(self.next.saturating_sub(1), size)
+    }
+
     /// The location of record `index` of `size` bytes.
     pub(crate) fn location(index: u64, size: usize) -> Location {
         Location::Record { index, offset: index.saturating_mul(size as u64) }
@@ -207,11 +212,13 @@ pub(crate) struct TextReader<P> {
     input: TextInput,
     file: String,
     parser: P,
+    /// Line number of the record last returned.
+    line: u64,
 }
 
 impl<P: LineParser> TextReader<P> {
     pub(crate) fn new(input: Box<dyn BufRead + Send>, file: &str, parser: P) -> Self {
-        Self { input: TextInput::new(input, file), file: file.to_string(), parser }
+        Self { input: TextInput::new(input, file), file: file.to_string(), parser, line: 0 }
     }
 
     /// As a boxed [`RecordReader`].
@@ -224,10 +231,15 @@ impl<P: LineParser> TextReader<P> {
 }
 
 impl<P: LineParser> RecordReader for TextReader<P> {
+    fn location(&self) -> Location {
+        Location::Line(self.line)
+    }
+
     fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError> {
         loop {
             let Some((n, line)) = self.input.next_data_line()? else { return Ok(None) };
             if let Some(r) = self.parser.parse(&self.file, n, line)? {
+                self.line = n;
                 return Ok(Some(r));
             }
         }

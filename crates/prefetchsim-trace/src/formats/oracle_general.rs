@@ -48,6 +48,10 @@ impl RecordReader for OracleGeneral {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Ids
     }
+
+    fn location(&self) -> crate::error::Location {
+        self.input.last_location(SIZE)
+    }
 }
 
 /// An oracleGeneral reader over `input`.

@@ -1,6 +1,8 @@
-//! Bare arrays of 32-bit block ids, no header, no time, op or size: `u32be` (big-endian, as the LIRS2
-//! authors' CloudPhysics `w106.trace` is read by caffeine's simulator, Ben Manes) and `u32le`
-//! (little-endian, the byte order of the machine that wrote such dumps).
+//! Bare arrays of 32-bit block ids, no header, no time, op or size: `u32be` (big-endian) and `u32le`
+//! (little-endian). The LIRS2 authors' CloudPhysics `w106.trace` is little-endian, although caffeine's
+//! simulator (Ben Manes) reads it big-endian: read that way every id has a zero low byte and no request
+//! continues the previous block, while little-endian ids span a 4.6 GB disk with 39% sequential
+//! continuations. Byte order is invisible to replacement-only studies and decisive for prefetching.
 //!
 //! Mapping: `addr` = the id ([`AddrUnit::Ids`]), op read, time 0, size 0. A file whose length is not a
 //! multiple of 4 ends in a truncated record, which is an error.
@@ -29,6 +31,10 @@ impl<const BIG_ENDIAN: bool> RecordReader for U32Array<BIG_ENDIAN> {
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Ids
+    }
+
+    fn location(&self) -> crate::error::Location {
+        self.input.last_location(4)
     }
 }
 

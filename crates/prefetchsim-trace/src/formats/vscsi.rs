@@ -167,6 +167,10 @@ impl RecordReader for Vscsi {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
     }
+
+    fn location(&self) -> crate::error::Location {
+        self.input.last_location(self.version.size())
+    }
 }
 
 /// A vscsi reader over `input`; the version is read from the first records.
