@@ -5,7 +5,8 @@
 //! cargo run --release -p prefetchsim-trace --example synth_stats -- oltp-like '{"seed": 2}' 32
 //! ```
 //!
-//! Arguments: generator name, parameters as a JSON object (default `{}`), random-rule window (default 32).
+//! Arguments: generator name, parameters as a JSON object (default `{}`), random-rule window (default 32)
+//! or `speed` to time the generation alone.
 
 use std::time::Instant;
 
@@ -20,7 +21,8 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         std::process::exit(2);
     };
     let params: Map<String, Value> = serde_json::from_str(args.get(2).map_or("{}", String::as_str))?;
-    let window: u32 = args.get(3).map_or(Ok(32), |s| s.parse())?;
+    let speed_only = args.get(3).is_some_and(|s| s == "speed");
+    let window: u32 = if speed_only { 32 } else { args.get(3).map_or(Ok(32), |s| s.parse())? };
     let block_size = 4096;
 
     // Generation alone, in the engine's batch size.
@@ -37,6 +39,9 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     }
     let secs = t.elapsed().as_secs_f64();
     eprintln!("{name}: {n} requests generated in {secs:.3} s ({:.1} M requests/s)", n as f64 / secs / 1e6);
+    if speed_only {
+        return Ok(());
+    }
 
     let mut src = synth::open(name, &params, block_size)?;
     let s = TraceStats::compute(&mut *src, block_size, RandomRule { window, gap: 0 })?;

@@ -39,9 +39,9 @@ use serde::{Deserialize, Serialize};
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct RandomRule {
-    /// Recent requests a new one may continue. Default 32 [ours]; 0 makes every request random.
+    /// Recent requests a new one may continue. Default 32 \[ours\]; 0 makes every request random.
     pub window: u32,
-    /// Blocks a continuation may skip after the end of a recent request. Default 0 [ours].
+    /// Blocks a continuation may skip after the end of a recent request. Default 0 \[ours\].
     pub gap: u64,
 }
 
@@ -251,6 +251,27 @@ mod tests {
         let reqs = [(100, 1), (103, 1), (100, 1)];
         assert_eq!(random_count(&reqs, RandomRule { window: 32, gap: 0 }), 3);
         assert_eq!(random_count(&reqs, RandomRule { window: 32, gap: 2 }), 2);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn footprint_counts_distinct_blocks_and_a_wider_window_finds_no_more_random_requests(
+            reqs in proptest::collection::vec((0u64..200, 1u32..6), 0..200),
+            window in 0u32..40,
+            gap in 0u64..3,
+        ) {
+            let stats = |w: u32| {
+                let mut c = StatsCollector::new(512, RandomRule { window: w, gap });
+                reqs.iter().for_each(|&(f, l)| c.push(&Request::read(f, l)));
+                c.finish()
+            };
+            let (narrow, wide) = (stats(window), stats(window + 1));
+            let distinct: std::collections::BTreeSet<u64> = reqs.iter().flat_map(|&(f, l)| f..f + u64::from(l)).collect();
+            proptest::prop_assert_eq!(narrow.footprint_blocks, distinct.len() as u64);
+            proptest::prop_assert!(narrow.footprint_blocks <= narrow.blocks_accessed);
+            proptest::prop_assert!(wide.random_requests <= narrow.random_requests);
+            proptest::prop_assert!(narrow.random_requests <= narrow.requests);
+        }
     }
 
     #[test]

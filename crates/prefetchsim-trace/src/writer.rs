@@ -98,6 +98,37 @@ impl Write for Output {
     }
 }
 
+/// Registered output formats: (name, summary); `trace convert` and its errors derive from this.
+pub const OUTPUT_FORMATS: &[(&str, &str)] = &[
+    ("oracleGeneral", "libCacheSim oracleGeneral: 24-byte records with next_access_vtime (zstd when .zst)"),
+    ("csv", "time_ns,op,first,len,stream,client with a header"),
+];
+
+/// Write `src` to `path` in output format `format` (a name of [`OUTPUT_FORMATS`], case-insensitive);
+/// `shape` applies to oracleGeneral only.
+pub fn write(
+    src: &mut dyn RequestSource,
+    path: &str,
+    format: &str,
+    block_size: u64,
+    shape: OracleShape,
+) -> Result<WriteSummary, SourceError> {
+    if block_size == 0 {
+        return Err(Box::new(TraceError::option("trace.block_size", "must be at least 1 byte")));
+    }
+    match format.to_ascii_lowercase().as_str() {
+        "oraclegeneral" => write_oracle_general(src, path, block_size, shape),
+        "csv" => write_csv(src, path),
+        _ => {
+            let names = OUTPUT_FORMATS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+            Err(Box::new(TraceError::option(
+                "convert.format",
+                format!("unknown output format '{format}'; choose one of {names}"),
+            )))
+        }
+    }
+}
+
 /// Read every request of `src`, in batches.
 fn for_each_request(
     src: &mut dyn RequestSource,
@@ -240,6 +271,12 @@ mod tests {
         let next: Vec<i64> =
             out.chunks(ORACLE_RECORD).map(|c| i64::from_le_bytes(c[16..24].try_into().unwrap())).collect();
         assert_eq!(next, vec![2, 4, 5, -1, -1, -1]);
+    }
+
+    #[test]
+    fn an_unknown_output_format_names_the_choices() {
+        let e = write(&mut VecSource::new(vec![]), "x.bin", "lirs", 4096, OracleShape::Objects).unwrap_err();
+        assert_eq!(e.to_string(), "convert.format: unknown output format 'lirs'; choose one of oracleGeneral, csv");
     }
 
     #[test]

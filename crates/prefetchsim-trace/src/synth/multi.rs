@@ -27,7 +27,7 @@ use crate::error::TraceError;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct MultiLikeParams {
-    /// Requests in the trace. Default 1,000,000 [ours].
+    /// Requests in the trace. Default 1,000,000 \[ours\].
     pub requests: u64,
     /// Concurrent applications (the `client` field). Default 3 [paper: PFC §4.2, cscope + gcc + viewperf].
     pub apps: u32,
@@ -37,20 +37,20 @@ pub struct MultiLikeParams {
     /// ≈ 63 KiB].
     #[serde(deserialize_with = "super::bytes::deserialize")]
     pub mean_file_bytes: u64,
-    /// Zipf skew of file popularity within an application. Default 0.8 [ours].
+    /// Zipf skew of file popularity within an application. Default 0.8 \[ours\].
     pub alpha: f64,
-    /// Probability that a request is an isolated random read. Calibrated [ours] so that the measured random
+    /// Probability that a request is an isolated random read. Calibrated \[ours\] so that the measured random
     /// share (window 32, gap 0) is 25% [paper: PFC §4.2].
     pub random: f64,
-    /// Smallest request, blocks. Default 1 [ours].
+    /// Smallest request, blocks. Default 1 \[ours\].
     pub min_blocks: u32,
-    /// Largest request, blocks. Default 4 [ours].
+    /// Largest request, blocks. Default 4 \[ours\].
     pub max_blocks: u32,
-    /// Share of reads; the rest are writes. Default 1.0 [ours] (the applications read their inputs).
+    /// Share of reads; the rest are writes. Default 1.0 \[ours\] (the applications read their inputs).
     pub read_share: f64,
-    /// Mean inter-arrival time, seconds (exponential); 0 = no time. Default 1 ms [ours].
+    /// Mean inter-arrival time, seconds (exponential); 0 = no time. Default 1 ms \[ours\].
     pub mean_interarrival_s: f64,
-    /// Random seed. Default 1 [ours].
+    /// Random seed. Default 1 \[ours\].
     pub seed: u64,
 }
 
@@ -62,7 +62,7 @@ impl Default for MultiLikeParams {
             files: 12_514,
             mean_file_bytes: 64 << 10,
             alpha: 0.8,
-            random: 0.12,
+            random: 0.124,
             min_blocks: 1,
             max_blocks: 4,
             read_share: 1.0,

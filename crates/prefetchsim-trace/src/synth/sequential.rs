@@ -26,22 +26,22 @@ pub enum Interleave {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SequentialParams {
-    /// Concurrent streams. Default 1 [ours].
+    /// Concurrent streams. Default 1 \[ours\].
     pub streams: u32,
-    /// Requests in the trace (all streams). Default 100,000 [ours].
+    /// Requests in the trace (all streams). Default 100,000 \[ours\].
     pub requests: u64,
-    /// Blocks per request. Default 1 [ours].
+    /// Blocks per request. Default 1 \[ours\].
     pub len: u32,
-    /// First block of stream 0. Default 0 [ours].
+    /// First block of stream 0. Default 0 \[ours\].
     pub start: u64,
     /// Blocks between the starts of consecutive streams; must exceed what one stream reads. Default 2^30
-    /// [ours] (4 TiB of 4 KiB blocks: streams never meet).
+    /// \[ours\] (4 TiB of 4 KiB blocks: streams never meet).
     pub spacing: u64,
-    /// `round-robin` (default) or `random` [ours].
+    /// `round-robin` (default) or `random` \[ours\].
     pub interleave: Interleave,
-    /// Mean inter-arrival time, seconds (exponential); 0 = no time. Default 0 [ours].
+    /// Mean inter-arrival time, seconds (exponential); 0 = no time. Default 0 \[ours\].
     pub mean_interarrival_s: f64,
-    /// Random seed (used by `random` interleaving and times). Default 1 [ours].
+    /// Random seed (used by `random` interleaving and times). Default 1 \[ours\].
     pub seed: u64,
 }
 

@@ -29,40 +29,40 @@ use crate::error::TraceError;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct SpcLikeParams {
-    /// Requests in the trace. Default 1,000,000 [ours].
+    /// Requests in the trace. Default 1,000,000 \[ours\].
     pub requests: u64,
     /// Bytes of the address space the trace touches. OLTP 512 MiB, Web 8 GiB [paper: PFC §4.2, 529 MB and
     /// 8392 MB].
     #[serde(deserialize_with = "super::bytes::deserialize")]
     pub footprint_bytes: u64,
-    /// Unit of popularity. Default 1 MiB [ours].
+    /// Unit of popularity. Default 1 MiB \[ours\].
     #[serde(deserialize_with = "super::bytes::deserialize")]
     pub extent_bytes: u64,
     /// Zipf skew of extent popularity. OLTP 1.0 (a hot working set, a database's hot tables and indexes),
-    /// Web 0.6 (a large index read broadly; some reuse) [ours].
+    /// Web 0.6 (a large index read broadly; some reuse) \[ours\].
     pub alpha: f64,
-    /// Concurrent sequential runs. OLTP 4, Web 2 [ours].
+    /// Concurrent sequential runs. OLTP 4, Web 2 \[ours\].
     pub streams: u32,
-    /// Mean requests per sequential run (geometric). OLTP 16, Web 6 [ours].
+    /// Mean requests per sequential run (geometric). OLTP 16, Web 6 \[ours\].
     pub mean_run: f64,
-    /// Probability that a request is an isolated random one. Calibrated [ours] so that the measured random
+    /// Probability that a request is an isolated random one. Calibrated \[ours\] so that the measured random
     /// share (window 32, gap 0) is 11% (OLTP) and 74% (Web) [paper: PFC §4.2].
     pub random: f64,
-    /// Smallest request of a sequential run, blocks. OLTP 2, Web 2 [ours].
+    /// Smallest request of a sequential run, blocks. OLTP 2, Web 2 \[ours\].
     pub seq_min_blocks: u32,
-    /// Largest request of a sequential run, blocks. OLTP 8, Web 4 [ours] (8-32 KiB and 8-16 KiB at 4 KiB).
+    /// Largest request of a sequential run, blocks. OLTP 8, Web 4 \[ours\] (8-32 KiB and 8-16 KiB at 4 KiB).
     pub seq_max_blocks: u32,
-    /// Smallest random request, blocks. OLTP 1, Web 2 [ours].
+    /// Smallest random request, blocks. OLTP 1, Web 2 \[ours\].
     pub random_min_blocks: u32,
-    /// Largest random request, blocks. OLTP 2, Web 4 [ours].
+    /// Largest random request, blocks. OLTP 2, Web 4 \[ours\].
     pub random_max_blocks: u32,
-    /// Share of reads. OLTP 0.8, Web 1.0 [ours] (search serves reads; an OLTP database also writes).
+    /// Share of reads. OLTP 0.8, Web 1.0 \[ours\] (search serves reads; an OLTP database also writes).
     pub read_share: f64,
-    /// Volumes (the `stream` field). Default 8 [ours].
+    /// Volumes (the `stream` field). Default 8 \[ours\].
     pub volumes: u32,
-    /// Mean inter-arrival time, seconds (exponential); 0 = no time. OLTP 8 ms, Web 3 ms [ours].
+    /// Mean inter-arrival time, seconds (exponential); 0 = no time. OLTP 8 ms, Web 3 ms \[ours\].
     pub mean_interarrival_s: f64,
-    /// Random seed. Default 1 [ours].
+    /// Random seed. Default 1 \[ours\].
     pub seed: u64,
 }
 

@@ -52,7 +52,7 @@ pub struct SplitParams {
     /// [paper: Split Table 5].
     #[serde(deserialize_with = "super::bytes::deserialize")]
     pub disk_bytes: u64,
-    /// Random seed. Default 1 [ours].
+    /// Random seed. Default 1 \[ours\].
     pub seed: u64,
 }
 
@@ -226,11 +226,15 @@ impl SplitGen {
         }
         let mean_ns = p.mean_interarrival_s * 1e9;
         let mut heap = BinaryHeap::with_capacity(n as usize);
+        let mut live = Vec::new();
         for (i, g) in gens.iter_mut().enumerate() {
-            g.time_ns = g.rng.exp_ns(mean_ns);
-            heap.push(Reverse((g.time_ns, i as u32)));
+            if mean_ns > 0.0 {
+                g.time_ns = g.rng.exp_ns(mean_ns);
+                heap.push(Reverse((g.time_ns, i as u32)));
+            } else {
+                live.push(i as u32);
+            }
         }
-        let live = if mean_ns > 0.0 { Vec::new() } else { (0..n as u32).collect() };
         Ok(Self {
             gens,
             heap,

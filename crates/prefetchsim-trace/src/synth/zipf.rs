@@ -17,20 +17,20 @@ use crate::error::TraceError;
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct ZipfParams {
-    /// Distinct objects (ids `0..objects`). Default 1,000,000 [ours]: 4 GiB of 4 KiB blocks, larger than
+    /// Distinct objects (ids `0..objects`). Default 1,000,000 \[ours\]: 4 GiB of 4 KiB blocks, larger than
     /// the caches one sweeps yet quick to warm.
     pub objects: u64,
-    /// Skew. Default 1.0 [ours], the classic Zipf law; web and block traces measure 0.6-1.2.
+    /// Skew. Default 1.0 \[ours\], the classic Zipf law; web and block traces measure 0.6-1.2.
     pub alpha: f64,
-    /// Requests in the trace. Default 1,000,000 [ours].
+    /// Requests in the trace. Default 1,000,000 \[ours\].
     pub requests: u64,
-    /// Share of reads; the rest are writes. Default 1.0 [ours].
+    /// Share of reads; the rest are writes. Default 1.0 \[ours\].
     pub read_share: f64,
-    /// Scatter ranks over the id space (see the module doc). Default true [ours].
+    /// Scatter ranks over the id space (see the module doc). Default true \[ours\].
     pub scatter: bool,
-    /// Mean inter-arrival time, seconds (exponential); 0 = no time. Default 0 [ours].
+    /// Mean inter-arrival time, seconds (exponential); 0 = no time. Default 0 \[ours\].
     pub mean_interarrival_s: f64,
-    /// Random seed. Default 1 [ours].
+    /// Random seed. Default 1 \[ours\].
     pub seed: u64,
 }
 
