@@ -19,7 +19,9 @@ pub mod error;
 pub mod formats;
 pub mod record;
 pub mod spec;
+pub mod stats;
 pub mod synth;
+pub mod writer;
 
 pub use error::{Location, TraceError};
 pub use record::{AddrUnit, RawRecord, RecordReader};

@@ -1,0 +1,289 @@
+//! Trace writers for `trace convert`: libCacheSim's oracleGeneral binary format (the 24-byte record of
+//! libCacheSim's `oracleGeneralBin` reader and `traceConv` tool) and a plain CSV of our requests.
+//!
+//! An output whose name ends in `.zst` is zstd-compressed, `.gz` gzip-compressed; anything else is written
+//! as is.
+//!
+//! ```no_run
+//! use prefetchsim_trace::writer::{write_oracle_general, OracleShape};
+//! let mut src = prefetchsim_trace::synth::open("zipf", &Default::default(), 4096).unwrap();
+//! write_oracle_general(&mut *src, "zipf.oracleGeneral.zst", 4096, OracleShape::Objects).unwrap();
+//! ```
+
+use std::fs::File;
+use std::io::{self, BufWriter, Write};
+
+use prefetchsim_core::engine::{RequestSource, SourceError};
+use prefetchsim_core::policy::table::block_map;
+use prefetchsim_core::{Op, Request};
+use serde::{Deserialize, Serialize};
+
+use crate::error::TraceError;
+
+/// Size of one oracleGeneral record: `<u32 ts_s, u64 obj_id, u32 size, i64 next_access_vtime>`,
+/// little-endian, packed.
+pub const ORACLE_RECORD: usize = 24;
+
+/// How requests become oracleGeneral objects.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OracleShape {
+    /// One record per request: `obj_id` = first block, `size` = `len × block_size`.
+    #[default]
+    Objects,
+    /// One record per block, each of `block_size` bytes; the blocks of a request in ascending order share
+    /// its timestamp (libCacheSim's "blk4k" convention for block traces).
+    PerBlock,
+}
+
+/// What a writer wrote.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WriteSummary {
+    /// Requests read from the source.
+    pub requests: u64,
+    /// Records written (requests, or blocks for [`OracleShape::PerBlock`]).
+    pub records: u64,
+}
+
+/// A file being written, compressed or not; [`Output::finish`] flushes it and ends the compression frame.
+pub enum Output {
+    /// Uncompressed.
+    Plain(BufWriter<File>),
+    /// zstd (`.zst`).
+    Zstd(zstd::Encoder<'static, BufWriter<File>>),
+    /// gzip (`.gz`).
+    Gzip(flate2::write::GzEncoder<BufWriter<File>>),
+}
+
+impl Output {
+    /// Create `path`, compressing by its extension.
+    pub fn create(path: &str) -> Result<Self, TraceError> {
+        let io_err = |e| TraceError::io(path, e);
+        let file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io_err)?);
+        let lower = path.to_ascii_lowercase();
+        Ok(if lower.ends_with(".zst") {
+            Output::Zstd(zstd::Encoder::new(file, 3).map_err(io_err)?)
+        } else if lower.ends_with(".gz") {
+            Output::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default()))
+        } else {
+            Output::Plain(file)
+        })
+    }
+
+    /// Flush everything and close the compression frame.
+    pub fn finish(self) -> io::Result<()> {
+        match self {
+            Output::Plain(mut w) => w.flush(),
+            Output::Zstd(e) => e.finish()?.flush(),
+            Output::Gzip(e) => e.finish()?.flush(),
+        }
+    }
+}
+
+impl Write for Output {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        match self {
+            Output::Plain(w) => w.write(buf),
+            Output::Zstd(w) => w.write(buf),
+            Output::Gzip(w) => w.write(buf),
+        }
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match self {
+            Output::Plain(w) => w.flush(),
+            Output::Zstd(w) => w.flush(),
+            Output::Gzip(w) => w.flush(),
+        }
+    }
+}
+
+/// Registered output formats: (name, summary); `trace convert` and its errors derive from this.
+pub const OUTPUT_FORMATS: &[(&str, &str)] = &[
+    ("oracleGeneral", "libCacheSim oracleGeneral: 24-byte records with next_access_vtime (zstd when .zst)"),
+    ("csv", "time_ns,op,first,len,stream,client with a header"),
+];
+
+/// Write `src` to `path` in output format `format` (a name of [`OUTPUT_FORMATS`], case-insensitive);
+/// `shape` applies to oracleGeneral only.
+pub fn write(
+    src: &mut dyn RequestSource,
+    path: &str,
+    format: &str,
+    block_size: u64,
+    shape: OracleShape,
+) -> Result<WriteSummary, SourceError> {
+    if block_size == 0 {
+        return Err(Box::new(TraceError::option("trace.block_size", "must be at least 1 byte")));
+    }
+    match format.to_ascii_lowercase().as_str() {
+        "oraclegeneral" => write_oracle_general(src, path, block_size, shape),
+        "csv" => write_csv(src, path),
+        _ => {
+            let names = OUTPUT_FORMATS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
+            Err(Box::new(TraceError::option(
+                "convert.format",
+                format!("unknown output format '{format}'; choose one of {names}"),
+            )))
+        }
+    }
+}
+
+/// Read every request of `src`, in batches.
+fn for_each_request(
+    src: &mut dyn RequestSource,
+    mut f: impl FnMut(&Request) -> Result<(), SourceError>,
+) -> Result<u64, SourceError> {
+    let mut buf = Vec::with_capacity(4096);
+    let mut n = 0u64;
+    loop {
+        buf.clear();
+        if src.fill(&mut buf, 4096)? == 0 {
+            return Ok(n);
+        }
+        for r in &buf {
+            f(r)?;
+        }
+        n += buf.len() as u64;
+    }
+}
+
+fn invalid(path: &str, message: String) -> SourceError {
+    Box::new(TraceError::io(path, io::Error::new(io::ErrorKind::InvalidData, message)))
+}
+
+/// Write `src` to `path` as oracleGeneral (see [`write_oracle_general_to`]).
+pub fn write_oracle_general(
+    src: &mut dyn RequestSource,
+    path: &str,
+    block_size: u64,
+    shape: OracleShape,
+) -> Result<WriteSummary, SourceError> {
+    let mut out = Output::create(path)?;
+    let summary = write_oracle_general_to(src, &mut out, path, block_size, shape)?;
+    out.finish().map_err(|e| TraceError::io(path, e))?;
+    Ok(summary)
+}
+
+/// Write `src` to `out` as oracleGeneral records; `name` names the output in errors.
+///
+/// `ts_s` is the request time in whole seconds; `next_access_vtime` is the 0-based index (in this output)
+/// of the next record of the same `obj_id`, or -1 when there is none. Knowing the future needs the whole
+/// trace: the records are held in memory (16 bytes each, plus 8 per record for the answer and a hash map
+/// over the distinct objects) and filled by one backward pass before anything is written.
+pub fn write_oracle_general_to(
+    src: &mut dyn RequestSource,
+    out: &mut dyn Write,
+    name: &str,
+    block_size: u64,
+    shape: OracleShape,
+) -> Result<WriteSummary, SourceError> {
+    /// `(ts_s, size)` and `obj_id` of one record.
+    struct Rec {
+        ts: u32,
+        size: u32,
+        id: u64,
+    }
+    let mut recs: Vec<Rec> = Vec::new();
+    let block_size32 = u32::try_from(block_size)
+        .map_err(|_| invalid(name, format!("block size {block_size} exceeds u32 object sizes")))?;
+    let requests = for_each_request(src, |r| {
+        let index = recs.len();
+        let ts = u32::try_from(r.time_ns / 1_000_000_000).map_err(|_| {
+            invalid(name, format!("record {index}: time {} ns does not fit oracleGeneral's u32 seconds", r.time_ns))
+        })?;
+        match shape {
+            OracleShape::Objects => {
+                let size = u64::from(r.len.max(1)) * block_size;
+                let size = u32::try_from(size)
+                    .map_err(|_| invalid(name, format!("record {index}: size {size} B does not fit u32")))?;
+                recs.push(Rec { ts, size, id: r.first });
+            }
+            OracleShape::PerBlock => {
+                recs.extend(r.blocks().map(|b| Rec { ts, size: block_size32, id: b }));
+                if r.len == 0 {
+                    recs.push(Rec { ts, size: block_size32, id: r.first });
+                }
+            }
+        }
+        Ok(())
+    })?;
+
+    let mut next = vec![-1i64; recs.len()];
+    let mut seen = block_map::<i64>(1 << 16);
+    for (i, rec) in recs.iter().enumerate().rev() {
+        if let Some(later) = seen.insert(rec.id, i as i64) {
+            next[i] = later;
+        }
+    }
+    drop(seen);
+
+    let io_err = |e| -> SourceError { Box::new(TraceError::io(name, e)) };
+    let mut bytes = [0u8; ORACLE_RECORD];
+    for (rec, nx) in recs.iter().zip(&next) {
+        bytes[0..4].copy_from_slice(&rec.ts.to_le_bytes());
+        bytes[4..12].copy_from_slice(&rec.id.to_le_bytes());
+        bytes[12..16].copy_from_slice(&rec.size.to_le_bytes());
+        bytes[16..24].copy_from_slice(&nx.to_le_bytes());
+        out.write_all(&bytes).map_err(io_err)?;
+    }
+    out.flush().map_err(io_err)?;
+    Ok(WriteSummary { requests, records: recs.len() as u64 })
+}
+
+/// The CSV header [`write_csv_to`] writes.
+pub const CSV_HEADER: &str = "time_ns,op,first,len,stream,client";
+
+/// Write `src` to `path` as CSV (see [`write_csv_to`]).
+pub fn write_csv(src: &mut dyn RequestSource, path: &str) -> Result<WriteSummary, SourceError> {
+    let mut out = Output::create(path)?;
+    let summary = write_csv_to(src, &mut out, path)?;
+    out.finish().map_err(|e| TraceError::io(path, e))?;
+    Ok(summary)
+}
+
+/// Write `src` to `out` as CSV with the header [`CSV_HEADER`]: one line per request, `op` as `read` or
+/// `write`, addresses in blocks. Streaming: nothing is held in memory.
+pub fn write_csv_to(src: &mut dyn RequestSource, out: &mut dyn Write, name: &str) -> Result<WriteSummary, SourceError> {
+    let io_err = |e| -> SourceError { Box::new(TraceError::io(name, e)) };
+    writeln!(out, "{CSV_HEADER}").map_err(io_err)?;
+    let requests = for_each_request(src, |r| {
+        let op = match r.op {
+            Op::Read => "read",
+            Op::Write => "write",
+        };
+        writeln!(out, "{},{op},{},{},{},{}", r.time_ns, r.first, r.len, r.stream, r.client).map_err(io_err)
+    })?;
+    out.flush().map_err(io_err)?;
+    Ok(WriteSummary { requests, records: requests })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prefetchsim_core::engine::VecSource;
+
+    #[test]
+    fn next_access_points_at_the_next_record_of_the_same_object() {
+        let reqs = [5, 7, 5, 9, 7, 5].map(|b| Request::read(b, 1)).to_vec();
+        let mut out = Vec::new();
+        write_oracle_general_to(&mut VecSource::new(reqs), &mut out, "mem", 4096, OracleShape::Objects).unwrap();
+        let next: Vec<i64> =
+            out.chunks(ORACLE_RECORD).map(|c| i64::from_le_bytes(c[16..24].try_into().unwrap())).collect();
+        assert_eq!(next, vec![2, 4, 5, -1, -1, -1]);
+    }
+
+    #[test]
+    fn an_unknown_output_format_names_the_choices() {
+        let e = write(&mut VecSource::new(vec![]), "x.bin", "lirs", 4096, OracleShape::Objects).unwrap_err();
+        assert_eq!(e.to_string(), "convert.format: unknown output format 'lirs'; choose one of oracleGeneral, csv");
+    }
+
+    #[test]
+    fn csv_has_the_header_and_one_line_per_request() {
+        let reqs = vec![Request { time_ns: 7, first: 3, len: 2, op: Op::Write, stream: 4, client: 1 }];
+        let mut out = Vec::new();
+        write_csv_to(&mut VecSource::new(reqs), &mut out, "mem").unwrap();
+        assert_eq!(String::from_utf8(out).unwrap(), "time_ns,op,first,len,stream,client\n7,write,3,2,4,1\n");
+    }
+}
