@@ -48,7 +48,7 @@ def test_errors_exit_nonzero_with_a_message_on_stderr(spc_trace, tmp_path):
     bad = tmp_path / "bad.spc"
     bad.write_text("0,0,4096,r,0\n0,0,-5,r,0\n")
     p = cli("sim", str(bad), "spc", "lru", "4")
-    assert p.returncode == 2 and "line 2" in p.stderr and "size" in p.stderr
+    assert p.returncode == 2 and "line 2" in p.stderr and "'Size'" in p.stderr
     p = cli("sim", spc_trace, "nosuchformat", "lru", "4")
     assert p.returncode == 2 and "unknown trace format" in p.stderr
 
@@ -66,7 +66,8 @@ def test_run_reads_a_toml_config(spc_trace, tmp_path):
     toml.write_text(f"[trace]\npath = {spc_trace!r}\n[[level]]\nsize = 8\n[[level]]\nsize = '2x'\npolicy = 'fifo'\n")
     p = cli("run", str(toml), "-f", "csv", "-o", str(tmp_path / "out.csv"))
     assert p.returncode == 0, p.stderr
-    rows = list(csv.DictReader(open(tmp_path / "out.csv")))
+    with open(tmp_path / "out.csv") as f:
+        rows = list(csv.DictReader(f))
     assert [r["capacity_blocks"] for r in rows] == ["8", "16"]
 
 

@@ -11,8 +11,9 @@ use std::time::Duration;
 use prefetchsim_core::config::{ConfigError as CoreConfigError, HierarchyConfig};
 use prefetchsim_core::engine::{run_instant, Hierarchy, RequestSource, SourceError};
 use prefetchsim_core::metrics::RunResult;
-use prefetchsim_core::policy::table::block_map;
 use prefetchsim_core::{policy, prefetch};
+use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
+use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
 use pyo3::create_exception;
 use pyo3::exceptions::PyException;
@@ -59,23 +60,29 @@ fn parse_spec(trace_json: &str) -> PyResult<TraceSpec> {
     TraceSpec::from_json(parse_json("trace", trace_json)?).map_err(|e| trace_err(&e))
 }
 
-/// Count the unique blocks of a trace (one streaming pass).
+/// A source that counts what passes and ends with an error as soon as `stop` is set (Ctrl-C), so that
+/// passes over a trace stop promptly.
+struct Interruptible<'a> {
+    src: Box<dyn RequestSource + Send>,
+    stop: &'a AtomicBool,
+    done: &'a AtomicU64,
+}
+
+impl RequestSource for Interruptible<'_> {
+    fn fill(&mut self, buf: &mut Vec<prefetchsim_core::Request>, max: usize) -> Result<usize, SourceError> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err("interrupted".into());
+        }
+        let n = self.src.fill(buf, max)?;
+        self.done.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+}
+
+/// Count the unique blocks of a trace (one streaming pass), stopping early when asked.
 fn count_footprint(spec: &TraceSpec, stop: &AtomicBool) -> Result<u64, SourceError> {
     let mut src = spec.open()?;
-    let mut seen = block_map::<()>(1 << 16);
-    let mut buf = Vec::with_capacity(8192);
-    loop {
-        buf.clear();
-        if src.fill(&mut buf, 8192)? == 0 || stop.load(Ordering::Relaxed) {
-            break;
-        }
-        for r in &buf {
-            for b in r.blocks() {
-                seen.insert(b, ());
-            }
-        }
-    }
-    Ok(seen.len() as u64)
+    stats::footprint(src.as_mut(), &|| stop.load(Ordering::Relaxed))
 }
 
 /// Run `f` without the GIL on another thread while this thread serves progress callbacks and Ctrl-C.
@@ -276,6 +283,40 @@ fn footprint(py: Python<'_>, trace_json: &str) -> PyResult<u64> {
     run_detached(py, None, &done, &stop, || count_footprint(&spec, &stop))?.map_err(|e| source_err(&e))
 }
 
+/// Statistics of a trace (`trace info`) as JSON; `window` and `gap` tune the random-request rule.
+#[pyfunction]
+#[pyo3(signature = (trace_json, window=None, gap=None))]
+fn trace_info(py: Python<'_>, trace_json: &str, window: Option<u32>, gap: Option<u64>) -> PyResult<String> {
+    let spec = parse_spec(trace_json)?;
+    let mut rule = RandomRule::default();
+    rule.window = window.unwrap_or(rule.window);
+    rule.gap = gap.unwrap_or(rule.gap);
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let st = run_detached(py, None, &done, &stop, || -> Result<TraceStats, SourceError> {
+        let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
+        TraceStats::compute(&mut src, spec.block_size, rule)
+    })?
+    .map_err(|e| source_err(&e))?;
+    serde_json::to_string(&st).map_err(|e| PrefetchsimError::new_err(e.to_string()))
+}
+
+/// Write a trace as oracleGeneral or CSV (`trace convert`); returns a JSON summary.
+#[pyfunction]
+#[pyo3(signature = (trace_json, output, to="oracle_general", per_block=false))]
+fn convert(py: Python<'_>, trace_json: &str, output: &str, to: &str, per_block: bool) -> PyResult<String> {
+    let spec = parse_spec(trace_json)?;
+    let shape = if per_block { OracleShape::PerBlock } else { OracleShape::Objects };
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let summary = run_detached(py, None, &done, &stop, || -> Result<writer::WriteSummary, SourceError> {
+        let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
+        writer::write(&mut src, output, to, spec.block_size, shape)
+    })?
+    .map_err(|e| source_err(&e))?;
+    serde_json::to_string(&summary).map_err(|e| PrefetchsimError::new_err(e.to_string()))
+}
+
 /// A request as a Python tuple: (time_ns, op, first, len, stream, client).
 type RequestRow = (u64, &'static str, u64, u32, u32, u32);
 
@@ -309,6 +350,7 @@ fn registry() -> String {
         "prefetchers": prefetch::PREFETCHERS,
         "formats": formats::FORMATS,
         "generators": synth::GENERATORS,
+        "outputs": writer::OUTPUT_FORMATS,
     })
     .to_string()
 }
@@ -331,6 +373,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(footprint, m)?)?;
     m.add_function(wrap_pyfunction!(head, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;
+    m.add_function(wrap_pyfunction!(trace_info, m)?)?;
+    m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

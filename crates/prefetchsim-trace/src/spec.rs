@@ -127,7 +127,11 @@ impl TraceSpec {
     pub fn open(&self) -> Result<Box<dyn RequestSource + Send>, TraceError> {
         self.validate()?;
         if self.is_synthetic() {
-            return synth::open(&self.path, &self.params, self.block_size);
+            let src = synth::open(&self.path, &self.params, self.block_size)?;
+            return Ok(match self.ops {
+                OpsFilter::All => src,
+                ops => Box::new(OpsFiltered { src, ops, buf: Vec::new() }),
+            });
         }
         Ok(Box::new(self.open_file()?))
     }
@@ -138,6 +142,29 @@ impl TraceSpec {
         let input = compress::open(&self.path)?;
         let reader = formats::open(format, &self.path, input, self)?;
         Ok(TraceSource::new(reader, self))
+    }
+}
+
+/// A generator's requests with an ops filter applied (generators emit block requests directly, so only
+/// the filter of [`Converter`] applies to them; `mode` has no meaning for a generator).
+struct OpsFiltered {
+    src: Box<dyn RequestSource + Send>,
+    ops: OpsFilter,
+    buf: Vec<Request>,
+}
+
+impl RequestSource for OpsFiltered {
+    fn fill(&mut self, out: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
+        let want = if self.ops == OpsFilter::Reads { Op::Read } else { Op::Write };
+        let start = out.len();
+        while out.len() - start < max {
+            self.buf.clear();
+            if self.src.fill(&mut self.buf, max - (out.len() - start))? == 0 {
+                break;
+            }
+            out.extend(self.buf.iter().filter(|r| r.op == want));
+        }
+        Ok(out.len() - start)
     }
 }
 

@@ -51,6 +51,26 @@ impl Default for RandomRule {
     }
 }
 
+/// The footprint of a trace in unique blocks, in one streaming pass (cheaper than [`TraceStats`] when
+/// only the footprint is needed, e.g. to resolve cache sizes given as shares of it). `stop` is polled
+/// between batches; when it returns true the count so far is returned.
+pub fn footprint(src: &mut dyn RequestSource, stop: &dyn Fn() -> bool) -> Result<u64, SourceError> {
+    let mut seen = block_map::<()>(1 << 16);
+    let mut buf = Vec::with_capacity(8192);
+    loop {
+        buf.clear();
+        if src.fill(&mut buf, 8192)? == 0 || stop() {
+            break;
+        }
+        for r in &buf {
+            for b in r.first..r.first + u64::from(r.len.max(1)) {
+                seen.insert(b, ());
+            }
+        }
+    }
+    Ok(seen.len() as u64)
+}
+
 /// Statistics of a trace: a flat record whose field names are stable (CLI, JSON and pandas columns).
 ///
 /// Lengths of 0 count as 1 block (a request always touches at least one block). Shares and means are 0 for

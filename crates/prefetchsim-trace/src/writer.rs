@@ -117,7 +117,7 @@ pub fn write(
         return Err(Box::new(TraceError::option("trace.block_size", "must be at least 1 byte")));
     }
     match format.to_ascii_lowercase().as_str() {
-        "oraclegeneral" => write_oracle_general(src, path, block_size, shape),
+        "oraclegeneral" | "oracle_general" => write_oracle_general(src, path, block_size, shape),
         "csv" => write_csv(src, path),
         _ => {
             let names = OUTPUT_FORMATS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
