@@ -97,9 +97,18 @@ fn run_detached<T: Send>(
     let mut py_err: Option<PyErr> = None;
     let out = py.detach(|| {
         std::thread::scope(|s| {
-            let h = s.spawn(f);
-            while !h.is_finished() {
-                std::thread::sleep(Duration::from_millis(100));
+            let (tx, rx) = std::sync::mpsc::channel();
+            s.spawn(move || {
+                // The receiver outlives the thread inside this scope; a failed send cannot happen.
+                let _ = tx.send(f());
+            });
+            loop {
+                // Wake at once when the work ends; otherwise serve Ctrl-C and progress ten times a second.
+                match rx.recv_timeout(Duration::from_millis(100)) {
+                    Ok(v) => return Ok(v),
+                    Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => return Err(()),
+                    Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                }
                 Python::attach(|py| {
                     if py_err.is_some() {
                         return;
@@ -117,7 +126,6 @@ fn run_detached<T: Send>(
                     }
                 });
             }
-            h.join()
         })
     });
     if let Some(e) = py_err {

@@ -1,0 +1,37 @@
+//! Replay a trace through one level and print the miss ratio and the speed (a quick profiling aid).
+//!
+//! `cargo run --release -p prefetchsim-trace --example replay -- TRACE FORMAT POLICY[+PREFETCHER] BLOCKS`
+
+use std::time::Instant;
+
+use prefetchsim_core::config::HierarchyConfig;
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent};
+use prefetchsim_trace::TraceSpec;
+
+fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 5 {
+        return Err("usage: replay TRACE FORMAT POLICY[+PREFETCHER] BLOCKS".into());
+    }
+    let (policy, prefetcher) = args[3].split_once('+').unwrap_or((&args[3], "none"));
+    let cfg = HierarchyConfig::from_toml(&format!(
+        "[[level]]\nsize = {}\npolicy = '{policy}'\nprefetcher = '{prefetcher}'\n",
+        args[4]
+    ))?;
+    let spec = TraceSpec::with_format(&args[1], &args[2]);
+    let mut h = Hierarchy::build(&cfg, spec.block_size, None)?;
+    let mut src = spec.open()?;
+    let t = Instant::now();
+    let r = run_instant(src.as_mut(), &mut h, &cfg.engine, &mut Silent)?;
+    let dt = t.elapsed().as_secs_f64();
+    let c = &r.levels[0].counters;
+    println!(
+        "{} requests, {} block accesses, miss ratio {:.6}, {:.3} s, {:.2} M accesses/s",
+        r.requests,
+        c.demand_accesses,
+        c.miss_ratio(),
+        dt,
+        c.demand_accesses as f64 / dt / 1e6
+    );
+    Ok(())
+}
