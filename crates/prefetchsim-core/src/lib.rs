@@ -10,6 +10,8 @@
 //! - [`level`]: a cache node = policy + prefetcher + counters.
 //! - [`engine`]: replay of a [`RequestSource`](engine::RequestSource) through a
 //!   [`Hierarchy`](engine::Hierarchy).
+//! - [`device`]: disks (Cheetah 9LP after DiskSim, a 7200 rpm drive), SSDs and the Linux-like I/O
+//!   scheduler; [`link`]: the network cost between levels.
 //! - [`config`]: the serde configuration with precise errors; [`metrics`]: counters and results.
 //!
 //! ```
@@ -25,8 +27,10 @@
 //! ```
 
 pub mod config;
+pub mod device;
 pub mod engine;
 pub mod level;
+pub mod link;
 pub mod metrics;
 pub mod policy;
 pub mod prefetch;
