@@ -113,3 +113,139 @@ fn cheetah9lp_reproduces_every_disksim_mean_service_time_within_5_percent() {
     out += &format!("worst |error| {worst:.2}%\n");
     println!("{out}");
 }
+
+#[test]
+fn sequential_back_to_back_reads_come_from_the_drive_cache_at_interface_speed() {
+    let mut disk = cheetah();
+    let s =
+        bench::run(disk.as_mut(), &Pattern::Sequential { sectors: 8, start_lbn: 1_000_000, count: 20_000 }, 1).unwrap();
+    // A cache hit of 8 sectors costs the hit overhead + 8 x 0.105 ms on the bus.
+    let hit_ms = 0.066 + 8.0 * 0.105;
+    let bus_mb_s = 512.0 / 0.105e-3 / 1e6;
+    println!(
+        "sequential 8-sector reads: hit {:.1}%, mean service {:.4} ms (hit cost {hit_ms:.3} ms), {:.2} MB/s (bus {bus_mb_s:.2} MB/s)",
+        100.0 * s.hit_fraction,
+        s.mean_service_ms,
+        s.throughput_mb_s
+    );
+    assert!(s.hit_fraction > 0.95, "{s:?}");
+    assert!(s.mean_service_ms < 1.05 * hit_ms, "{s:?}");
+    assert!(s.throughput_mb_s > 0.9 * bus_mb_s * 8.0 * 0.105 / hit_ms, "{s:?}");
+    // Large sequential reads keep the media busy ahead of the bus: still bus-bound, no rotations lost.
+    let s = bench::run(disk.as_mut(), &Pattern::Sequential { sectors: 256, start_lbn: 0, count: 500 }, 1).unwrap();
+    println!("sequential 256-sector reads: {:.4} ms each, {:.2} MB/s", s.mean_service_ms, s.throughput_mb_s);
+    assert!(s.throughput_mb_s > 0.9 * bus_mb_s, "{s:?}");
+    // Without the cache every read waits for the platter: far slower.
+    let spec: ComponentSpec =
+        serde_json::from_value(serde_json::json!({"name": "cheetah9lp", "cache": {"enabled": false}})).unwrap();
+    let mut nocache = build("device", &spec, 1).unwrap();
+    let s0 = bench::run(nocache.as_mut(), &Pattern::Sequential { sectors: 8, start_lbn: 1_000_000, count: 2000 }, 1)
+        .unwrap();
+    println!("sequential 8-sector reads without the drive cache: {:.4} ms each", s0.mean_service_ms);
+    assert!(s0.mean_service_ms > 4.0 * hit_ms, "{s0:?}");
+}
+
+#[test]
+fn poisson_arrivals_wait_as_pollaczek_khinchine_predicts() {
+    let mut disk = cheetah();
+    let pattern = Pattern::Poisson { rate_per_s: 50.0, sectors: 1, align: 1, count: 200_000 };
+    let s = bench::run(disk.as_mut(), &pattern, 7).unwrap();
+    let lambda = 50.0 / 1000.0; // per ms
+    let rho = lambda * s.mean_service_ms;
+    let pk = lambda * s.service_m2_ms2 / (2.0 * (1.0 - rho));
+    let err = 100.0 * (s.mean_wait_ms - pk) / pk;
+    println!(
+        "M/G/1, 50 IO/s, 1-sector random reads, {} requests: E[S] = {:.4} ms, E[S^2] = {:.4} ms^2, rho = {rho:.4}; \
+         mean wait measured {:.4} ms vs P-K {pk:.4} ms ({err:+.2}%)",
+        s.requests, s.mean_service_ms, s.service_m2_ms2, s.mean_wait_ms
+    );
+    assert!(err.abs() < 3.0, "{s:?}");
+}
+
+#[test]
+fn seek_rows_without_fua_hit_the_read_ahead_sometimes() {
+    // DiskSim's seek rows contain no cache hit; our driver marks them FUA. Ordinary reads at random
+    // sectors of the two cylinders sometimes land in the 561-sector read-ahead of an earlier visit.
+    let mut disk = cheetah();
+    for d in [1u32, 1000] {
+        let fua =
+            bench::run(disk.as_mut(), &Pattern::SeekDistance { dist_cyl: d, gap_ms: 100.0, count: 2000, fua: true }, 3)
+                .unwrap();
+        let plain = bench::run(
+            disk.as_mut(),
+            &Pattern::SeekDistance { dist_cyl: d, gap_ms: 100.0, count: 2000, fua: false },
+            3,
+        )
+        .unwrap();
+        println!(
+            "seek d={d}: FUA {:.4} ms (hits {:.1}%), plain reads {:.4} ms (hits {:.1}%)",
+            fua.mean_service_ms,
+            100.0 * fua.hit_fraction,
+            plain.mean_service_ms,
+            100.0 * plain.hit_fraction
+        );
+        assert_eq!(fua.hit_fraction, 0.0);
+        assert!(plain.hit_fraction > 0.05 && plain.mean_service_ms < fua.mean_service_ms);
+    }
+}
+
+#[test]
+fn bench_runs_every_standard_pattern_on_every_device() {
+    for (name, _) in prefetchsim_core::device::DEVICES {
+        let mut dev = build("device", &ComponentSpec::named(*name), 0).unwrap();
+        let pats = bench::standard_patterns(dev.as_ref());
+        let rows: Vec<BenchStats> = pats
+            .iter()
+            .map(|p| {
+                let small = shrink(p);
+                bench::run(dev.as_mut(), &small, 5).unwrap()
+            })
+            .collect();
+        println!("\n{name}\n{}", bench::table(&rows));
+        for r in &rows {
+            assert!(r.mean_service_ms > 0.0 && r.mean_service_ms.is_finite(), "{name}: {r:?}");
+            assert!(r.mean_response_ms >= r.mean_service_ms - 1e-9, "{name}: {r:?}");
+        }
+    }
+}
+
+/// The standard patterns with fewer requests (debug builds run these tests).
+fn shrink(p: &Pattern) -> Pattern {
+    let mut p = p.clone();
+    match &mut p {
+        Pattern::RandomIsolated { count, .. }
+        | Pattern::ClosedRandom { count, .. }
+        | Pattern::SeekDistance { count, .. }
+        | Pattern::Sequential { count, .. }
+        | Pattern::Poisson { count, .. } => *count = (*count).min(500),
+    }
+    p
+}
+
+#[test]
+fn hdd7200_lands_on_its_data_sheet_figures() {
+    let mut d = build("device", &ComponentSpec::named("hdd7200"), 0).unwrap();
+    let s = bench::run(d.as_mut(), &Pattern::RandomIsolated { sectors: 8, align: 8, gap_ms: 100.0, count: 3000 }, 2)
+        .unwrap();
+    println!(
+        "hdd7200 random 4 KiB: {:.3} ms (seek {:.3}, rot {:.3})",
+        s.mean_service_ms, s.mean_seek_ms, s.mean_rot_ms
+    );
+    // 8.5 ms mean read seek and 4.17 ms mean latency (data sheet) + 0.1 ms overhead.
+    assert!((s.mean_service_ms - 12.8).abs() < 0.6, "{s:?}");
+    let s = bench::run(d.as_mut(), &Pattern::Sequential { sectors: 2048, start_lbn: 0, count: 200 }, 2).unwrap();
+    println!("hdd7200 sequential 1 MiB at the outer edge: {:.1} MB/s", s.throughput_mb_s);
+    assert!(s.throughput_mb_s > 100.0 && s.throughput_mb_s < 135.0, "{s:?}");
+}
+
+#[test]
+fn devices_are_deterministic_for_a_seed() {
+    let pattern = Pattern::ClosedRandom { sectors: 8, align: 8, count: 300 };
+    let mut a = cheetah();
+    let mut b = cheetah();
+    assert_eq!(bench::run(a.as_mut(), &pattern, 9).unwrap(), bench::run(b.as_mut(), &pattern, 9).unwrap());
+    // reset() brings a device back to its initial state.
+    assert_eq!(bench::run(a.as_mut(), &pattern, 9).unwrap(), bench::run(b.as_mut(), &pattern, 9).unwrap());
+    let one = a.start(&DiskIo::read(5, 1), 0).unwrap();
+    assert!(one.done > 0);
+}
