@@ -198,7 +198,7 @@ struct ReadAhead {
 /// Where a sequential media walk starts: relative time `t0` (ms), platter angle at relative time 0,
 /// and whether the head has just finished the previous sector (else it is at the first one's slot).
 #[derive(Clone, Copy, Debug)]
-struct From {
+struct WalkFrom {
     t0: f64,
     phase0: f64,
     continuing: bool,
@@ -352,8 +352,8 @@ impl Disk {
     /// sector `lbn - 1` at relative time `t0`; otherwise it is at the start of `lbn`'s slot at `t0`.
     /// `phase0` is the platter angle at relative time 0. Stops at `deadline` (relative ms), counting
     /// whole sectors only. `on_run(m_first, k, t_sector)` sees each track run that completes.
-    fn walk(&self, lbn: u64, n: u64, from: From, deadline: f64, mut on_run: impl FnMut(f64, u64, f64)) -> Walk {
-        let From { t0, phase0, continuing } = from;
+    fn walk(&self, lbn: u64, n: u64, from: WalkFrom, deadline: f64, mut on_run: impl FnMut(f64, u64, f64)) -> Walk {
+        let WalkFrom { t0, phase0, continuing } = from;
         let mut out = Walk { done: 0, t_end: t0, last: None };
         if n == 0 {
             return out;
@@ -411,7 +411,7 @@ impl Disk {
         let Some(mut ra) = self.ra else { return };
         if now > ra.anchor_ns {
             let deadline = (now - ra.anchor_ns) as f64 * 1e-6;
-            let from = From { t0: 0.0, phase0: self.phase(ra.anchor_ns), continuing: true };
+            let from = WalkFrom { t0: 0.0, phase0: self.phase(ra.anchor_ns), continuing: true };
             let w = self.walk(ra.next, ra.target - ra.next, from, deadline, |_, _, _| {});
             if w.done > 0 {
                 ra.next += w.done;
@@ -469,7 +469,7 @@ impl Disk {
         let to = self.layout.locate(a);
         let (d, seek, rot) = self.position(&to, t_mech, phase0, write);
         let t_start = t_mech + seek + rot;
-        let from = From { t0: t_start, phase0, continuing: false };
+        let from = WalkFrom { t0: t_start, phase0, continuing: false };
         let w = self.walk(a, n, from, f64::INFINITY, |m, k, ts| bus.run(m, k, ts));
         if let Some(l) = w.last {
             self.head = l;
@@ -518,7 +518,7 @@ impl Disk {
                     self.ra = Some(ra);
                     let mut bus = Bus { b: ovh + (hi - a) as f64 * t_bus, t_bus };
                     let t0 = -((now - ra.anchor_ns.min(now)) as f64) * 1e-6;
-                    let from = From { t0, phase0: self.phase(now), continuing: true };
+                    let from = WalkFrom { t0, phase0: self.phase(now), continuing: true };
                     let w = self.walk(ra.next, a + n - ra.next, from, f64::INFINITY, |m, k, ts| bus.run(m, k, ts));
                     let mut s = Served::hit(now, CacheOutcome::PartialHit);
                     s.media_ms = w.t_end.max(0.0);

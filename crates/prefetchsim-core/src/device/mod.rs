@@ -14,7 +14,7 @@
 //! - [`ssd`]: latency + bandwidth + channels model (SATA SSD, NVMe, MQSim-like, DiskSim-SSD-like,
 //!   fixed latency).
 //! - [`iosched`]: Linux 2.6 request queue (NOOP, DEADLINE, C-LOOK; merging, plugging).
-//! - [`bench`]: service-time statistics for standard patterns (`prefetchsim device bench MODEL`).
+//! - [`bench`](mod@bench): service-time statistics for standard patterns (`prefetchsim device bench MODEL`).
 //!
 //! ```
 //! use prefetchsim_core::config::ComponentSpec;

@@ -113,7 +113,7 @@ pub fn disksim_ssd_like() -> SsdParams {
     }
 }
 
-/// A fixed-latency device serving one request at a time: 5 ms per request whatever its size [ours]
+/// A fixed-latency device serving one request at a time: 5 ms per request whatever its size (ours)
 /// (CacheSim-style studies with a constant device time).
 #[must_use]
 pub fn fixed() -> SsdParams {
