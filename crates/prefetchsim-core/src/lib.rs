@@ -9,6 +9,8 @@
 //! - [`prefetch`]: the [`Prefetcher`](prefetch::Prefetcher) trait and its implementations.
 //! - [`level`]: a cache node = policy + prefetcher + counters.
 //! - [`engine`]: replay of an [`engine::RequestSource`] through an [`engine::Hierarchy`].
+//! - [`device`]: disks (Cheetah 9LP after DiskSim, a 7200 rpm drive), SSDs and the Linux-like I/O
+//!   scheduler; [`link`]: the network cost between levels.
 //! - [`config`]: the serde configuration with precise errors; [`metrics`]: counters and results.
 //!
 //! ```
@@ -24,8 +26,10 @@
 //! ```
 
 pub mod config;
+pub mod device;
 pub mod engine;
 pub mod level;
+pub mod link;
 pub mod metrics;
 pub mod policy;
 pub mod prefetch;

@@ -1,5 +1,6 @@
 //! The core crate's integration tests, one binary (fast to link).
 
+mod device;
 mod policies;
 mod properties;
 mod split_examples;
