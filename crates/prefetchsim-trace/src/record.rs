@@ -31,6 +31,9 @@ pub struct RawRecord {
     pub stream: u32,
     /// Client / process (0 when none).
     pub client: u32,
+    /// Where the record is in its file: the line number (text) or record index (binary), for errors
+    /// found after decoding ([`RecordReader::locate`]). Set by the reader.
+    pub pos: u64,
 }
 
 /// A decoder of one trace format over a decompressed byte stream.
@@ -42,7 +45,20 @@ pub trait RecordReader: Send {
     /// What `addr` counts in this format.
     fn addr_unit(&self) -> AddrUnit;
 
-    /// Where the record last returned came from (for errors found after decoding, e.g. a size that does
-    /// not fit one request).
-    fn location(&self) -> Location;
+    /// The location of a record from its [`RawRecord::pos`] (for errors found after decoding, e.g. a size
+    /// that does not fit one request).
+    fn locate(&self, pos: u64) -> Location;
+
+    /// Append up to `max` records to `out`; returns how many (0 at the end). One virtual call per batch:
+    /// this default body is compiled for each reader, so its `next_record` calls are static.
+    fn fill_records(&mut self, out: &mut Vec<RawRecord>, max: usize) -> Result<usize, TraceError> {
+        let start = out.len();
+        while out.len() - start < max {
+            match self.next_record()? {
+                Some(r) => out.push(r),
+                None => break,
+            }
+        }
+        Ok(out.len() - start)
+    }
 }

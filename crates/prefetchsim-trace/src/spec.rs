@@ -212,12 +212,18 @@ impl Converter {
     }
 }
 
-/// A trace file streamed as requests.
+/// Records decoded per batch.
+const BATCH: usize = 4096;
+
+/// A trace file streamed as requests: records are decoded in batches (one virtual call per batch)
+/// and converted, so the per-request cost is a tight loop.
 pub struct TraceSource {
     reader: Box<dyn RecordReader>,
     conv: Converter,
     path: String,
     records: u64,
+    raw: Vec<RawRecord>,
+    next: usize,
 }
 
 impl TraceSource {
@@ -225,7 +231,7 @@ impl TraceSource {
     #[must_use]
     pub fn new(reader: Box<dyn RecordReader>, spec: &TraceSpec) -> Self {
         let conv = Converter::new(spec, reader.addr_unit());
-        Self { reader, conv, path: spec.path.clone(), records: 0 }
+        Self { reader, conv, path: spec.path.clone(), records: 0, raw: Vec::with_capacity(BATCH), next: 0 }
     }
 
     /// Records read so far (before the ops filter).
@@ -234,33 +240,50 @@ impl TraceSource {
         self.records
     }
 
+    /// The request of a raw record (`None` when the ops filter drops it).
+    #[inline]
+    fn convert(&self, rec: &RawRecord) -> Result<Option<Request>, TraceError> {
+        self.conv.convert(rec).map_err(|m| TraceError::malformed(&self.path, self.reader.locate(rec.pos), "size", m))
+    }
+
+    /// Make sure undelivered raw records are buffered; false at the end of the trace.
+    fn refill(&mut self) -> Result<bool, TraceError> {
+        if self.next < self.raw.len() {
+            return Ok(true);
+        }
+        self.raw.clear();
+        self.next = 0;
+        let n = self.reader.fill_records(&mut self.raw, BATCH)?;
+        self.records += n as u64;
+        Ok(n > 0)
+    }
+
     /// The next request, or `None` at the end.
     pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
-        loop {
-            let Some(rec) = self.reader.next_record()? else { return Ok(None) };
-            self.records += 1;
-            match self.conv.convert(&rec) {
-                Ok(Some(r)) => return Ok(Some(r)),
-                Ok(None) => {}
-                Err(m) => return Err(TraceError::malformed(&self.path, self.reader.location(), "size", m)),
+        while self.refill()? {
+            let rec = self.raw[self.next];
+            self.next += 1;
+            if let Some(r) = self.convert(&rec)? {
+                return Ok(Some(r));
             }
         }
+        Ok(None)
     }
 }
 
 impl RequestSource for TraceSource {
     fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
-        let mut n = 0;
-        while n < max {
-            match self.next_request()? {
-                Some(r) => {
+        let start = buf.len();
+        while buf.len() - start < max && self.refill()? {
+            let take = (self.raw.len() - self.next).min(max - (buf.len() - start));
+            for i in self.next..self.next + take {
+                if let Some(r) = self.convert(&self.raw[i])? {
                     buf.push(r);
-                    n += 1;
                 }
-                None => break,
             }
+            self.next += take;
         }
-        Ok(n)
+        Ok(buf.len() - start)
     }
 }
 

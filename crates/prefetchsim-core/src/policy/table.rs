@@ -4,7 +4,9 @@
 //! single hash map from block number to slot and the per-block state shared by the level, the policy and
 //! the prefetcher. One hash lookup per block access is the whole cost of finding a block.
 
-use hashbrown::HashMap;
+use std::hash::BuildHasher;
+
+use hashbrown::{HashMap, HashTable};
 
 /// Index of a resident entry; dense in `0..capacity` (plus temporary overflow in timed runs).
 pub type Slot = u32;
@@ -73,9 +75,14 @@ impl Entry {
 }
 
 /// Resident blocks of one level: the block → slot map and the entry arena.
+///
+/// The map is a raw hash table of slot numbers (4 bytes a bucket) whose keys live in the arena: one
+/// hash and one probe per lookup, and an insertion that never searches for the key (the level only
+/// inserts blocks it has just found absent).
 #[derive(Debug)]
 pub struct BlockTable {
-    map: BlockMap<Slot>,
+    map: HashTable<Slot>,
+    hasher: BlockHasher,
     entries: Vec<Entry>,
     occupied: Vec<bool>,
     free: Vec<Slot>,
@@ -87,7 +94,8 @@ impl BlockTable {
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
-            map: block_map(capacity),
+            map: HashTable::with_capacity(capacity),
+            hasher: BlockHasher::with_seed(0x5eed_b10c),
             entries: Vec::with_capacity(capacity),
             occupied: Vec::with_capacity(capacity),
             free: Vec::new(),
@@ -113,18 +121,24 @@ impl BlockTable {
         self.entries.len()
     }
 
+    #[inline]
+    fn hash(&self, block: u64) -> u64 {
+        self.hasher.hash_one(block)
+    }
+
     /// The slot of `block`, if resident.
     #[inline]
     #[must_use]
     pub fn get(&self, block: u64) -> Option<Slot> {
-        self.map.get(&block).copied()
+        let entries = &self.entries;
+        self.map.find(self.hash(block), |&s| entries[s as usize].block == block).copied()
     }
 
     /// Whether `block` is resident (or in flight).
     #[inline]
     #[must_use]
     pub fn contains(&self, block: u64) -> bool {
-        self.map.contains_key(&block)
+        self.get(block).is_some()
     }
 
     /// The entry in `slot`.
@@ -168,8 +182,9 @@ impl BlockTable {
             self.occupied.push(true);
             slot
         };
-        let old = self.map.insert(block, slot);
-        debug_assert!(old.is_none(), "block {block} inserted twice");
+        debug_assert!(self.get(block).is_none(), "block {block} inserted twice");
+        let (entries, hasher) = (&self.entries, &self.hasher);
+        self.map.insert_unique(hasher.hash_one(block), slot, |&s| hasher.hash_one(entries[s as usize].block));
         self.len += 1;
         slot
     }
@@ -178,7 +193,9 @@ impl BlockTable {
     pub fn remove(&mut self, slot: Slot) -> Entry {
         let entry = self.entries[slot as usize];
         debug_assert!(self.occupied[slot as usize]);
-        self.map.remove(&entry.block);
+        if let Ok(e) = self.map.find_entry(self.hasher.hash_one(entry.block), |&s| s == slot) {
+            e.remove();
+        }
         self.occupied[slot as usize] = false;
         self.free.push(slot);
         self.len -= 1;

@@ -32,7 +32,7 @@ impl LineParser for Arc {
         let addr = u64_field(file, n, "start_block", f[0])?;
         let blocks = u64_field(file, n, "n_blocks", f[1])?;
         let size = mul_field(file, n, "n_blocks", blocks, self.sector_size)?;
-        Ok(Some(RawRecord { time_ns: 0, op: Op::Read, addr, size, stream: 0, client: 0 }))
+        Ok(Some(RawRecord { time_ns: 0, op: Op::Read, addr, size, stream: 0, client: 0, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

@@ -354,7 +354,7 @@ impl LineParser for Csv {
                     .ok_or_else(|| bad_field(file, n, &self.names.stream, "too many distinct large stream ids"))?
             }
         };
-        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0 }))
+        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

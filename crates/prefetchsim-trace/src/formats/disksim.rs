@@ -36,7 +36,7 @@ impl LineParser for DiskSim {
         let size = mul_field(file, n, "sectors", sectors, self.sector_size)?;
         let flags = u64_field(file, n, "flags", f[4])?;
         let op = if flags & 1 == 1 { Op::Read } else { Op::Write };
-        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0 }))
+        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

@@ -163,11 +163,6 @@ impl BinInput {
         Ok(self.win.available())
     }
 
-    /// The location of the record last returned, if records are `size` bytes.
-    pub(crate) fn last_location(&self, size: usize) -> Location {
-        Self::location(self.next.saturating_sub(1), size)
-    }
-
     /// The location of record `index` of `size` bytes.
     pub(crate) fn location(index: u64, size: usize) -> Location {
         Location::Record { index, offset: index.saturating_mul(size as u64) }
@@ -212,13 +207,11 @@ pub(crate) struct TextReader<P> {
     input: TextInput,
     file: String,
     parser: P,
-    /// Line number of the record last returned.
-    line: u64,
 }
 
 impl<P: LineParser> TextReader<P> {
     pub(crate) fn new(input: Box<dyn BufRead + Send>, file: &str, parser: P) -> Self {
-        Self { input: TextInput::new(input, file), file: file.to_string(), parser, line: 0 }
+        Self { input: TextInput::new(input, file), file: file.to_string(), parser }
     }
 
     /// As a boxed [`RecordReader`].
@@ -231,15 +224,15 @@ impl<P: LineParser> TextReader<P> {
 }
 
 impl<P: LineParser> RecordReader for TextReader<P> {
-    fn location(&self) -> Location {
-        Location::Line(self.line)
+    fn locate(&self, pos: u64) -> Location {
+        Location::Line(pos)
     }
 
     fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError> {
         loop {
             let Some((n, line)) = self.input.next_data_line()? else { return Ok(None) };
-            if let Some(r) = self.parser.parse(&self.file, n, line)? {
-                self.line = n;
+            if let Some(mut r) = self.parser.parse(&self.file, n, line)? {
+                r.pos = n;
                 return Ok(Some(r));
             }
         }

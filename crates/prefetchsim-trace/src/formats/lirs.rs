@@ -31,7 +31,7 @@ impl LineParser for Lirs {
             return Ok(None);
         }
         let addr = u64_field(file, n, "block", f[0])?;
-        Ok(Some(RawRecord { time_ns: 0, op: Op::Read, addr, size: 0, stream: 0, client: 0 }))
+        Ok(Some(RawRecord { time_ns: 0, op: Op::Read, addr, size: 0, stream: 0, client: 0, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

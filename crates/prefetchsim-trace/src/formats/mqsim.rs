@@ -47,7 +47,7 @@ impl LineParser for MqSim {
                 ))
             }
         };
-        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0 }))
+        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

@@ -68,7 +68,7 @@ impl LineParser for Msr {
         };
         let addr = u64_field(file, n, "Offset", f[4])?;
         let size = u64_field(file, n, "Size", f[5])?;
-        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client }))
+        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

@@ -117,7 +117,7 @@ impl LineParser for MultiReal {
             other => return Err(bad_field(file, n, "op", format!("unknown op '{}', expected R or W", show(other)))),
         };
         let addr = self.layout.place(file, n, id, offset, size)?;
-        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client }))
+        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

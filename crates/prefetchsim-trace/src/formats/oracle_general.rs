@@ -38,19 +38,19 @@ struct OracleGeneral {
 impl RecordReader for OracleGeneral {
     #[inline]
     fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError> {
-        let Some((_, r)) = self.input.next::<SIZE>()? else { return Ok(None) };
+        let Some((pos, r)) = self.input.next::<SIZE>()? else { return Ok(None) };
         let (t, id, size, _) = fields(r);
         // u32 seconds × 10^9 < 2^62: no overflow.
         let time_ns = u64::from(t) * 1_000_000_000;
-        Ok(Some(RawRecord { time_ns, op: Op::Read, addr: id, size: u64::from(size), stream: 0, client: 0 }))
+        Ok(Some(RawRecord { time_ns, op: Op::Read, addr: id, size: u64::from(size), stream: 0, client: 0, pos }))
     }
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Ids
     }
 
-    fn location(&self) -> crate::error::Location {
-        self.input.last_location(SIZE)
+    fn locate(&self, pos: u64) -> crate::error::Location {
+        BinInput::location(pos, SIZE)
     }
 }
 

@@ -41,7 +41,7 @@ impl LineParser for Spc {
             }
         };
         let time_ns = scaled_field(file, n, "Timestamp", f[4], 9)?;
-        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0 }))
+        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

@@ -45,7 +45,7 @@ impl LineParser for Systor17 {
         let stream = self.luns.field(file, n, "LUN", f[3])?;
         let addr = u64_field(file, n, "Offset", f[4])?;
         let size = u64_field(file, n, "Size", f[5])?;
-        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0 }))
+        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

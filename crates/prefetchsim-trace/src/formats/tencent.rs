@@ -50,7 +50,7 @@ impl LineParser for Tencent {
             }
         };
         let stream = self.volumes.field(file, n, "VolumeID", f[4])?;
-        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0 }))
+        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client: 0, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {

@@ -24,17 +24,17 @@ struct U32Array<const BIG_ENDIAN: bool> {
 impl<const BIG_ENDIAN: bool> RecordReader for U32Array<BIG_ENDIAN> {
     #[inline]
     fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError> {
-        let Some((_, r)) = self.input.next::<4>()? else { return Ok(None) };
+        let Some((pos, r)) = self.input.next::<4>()? else { return Ok(None) };
         let id = if BIG_ENDIAN { u32::from_be_bytes(*r) } else { u32::from_le_bytes(*r) };
-        Ok(Some(RawRecord { time_ns: 0, op: Op::Read, addr: u64::from(id), size: 0, stream: 0, client: 0 }))
+        Ok(Some(RawRecord { time_ns: 0, op: Op::Read, addr: u64::from(id), size: 0, stream: 0, client: 0, pos }))
     }
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Ids
     }
 
-    fn location(&self) -> crate::error::Location {
-        self.input.last_location(4)
+    fn locate(&self, pos: u64) -> crate::error::Location {
+        BinInput::location(pos, 4)
     }
 }
 

@@ -160,7 +160,15 @@ impl RecordReader for Vscsi {
             let Some(time_ns) = ts.checked_mul(1000) else {
                 return Err(bad(&self.file, v, index, "ts", format!("{ts} µs overflows 64 bits in ns")));
             };
-            return Ok(Some(RawRecord { time_ns, op, addr: lbn, size: u64::from(len), stream: 0, client: 0 }));
+            return Ok(Some(RawRecord {
+                time_ns,
+                op,
+                addr: lbn,
+                size: u64::from(len),
+                stream: 0,
+                client: 0,
+                pos: index,
+            }));
         }
     }
 
@@ -168,8 +176,8 @@ impl RecordReader for Vscsi {
         AddrUnit::Sectors
     }
 
-    fn location(&self) -> crate::error::Location {
-        self.input.last_location(self.version.size())
+    fn locate(&self, pos: u64) -> crate::error::Location {
+        BinInput::location(pos, self.version.size())
     }
 }
 

@@ -38,16 +38,21 @@ struct Summary {
 
 fn summarize(mut r: Box<dyn RecordReader>, path: &str) -> Summary {
     let mut s = Summary { min_addr: u64::MAX, ..Summary::default() };
+    let mut last_pos = 0;
     loop {
         let rec = match r.next_record() {
             Ok(Some(rec)) => rec,
             Ok(None) => break,
             Err(e) => panic!("{path}: record {}: {e}", s.count),
         };
+        // Positions (line or record index, for error messages) strictly increase; the first records are
+        // compared without them.
+        assert!(s.count == 0 || rec.pos > last_pos, "{path}: position {} after {last_pos}", rec.pos);
+        last_pos = rec.pos;
         s.count += 1;
         s.reads += u64::from(rec.op == Op::Read);
         if s.first.len() < 3 {
-            s.first.push(rec);
+            s.first.push(RawRecord { pos: 0, ..rec });
         }
         s.min_addr = s.min_addr.min(rec.addr);
         s.max_addr = s.max_addr.max(rec.addr);
@@ -73,7 +78,7 @@ fn shared(rel: &str, format: &str) -> Option<(String, Summary)> {
 }
 
 fn rec(time_ns: u64, op: Op, addr: u64, size: u64, stream: u32, client: u32) -> RawRecord {
-    RawRecord { time_ns, op, addr, size, stream, client }
+    RawRecord { time_ns, op, addr, size, stream, client, pos: 0 }
 }
 
 /// A scratch directory for one test, removed afterwards.
@@ -100,11 +105,13 @@ impl Drop for Scratch {
 }
 
 /// All records of `path` read as `spec` says, or the first error (from opening or reading).
+/// Every record of `path`, with its position zeroed (positions are checked by `summarize`), so that
+/// tests compare content.
 fn read_all_spec(path: &str, spec: &TraceSpec) -> Result<Vec<RawRecord>, TraceError> {
     let mut r = open_with(path, spec)?;
     let mut out = Vec::new();
     while let Some(rec) = r.next_record()? {
-        out.push(rec);
+        out.push(RawRecord { pos: 0, ..rec });
     }
     Ok(out)
 }

@@ -297,7 +297,7 @@ fn stats_of_a_hand_made_trace_match_every_field() {
 }
 
 #[test]
-fn stats_serialise_to_a_flat_record_with_stable_column_names() {
+fn stats_serialise_to_a_flat_record_with_stable_column_names_in_schema_order() {
     let s = TraceStats::compute(&mut VecSource::new(vec![Request::read(3, 1)]), 512, RandomRule::default()).unwrap();
     let v = serde_json::to_value(&s).unwrap();
     let keys: Vec<&str> = v.as_object().unwrap().keys().map(String::as_str).collect();
@@ -305,25 +305,25 @@ fn stats_serialise_to_a_flat_record_with_stable_column_names() {
         keys,
         [
             "block_size",
+            "requests",
+            "reads",
+            "writes",
+            "read_share",
             "blocks_accessed",
             "bytes_accessed",
-            "clients",
-            "duration_ns",
             "footprint_blocks",
             "footprint_bytes",
-            "max_block",
             "mean_request_blocks",
             "mean_request_bytes",
             "min_block",
-            "random_gap",
+            "max_block",
+            "duration_ns",
+            "streams",
+            "clients",
             "random_requests",
             "random_share",
             "random_window",
-            "read_share",
-            "reads",
-            "requests",
-            "streams",
-            "writes",
+            "random_gap",
         ]
     );
     assert!(v.as_object().unwrap().values().all(|x| x.is_number()), "flat: {v}");
