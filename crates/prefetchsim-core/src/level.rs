@@ -81,6 +81,8 @@ pub struct Level<P: Policy> {
     opts: LevelOptions,
     second_chances: u8,
     wants_evictions: bool,
+    /// False for the `none` prefetcher: the per-request call and plan are skipped.
+    pf_active: bool,
     counters: LevelCounters,
     outcomes: Vec<Outcome>,
     plan: PrefetchPlan,
@@ -92,6 +94,7 @@ impl<P: Policy> Level<P> {
     pub fn new(capacity: usize, policy: P, prefetcher: Box<dyn Prefetcher>, opts: LevelOptions) -> Self {
         let second_chances = opts.pf_second_chance.max(prefetcher.second_chances());
         let wants_evictions = prefetcher.wants_evictions();
+        let pf_active = prefetcher.is_active();
         Self {
             table: BlockTable::with_capacity(capacity),
             policy,
@@ -100,6 +103,7 @@ impl<P: Policy> Level<P> {
             opts,
             second_chances,
             wants_evictions,
+            pf_active,
             counters: LevelCounters::default(),
             outcomes: Vec::with_capacity(64),
             plan: PrefetchPlan::default(),
@@ -164,45 +168,36 @@ impl<P: Policy> Level<P> {
 
     /// Insert the missing demand blocks and append their fetches.
     fn fill_demand(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
-        let placement = self.plan.demand_placement;
+        let how = Insert { placement: self.plan.demand_placement, ..Insert::demand() };
         let stream = self.plan.demand_stream.unwrap_or(req.stream);
-        let mut run: Option<Fetch> = None;
-        for (i, block) in req.blocks().enumerate() {
-            if self.outcomes[i] != Outcome::Miss {
-                if let Some(f) = run.take() {
-                    out.push(f);
+        let cache_it = self.opts.cache_demand_miss && self.capacity > 0;
+        // A fetch is a run of consecutive missing blocks; its demand blocks are a prefix of it, since
+        // the demand blocks are a prefix of the request.
+        let push = |out: &mut Vec<Fetch>, from: u32, to: u32| {
+            out.push(Fetch {
+                first: req.first + u64::from(from),
+                len: to - from,
+                demand_len: demand_len.clamp(from, to) - from,
+                stream: req.stream,
+                client: req.client,
+            });
+        };
+        let mut run_from: Option<u32> = None;
+        for i in 0..req.len {
+            if self.outcomes[i as usize] != Outcome::Miss {
+                if let Some(from) = run_from.take() {
+                    push(out, from, i);
                 }
                 continue;
             }
-            let is_demand = (i as u32) < demand_len;
-            if self.opts.cache_demand_miss && self.capacity > 0 {
-                let how = Insert { placement, ..Insert::demand() };
+            if cache_it {
                 // A demand block that finds no evictable room is served without being cached.
-                let _ = self.admit(block, stream, flags::ACCESSED, &how);
+                let _ = self.admit(req.first + u64::from(i), stream, flags::ACCESSED, &how);
             }
-            match &mut run {
-                Some(f) if f.first + u64::from(f.len) == block => {
-                    f.len += 1;
-                    if is_demand {
-                        f.demand_len = f.len;
-                    }
-                }
-                _ => {
-                    if let Some(f) = run.take() {
-                        out.push(f);
-                    }
-                    run = Some(Fetch {
-                        first: block,
-                        len: 1,
-                        demand_len: u32::from(is_demand),
-                        stream: req.stream,
-                        client: req.client,
-                    });
-                }
-            }
+            run_from.get_or_insert(i);
         }
-        if let Some(f) = run {
-            out.push(f);
+        if let Some(from) = run_from {
+            push(out, from, req.len);
         }
     }
 
@@ -308,15 +303,17 @@ impl<P: Policy> AnyLevel for Level<P> {
             self.outcomes.push(outcome);
         }
 
-        self.plan.clear();
-        let mut ctx = PrefetchCtx {
-            req,
-            demand_len,
-            outcomes: &self.outcomes,
-            cache: CacheView::new(&self.table, self.capacity),
-            plan: &mut self.plan,
-        };
-        self.prefetcher.on_access(&mut ctx);
+        if self.pf_active {
+            self.plan.clear();
+            let mut ctx = PrefetchCtx {
+                req,
+                demand_len,
+                outcomes: &self.outcomes,
+                cache: CacheView::new(&self.table, self.capacity),
+                plan: &mut self.plan,
+            };
+            self.prefetcher.on_access(&mut ctx);
+        }
 
         let from = out.len();
         self.fill_demand(req, demand_len, out);

@@ -12,35 +12,48 @@ use super::table::{block_map, BlockMap, BlockTable};
 /// The null link.
 pub const NIL: u32 = u32::MAX;
 
+/// The two links of one slot, side by side (one bounds check and one cache line per node).
+#[derive(Clone, Copy, Debug)]
+struct Link {
+    prev: u32,
+    next: u32,
+}
+
+const UNLINKED: Link = Link { prev: NIL, next: NIL };
+
 /// Link arrays shared by one or more [`List`]s.
 #[derive(Clone, Debug, Default)]
 pub struct Links {
-    prev: Vec<u32>,
-    next: Vec<u32>,
+    nodes: Vec<Link>,
 }
 
 impl Links {
     /// Links for `n` slots.
     #[must_use]
     pub fn with_capacity(n: usize) -> Self {
-        Self { prev: vec![NIL; n], next: vec![NIL; n] }
+        Self { nodes: vec![UNLINKED; n] }
     }
 
+    /// Make `slot` addressable; slots past the initial capacity are rare (timed overflow), so growth is
+    /// out of line.
     #[inline]
     fn ensure(&mut self, slot: u32) {
-        let need = slot as usize + 1;
-        if self.prev.len() < need {
-            let n = need.max(self.prev.len() * 2).max(16);
-            self.prev.resize(n, NIL);
-            self.next.resize(n, NIL);
+        if slot as usize >= self.nodes.len() {
+            self.grow(slot);
         }
+    }
+
+    #[cold]
+    fn grow(&mut self, slot: u32) {
+        let n = (slot as usize + 1).max(self.nodes.len() * 2).max(16);
+        self.nodes.resize(n, UNLINKED);
     }
 
     /// The node after `slot` (toward the tail), if any.
     #[inline]
     #[must_use]
     pub fn next(&self, slot: u32) -> Option<u32> {
-        let n = self.next[slot as usize];
+        let n = self.nodes[slot as usize].next;
         (n != NIL).then_some(n)
     }
 
@@ -48,7 +61,7 @@ impl Links {
     #[inline]
     #[must_use]
     pub fn prev(&self, slot: u32) -> Option<u32> {
-        let p = self.prev[slot as usize];
+        let p = self.nodes[slot as usize].prev;
         (p != NIL).then_some(p)
     }
 }
@@ -103,12 +116,11 @@ impl List {
     #[inline]
     pub fn push_front(&mut self, links: &mut Links, slot: u32) {
         links.ensure(slot);
-        links.prev[slot as usize] = NIL;
-        links.next[slot as usize] = self.head;
+        links.nodes[slot as usize] = Link { prev: NIL, next: self.head };
         if self.head == NIL {
             self.tail = slot;
         } else {
-            links.prev[self.head as usize] = slot;
+            links.nodes[self.head as usize].prev = slot;
         }
         self.head = slot;
         self.len += 1;
@@ -118,12 +130,11 @@ impl List {
     #[inline]
     pub fn push_back(&mut self, links: &mut Links, slot: u32) {
         links.ensure(slot);
-        links.next[slot as usize] = NIL;
-        links.prev[slot as usize] = self.tail;
+        links.nodes[slot as usize] = Link { prev: self.tail, next: NIL };
         if self.tail == NIL {
             self.head = slot;
         } else {
-            links.next[self.tail as usize] = slot;
+            links.nodes[self.tail as usize].next = slot;
         }
         self.tail = slot;
         self.len += 1;
@@ -133,14 +144,13 @@ impl List {
     #[inline]
     pub fn insert_after(&mut self, links: &mut Links, at: u32, slot: u32) {
         links.ensure(slot);
-        let nx = links.next[at as usize];
-        links.prev[slot as usize] = at;
-        links.next[slot as usize] = nx;
-        links.next[at as usize] = slot;
+        let nx = links.nodes[at as usize].next;
+        links.nodes[slot as usize] = Link { prev: at, next: nx };
+        links.nodes[at as usize].next = slot;
         if nx == NIL {
             self.tail = slot;
         } else {
-            links.prev[nx as usize] = slot;
+            links.nodes[nx as usize].prev = slot;
         }
         self.len += 1;
     }
@@ -157,19 +167,18 @@ impl List {
     /// Remove `slot`, which must be on this list.
     #[inline]
     pub fn unlink(&mut self, links: &mut Links, slot: u32) {
-        let (p, n) = (links.prev[slot as usize], links.next[slot as usize]);
+        let Link { prev: p, next: n } = links.nodes[slot as usize];
         if p == NIL {
             self.head = n;
         } else {
-            links.next[p as usize] = n;
+            links.nodes[p as usize].next = n;
         }
         if n == NIL {
             self.tail = p;
         } else {
-            links.prev[n as usize] = p;
+            links.nodes[n as usize].prev = p;
         }
-        links.prev[slot as usize] = NIL;
-        links.next[slot as usize] = NIL;
+        links.nodes[slot as usize] = UNLINKED;
         self.len -= 1;
     }
 
@@ -227,7 +236,7 @@ impl List {
         std::iter::from_fn(move || {
             (cur != NIL).then(|| {
                 let c = cur;
-                cur = links.next[c as usize];
+                cur = links.nodes[c as usize].next;
                 c
             })
         })
@@ -239,7 +248,7 @@ impl List {
         std::iter::from_fn(move || {
             (cur != NIL).then(|| {
                 let c = cur;
-                cur = links.prev[c as usize];
+                cur = links.nodes[c as usize].prev;
                 c
             })
         })

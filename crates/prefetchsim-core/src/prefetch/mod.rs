@@ -155,6 +155,11 @@ pub trait Prefetcher: Send {
     /// Decide what to prefetch for this request.
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>);
 
+    /// Whether the prefetcher ever prefetches; `none` says no, so levels skip the per-request call.
+    fn is_active(&self) -> bool {
+        true
+    }
+
     /// How many second chances an unused prefetched block gets at eviction (AMP: 1). The level takes
     /// the larger of this and its own `pf_second_chance` option.
     fn second_chances(&self) -> u8 {

@@ -9,4 +9,8 @@ pub struct NoPrefetch;
 impl Prefetcher for NoPrefetch {
     #[inline]
     fn on_access(&mut self, _ctx: &mut PrefetchCtx<'_>) {}
+
+    fn is_active(&self) -> bool {
+        false
+    }
 }
