@@ -58,7 +58,8 @@ def test_run_without_config_runs_the_builtin_default():
     assert p.returncode == 0, p.stderr
     rows = [json.loads(x) for x in p.stdout.splitlines()]
     assert [r["name"] for r in rows] == ["client", "server"]
-    assert rows[0]["requests"] == 200_000 and rows[0]["prefetch_issued"] > 0
+    assert rows[0]["trace_requests"] == 200_000 and rows[0]["requests"] == 200_000
+    assert rows[0]["prefetch_issued"] > 0 and rows[1]["requests"] == rows[0]["fetches"]
 
 
 def test_run_reads_a_toml_config(spc_trace, tmp_path):
@@ -97,3 +98,30 @@ def test_trace_params_accept_libcachesim_delimiter_syntax():
     assert _parse_kv("obj-id-col=2,delimiter=,,has-header=true") == {
         "obj-id-col": 2, "delimiter": ",", "has-header": True
     }
+
+
+def test_ctrl_c_stops_a_long_run_cleanly():
+    import signal
+    import time
+
+    p = subprocess.Popen(
+        [sys.executable, "-m", "prefetchsim", "sim", "zipf", "synthetic", "lru,arc", "1000,5000",
+         "-t", "requests=2000000000"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )
+    time.sleep(2.0)
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=30)
+    assert p.returncode == 130, err
+    assert "interrupted" in err and out == ""
+    assert time.monotonic() - t0 < 10, "the run must stop promptly"
+
+
+def test_readme_names_every_registered_format_policy_prefetcher_and_generator():
+    from conftest import REPO
+
+    readme = (REPO / "README.md").read_text()
+    for registry in (ps.formats, ps.policies, ps.prefetchers, ps.generators):
+        for name in registry():
+            assert f"`{name}`" in readme, f"README does not mention `{name}`"

@@ -23,7 +23,7 @@ from ._trace import Trace, open_trace, synthetic
 
 # Columns of the table view of a run; CSV and JSON carry every field.
 _TABLE_COLUMNS = [
-    "name", "policy", "prefetcher", "size", "capacity_blocks", "demand_accesses", "hit_ratio",
+    "name", "policy", "prefetcher", "size", "capacity_blocks", "requests", "demand_accesses", "hit_ratio",
     "miss_ratio", "prefetch_issued", "precision", "unused_prefetch",
 ]
 
@@ -105,6 +105,8 @@ def _emit(rows: list[dict[str, Any]], fmt: str, out: io.TextIOBase, columns: Seq
             w.writerows(rows)
         return
     cols = [c for c in (columns or (list(rows[0].keys()) if rows else [])) if not rows or c in rows[0]]
+    # Tables are for eyes: a trace is shown by its file name (CSV and JSON keep the path).
+    rows = [{**r, "trace": os.path.basename(str(r["trace"]))} if "trace" in r else r for r in rows]
 
     def cell(v: Any) -> str:
         if isinstance(v, float):
@@ -144,7 +146,7 @@ def _run_rows(results, labels: list[dict[str, Any]] | None = None) -> list[dict[
     rows = []
     for i, r in enumerate(results):
         for lv in r.levels:
-            row = {"trace": r.trace.path, "requests": r.raw["requests"]}
+            row = {"trace": r.trace.path, "trace_requests": r.raw["requests"]}
             if labels:
                 row.update(labels[i])
             row.update(lv)
@@ -176,7 +178,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
     results = _simulate(trace, docs, args)
     out, close = _output(args)
     try:
-        _emit(_run_rows(results, labels), args.output_format, out, ["trace", "requests", *_TABLE_COLUMNS])
+        _emit(_run_rows(results, labels), args.output_format, out, ["trace", *_TABLE_COLUMNS])
     finally:
         if close:
             out.close()
@@ -199,10 +201,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     results = _simulate(trace, [doc], args)
     out, close = _output(args)
     try:
-        rows = _run_rows(results)
-        for r in rows:
-            r["size"] = ""
-        _emit(rows, args.output_format, out, ["trace", "requests", *_TABLE_COLUMNS])
+        _emit(_run_rows(results), args.output_format, out, ["trace", *_TABLE_COLUMNS])
     finally:
         if close:
             out.close()

@@ -131,7 +131,6 @@ impl LevelCounters {
             ("hit_ratio_excl_prefetch", self.hit_ratio_excl_prefetch()),
             ("precision", self.precision()),
             ("coverage", self.coverage()),
-            ("unused_prefetch", self.unused_prefetch() as f64),
         ]
     }
 
@@ -187,6 +186,7 @@ impl LevelReport {
             ("capacity_bytes", Value::Int(self.capacity_blocks * self.block_size)),
         ];
         v.extend(self.counters.pairs().into_iter().map(|(k, x)| (k, Value::Int(x))));
+        v.push(("unused_prefetch", Value::Int(self.counters.unused_prefetch())));
         v.extend(self.counters.derived().into_iter().map(|(k, x)| (k, Value::Float(x))));
         v
     }
