@@ -2,5 +2,6 @@
 
 mod policies;
 mod properties;
+mod sarc_amp;
 mod split_examples;
 mod split_properties;
