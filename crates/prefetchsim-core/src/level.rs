@@ -161,6 +161,9 @@ impl<P: Policy> Level<P> {
                 return None;
             }
         }
+        // Making room may have evicted the block this one should follow (its slot is free now and could be
+        // reused by this very block).
+        let how = &Insert { after: how.after.filter(|&s| self.table.is_occupied(s)), ..*how };
         let slot = self.table.insert(block, stream, flag);
         self.policy.on_insert(slot, &self.table, how);
         Some(slot)

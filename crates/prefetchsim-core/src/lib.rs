@@ -5,7 +5,7 @@
 //! [`request::Request`]s into per-level metrics.
 //!
 //! - [`policy`]: replacement policies over a shared [`BlockTable`](policy::BlockTable) (LRU, FIFO,
-//!   CLOCK, ARC, MQ, 2Q, StreamLRU, SplitLRU), with prefetch-aware per-block flags.
+//!   CLOCK, ARC, MQ, 2Q, StreamLRU, SplitLRU, SARC), with prefetch-aware per-block flags.
 //! - [`prefetch`]: the [`Prefetcher`](prefetch::Prefetcher) trait and its implementations.
 //! - [`level`]: a cache node = policy + prefetcher + counters.
 //! - [`engine`]: replay of an [`engine::RequestSource`] through an [`engine::Hierarchy`].

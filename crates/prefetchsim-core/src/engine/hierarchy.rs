@@ -33,6 +33,7 @@ impl Hierarchy {
             let (pf_name, pf) = prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher)?;
             let (pol_name, level) =
                 policy::build_level(&format!("{path}.policy"), &l.policy, cap as usize, l.options.clone(), pf)?;
+            crate::config::check_pairing(&path, pol_name, pf_name)?;
             let name = l.name.clone().unwrap_or_else(|| format!("L{}", i + 1));
             names.push((name, pol_name.to_string(), pf_name.to_string()));
             levels.push(level);

@@ -11,6 +11,7 @@ pub mod fifo;
 pub mod list;
 pub mod lru;
 pub mod mq;
+pub mod sarc;
 pub mod split_lru;
 pub mod stream_lru;
 pub mod table;
@@ -40,7 +41,7 @@ pub enum Placement {
     Mru,
     /// The eviction (LRU) end ("LRU-Bottom").
     Lru,
-    /// A policy-specific list (SARC: 0 = RANDOM, 1 = SEQ).
+    /// A policy-specific list (SARC: 0 = RANDOM, 1 = SEQ, 2 = SEQ without counting a sequential miss).
     #[serde(skip)]
     List(u8),
 }
@@ -150,6 +151,7 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("2q", "2Q, full version (Johnson & Shasha, VLDB'94)"),
     ("streamlru", "stream-grouped prefetch-aware LRU (Varki et al., Split paper §2)"),
     ("splitlru", "Split replacement queue, Up and Down LRU lists (Varki, Hubbe & Merchant)"),
+    ("sarc", "SARC's SEQ and RANDOM lists, adaptive split (Gill & Modha, USENIX ATC'05); prefetcher sarc"),
 ];
 
 /// Other spellings accepted for policy names.
@@ -179,6 +181,10 @@ pub fn build_level(
     use crate::config::{parse_params, resolve_name};
     use crate::level::Level;
     let name = resolve_name(path, "policy", &spec.name, POLICIES, POLICY_ALIASES)?;
+    let mut opts = opts;
+    if let Some(rule) = prefetcher.first_hit() {
+        opts.first_hit = rule;
+    }
     let env = PolicyEnv { capacity, first_hit: opts.first_hit };
     let level: Box<dyn crate::level::AnyLevel> = match name {
         "lru" => {
@@ -201,6 +207,11 @@ pub fn build_level(
         )),
         "splitlru" => {
             Box::new(Level::new(capacity, split_lru::SplitLru::new(&env, parse_params(path, spec)?), prefetcher, opts))
+        }
+        "sarc" => {
+            let params: sarc::SarcParams = parse_params(path, spec)?;
+            params.validate(path)?;
+            Box::new(Level::new(capacity, sarc::Sarc::new(&env, params), prefetcher, opts))
         }
         _ => unreachable!("registered policy {name} without a constructor"),
     };

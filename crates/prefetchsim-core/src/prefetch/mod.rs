@@ -6,10 +6,12 @@
 //! [`PrefetchPlan`]. It hears evictions, second chances, and (in timed runs) late arrivals. See
 //! `shared/docs/algorithms/README.md` for the interface these hooks implement.
 
+pub mod amp;
 pub mod none;
 pub mod obl;
+pub mod sarc;
 
-use crate::policy::{BlockTable, Entry, Placement};
+use crate::policy::{BlockTable, Entry, FirstHit, Placement};
 use crate::request::Request;
 
 /// What the level found for one block of the request.
@@ -184,12 +186,22 @@ pub trait Prefetcher: Send {
     fn metadata_bytes(&self) -> u64 {
         0
     }
+
+    /// The first-hit rule of the prefetcher's own cache side, if its algorithm has one (AMP: `Stay`, a
+    /// prefetched block moves to MRU only on its second access). [`crate::policy::build_level`] gives it
+    /// to the policy in place of the level's `first_hit` option; a level built by hand passes it in the
+    /// policy's `PolicyEnv`.
+    fn first_hit(&self) -> Option<FirstHit> {
+        None
+    }
 }
 
 /// Names and summaries of the registered prefetchers.
 pub const PREFETCHERS: &[(&str, &str)] = &[
     ("none", "no prefetching"),
     ("obl", "one-block lookahead (Smith 1978): variants always, on_miss, tagged, libcachesim"),
+    ("sarc", "SARC's sequential prefetcher (Gill & Modha, USENIX ATC'05); pairs with policy sarc"),
+    ("amp", "Adaptive Multi-stream Prefetching (Gill & Bathen, FAST'07)"),
 ];
 
 /// Build the prefetcher named by `spec` (the prefetcher registry). Returns its canonical name.
@@ -205,6 +217,16 @@ pub fn build(
             Box::new(none::NoPrefetch)
         }
         "obl" => Box::new(obl::Obl::new(parse_params(path, spec)?)),
+        "sarc" => {
+            let params: sarc::SarcPrefetchParams = parse_params(path, spec)?;
+            params.validate(path)?;
+            Box::new(sarc::SarcPrefetcher::new(params))
+        }
+        "amp" => {
+            let params: amp::AmpParams = parse_params(path, spec)?;
+            params.validate(path)?;
+            Box::new(amp::Amp::new(params))
+        }
         _ => unreachable!("registered prefetcher {name} without a constructor"),
     };
     let canonical = PREFETCHERS.iter().find(|(n, _)| *n == name).map_or("?", |(n, _)| *n);

@@ -3,5 +3,6 @@
 mod device;
 mod policies;
 mod properties;
+mod sarc_amp;
 mod split_examples;
 mod split_properties;

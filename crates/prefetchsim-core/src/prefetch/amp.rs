@@ -1,0 +1,445 @@
+//! AMP: adaptive multi-stream prefetching, an adaptive asynchronous sequential prefetcher whose degree
+//! `p` and trigger distance `g` live on the last page of each stream's newest read set. Follows
+//! B. S. Gill and L. A. D. Bathen, "AMP: Adaptive Multi-stream Prefetching in a Shared Cache", FAST 2007
+//! ("AMP Algorithm", Figures 3-4; "Replacement Policy for Prefetched data"), as restated in
+//! `shared/docs/algorithms/amp.md`.
+//!
+//! # Where each part lives
+//!
+//! - Stream state: per-block metadata maps owned by the prefetcher, cleaned on eviction notices. Every
+//!   cached page has `last(x)`, the trigger tag and `old` (one word per page, kept by groups of 8 aligned
+//!   pages: a read set's pages arrive and leave together, so they share one map entry); a set's last page
+//!   has `p`, `g` and the late mark in a second map keyed by that page. A page with no word is its own
+//!   one-page read set with `p = 0` and `g` unset, exactly what a non-sequential one-block miss creates,
+//!   so random traffic costs no entries.
+//! - `p` grows by the request length on a hit of a set's last page (not after its second chance), up to
+//!   `p_max`; it shrinks by one, with `g` following, when an unused prefetched page reaches the LRU end:
+//!   the prefetcher asks for one second chance ([`Prefetcher::second_chances`]) and adapts in
+//!   [`Prefetcher::on_second_chance`]. `g` grows when a demand read waits for a prefetch
+//!   ([`Prefetcher::on_late`]), at most once per read set. The instant engine never calls `on_late`, so
+//!   there `g` only moves down: results of instant runs say so.
+//! - AMP's cache side (a prefetched page moves to MRU only on its second access) is the level option
+//!   `first_hit = "stay"`. The prefetcher asks for it through [`Prefetcher::first_hit`], and
+//!   [`crate::policy::build_level`] hands it to the policy, so a config naming `prefetcher = "amp"` gets
+//!   AMP's replacement over LRU without a second key. `first_hit_stay = false` leaves the level option in
+//!   charge (an ablation). The one second chance is the level's, as for any prefetcher.
+//!
+//! # Decisions where the reference is silent (all \[ours\])
+//!
+//! - A request is handled as amp.md writes it: hits first, in block order (triggers, then last-page
+//!   hits), then one read set for its missing blocks. In-flight blocks count as cached.
+//! - A page that joins a newer read set loses its trigger tag (a tag belongs to its set) and, if it was a
+//!   last page, its `p` and `g`; accessed and `old` stay.
+//! - Read sets longer than 2^29 blocks (2 TiB of 4 KiB blocks): pages farther than that from the set's
+//!   last page are sets of their own (a representation limit).
+//! - "Cached" for the stream-head lookup and for the trigger's last page includes the pages of read sets
+//!   planned earlier in the same request (not inserted yet), so a request that hits a trigger and the
+//!   old last page credits the new set.
+//! - A trigger whose set's last page has `p = 0` reads one page. A sequential miss reads at most `p_max`
+//!   pages ahead (`p_init` is the request length when not set).
+
+use serde::{Deserialize, Serialize};
+
+use super::{CacheView, Outcome, PrefetchCtx, Prefetcher};
+use crate::config::ConfigError;
+use crate::policy::table::{block_map, BlockMap};
+use crate::policy::{Entry, FirstHit};
+
+/// Parameters of AMP.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct AmpParams {
+    /// `APT`: asynchronous prefetching starts once `p` exceeds it (default 4, the paper's "empirically
+    /// reasonable value"); a new stream's first trigger distance is `APT/2`.
+    pub apt: u32,
+    /// `p_max`: the largest degree (default 256 \[ours\]; the paper caps `p` without a value we could read).
+    pub p_max: u32,
+    /// `K`: previous pages that must be cached for a miss to be sequential (default 1).
+    pub k: u32,
+    /// `p` of a new stream whose previous page has none; default: the request length \[ours\].
+    pub p_init: Option<u32>,
+    /// Ask the level for AMP's replacement rule, `first_hit = "stay"` (default true).
+    pub first_hit_stay: bool,
+}
+
+impl Default for AmpParams {
+    fn default() -> Self {
+        Self { apt: 4, p_max: 256, k: 1, p_init: None, first_hit_stay: true }
+    }
+}
+
+impl AmpParams {
+    /// Reject impossible values, naming the key under `path`.
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        if self.p_max == 0 {
+            return Err(ConfigError::new(format!("{path}.p_max"), "must be at least 1"));
+        }
+        if self.k == 0 {
+            return Err(ConfigError::new(format!("{path}.k"), "must be at least 1"));
+        }
+        if self.p_init == Some(0) {
+            return Err(ConfigError::new(format!("{path}.p_init"), "must be at least 1"));
+        }
+        Ok(())
+    }
+}
+
+/// AMP's metadata of one cached page.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PageMeta {
+    /// Last page of the read set the page belongs to.
+    pub last: u64,
+    /// Degree of prefetch (meaningful on a set's last page).
+    pub p: u32,
+    /// Trigger distance (on a set's last page); `None` until asynchronous prefetching first turns on.
+    pub g: Option<u32>,
+    /// The page is its set's trigger.
+    pub tag: bool,
+    /// A demand read already waited for this set (on its last page; `g` grows once per set).
+    pub late: bool,
+    /// The page had its second chance (AMP's `old`); kept when the page joins a newer set.
+    pub old: bool,
+}
+
+impl PageMeta {
+    /// The metadata of a page that is a read set of its own with no stream.
+    #[must_use]
+    pub fn alone(block: u64) -> Self {
+        Self { last: block, p: 0, g: None, tag: false, late: false, old: false }
+    }
+}
+
+/// The AMP prefetcher.
+#[derive(Debug)]
+pub struct Amp {
+    params: AmpParams,
+    /// Per-page words of cached pages, by group of [`GROUP`] aligned pages (key: `block >> 3`). A word is
+    /// `last - block` (bits 0..29) with the [`TAG`], [`OLD`] and [`HEAD`] flags; 0 is a page alone.
+    pages: BlockMap<[u32; GROUP]>,
+    /// `p`, `g` and the late mark of the last pages that have any (their word carries [`HEAD`]).
+    heads: BlockMap<Head>,
+    /// Read sets formed during the current request (not inserted yet): they count as cached.
+    planned: Vec<(u64, u64)>,
+    /// Size above which words of pages a level never inserted are swept out.
+    sweep_at: usize,
+}
+
+/// Pages per group of the metadata map: a read set's pages arrive and leave together, so they share
+/// buckets, and a one-page set of its own costs no entry at all.
+const GROUP: usize = 8;
+const DELTA: u32 = (1 << 29) - 1;
+const TAG: u32 = 1 << 29;
+const OLD: u32 = 1 << 30;
+const HEAD: u32 = 1 << 31;
+
+/// The stream values kept on a read set's last page.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+struct Head {
+    p: u32,
+    g: Option<u32>,
+    late: bool,
+}
+
+impl Amp {
+    /// A new AMP prefetcher.
+    #[must_use]
+    pub fn new(params: AmpParams) -> Self {
+        Self { params, pages: block_map(0), heads: block_map(0), planned: Vec::new(), sweep_at: 64 }
+    }
+
+    /// The metadata AMP holds for `block` (meaningful while it is cached).
+    #[must_use]
+    pub fn meta(&self, block: u64) -> PageMeta {
+        let w = self.word(block);
+        let h = self.head(block);
+        PageMeta { last: last_from(block, w), p: h.p, g: h.g, tag: w & TAG != 0, late: h.late, old: w & OLD != 0 }
+    }
+
+    /// Pages with metadata of their own, sorted (tests: they must all be cached).
+    #[must_use]
+    pub fn tracked_pages(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self
+            .pages
+            .iter()
+            .flat_map(|(&k, ws)| (0..GROUP).filter(|&i| ws[i] != 0).map(move |i| (k << 3) + i as u64))
+            .collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// The tagged pages, sorted (tests).
+    #[must_use]
+    pub fn tags(&self) -> Vec<u64> {
+        self.tracked_pages().into_iter().filter(|&b| self.word(b) & TAG != 0).collect()
+    }
+
+    #[inline]
+    fn word(&self, block: u64) -> u32 {
+        self.pages.get(&(block >> 3)).map_or(0, |ws| ws[(block & 7) as usize])
+    }
+
+    fn set_word(&mut self, block: u64, w: u32) {
+        let (key, i) = (block >> 3, (block & 7) as usize);
+        if w != 0 {
+            self.pages.entry(key).or_insert([0; GROUP])[i] = w;
+        } else if let Some(ws) = self.pages.get_mut(&key) {
+            ws[i] = 0;
+            if ws.iter().all(|&x| x == 0) {
+                self.pages.remove(&key);
+            }
+        }
+    }
+
+    fn head(&self, last: u64) -> Head {
+        if self.heads.is_empty() {
+            return Head::default();
+        }
+        self.heads.get(&last).copied().unwrap_or_default()
+    }
+
+    /// Store a last page's stream values; its word's [`HEAD`] bit says whether there are any.
+    fn set_head(&mut self, last: u64, h: Head) {
+        let w = self.word(last);
+        if h == Head::default() {
+            if w & HEAD != 0 {
+                self.heads.remove(&last);
+                self.set_word(last, w & !HEAD);
+            }
+        } else {
+            self.heads.insert(last, h);
+            if w & HEAD == 0 {
+                self.set_word(last, w | HEAD);
+            }
+        }
+    }
+
+    /// Cached, or in a read set planned earlier in the current request.
+    fn present(&self, cache: CacheView<'_>, block: u64) -> bool {
+        self.planned.iter().any(|&(a, l)| (a..=l).contains(&block)) || cache.contains(block)
+    }
+
+    /// The last page of the newest set of `x`'s stream (libMimircache's `lastInSequence`), if present.
+    /// `x` itself is known to be present.
+    fn stream_head(&self, cache: CacheView<'_>, x: u64) -> Option<u64> {
+        let l = last_from(x, self.word(x));
+        if let Some(next) = l.checked_add(1) {
+            if self.present(cache, next) {
+                let ln = last_from(next, self.word(next));
+                if ln > l {
+                    return (ln == next || self.present(cache, ln)).then_some(ln);
+                }
+            }
+        }
+        (l == x || self.present(cache, l)).then_some(l)
+    }
+
+    /// Make `[first, last]` one read set: every page gets `last`, the last page `p` and `g`, and with
+    /// `p > APT` the trigger tag goes on page `last - g`. Pages keep `old`; older tags are dropped.
+    /// `fresh_last`: the last page is neither cached nor planned (it has no metadata to clear).
+    fn form_set(&mut self, first: u64, last: u64, p: u32, g: Option<u32>, fresh_last: bool) {
+        // Pages before the last one, a group at a time; a former last page among them loses its stream
+        // values (they live on last pages only).
+        let mut b = first;
+        while b < last {
+            let key = b >> 3;
+            let end = last.min((key + 1) << 3);
+            let ws = self.pages.entry(key).or_insert([0; GROUP]);
+            for x in b..end {
+                let i = (x & 7) as usize;
+                // A page that far from its set's end stays a set of its own (2^29 blocks: 2 TiB of 4 KiB).
+                let delta = u32::try_from(last - x).ok().filter(|&d| d <= DELTA).unwrap_or(0);
+                if ws[i] & HEAD != 0 {
+                    self.heads.remove(&x);
+                }
+                ws[i] = (ws[i] & OLD) | delta;
+            }
+            if ws.iter().all(|&w| w == 0) {
+                self.pages.remove(&key);
+            }
+            b = end;
+        }
+        let mut head = Head { p, g, late: false };
+        let mut tag_last = false;
+        if p > self.params.apt {
+            let g = g.unwrap_or(self.params.apt / 2).min(p - 1);
+            head.g = Some(g);
+            if g == 0 {
+                tag_last = true;
+            } else {
+                let t = last - u64::from(g);
+                let w = self.word(t);
+                self.set_word(t, w | TAG);
+            }
+        }
+        if !(fresh_last && !tag_last && head == Head::default()) {
+            let w = self.word(last);
+            let w = (w & (OLD | HEAD)) | if tag_last { TAG } else { 0 };
+            self.set_word(last, w);
+            self.set_head(last, head);
+        }
+        self.planned.push((first, last));
+    }
+
+    /// Asynchronous prefetch of `q` pages from `first`, inheriting `p` and `g` from the set ending at
+    /// `from`.
+    fn issue_set(&mut self, ctx: &mut PrefetchCtx<'_>, first: u64, q: u32, from: Head) {
+        let q = q.max(1);
+        let Some(last) = first.checked_add(u64::from(q) - 1) else { return };
+        ctx.prefetch(first, q);
+        let fresh = !self.present(ctx.cache, last);
+        self.form_set(first, last, from.p.max(1), from.g, fresh);
+    }
+
+    /// A hit on `x`, the last page of its read set, which has not had its second chance: the stream
+    /// head's `p` grows by the read size `n`, up to `p_max`.
+    fn last_page_hit(&mut self, cache: CacheView<'_>, x: u64, n: u32) {
+        if let Some(h) = self.stream_head(cache, x) {
+            let mut m = self.head(h);
+            m.p = m.p.saturating_add(n).min(self.params.p_max);
+            self.set_head(h, m);
+        }
+    }
+
+    fn sweep(&mut self, cache: CacheView<'_>) {
+        if self.pages.len() + self.heads.len() > self.sweep_at.max(2 * cache.capacity() + 64) {
+            let resident = |b: u64| cache.contains(b);
+            self.pages.retain(|&k, ws| {
+                for (i, w) in ws.iter_mut().enumerate() {
+                    if *w != 0 && !resident((k << 3) + i as u64) {
+                        *w = 0;
+                    }
+                }
+                ws.iter().any(|&w| w != 0)
+            });
+            self.heads.retain(|&b, _| resident(b));
+            self.sweep_at = 2 * (self.pages.len() + self.heads.len());
+        }
+    }
+}
+
+/// The last page of `block`'s set from its word.
+#[inline]
+fn last_from(block: u64, w: u32) -> u64 {
+    block + u64::from(w & DELTA)
+}
+
+impl Prefetcher for Amp {
+    fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        self.decide(ctx);
+        // Planned sets count as cached only while deciding: the hooks the level calls while it fills the
+        // plan (second chances, evictions) see the cache as it is.
+        self.planned.clear();
+    }
+
+    fn second_chances(&self) -> u8 {
+        1
+    }
+
+    /// An unused prefetched page reached the LRU end: it loses its tag, and its stream's `p` shrinks by
+    /// one (at least 1) with `g = max(min(g-1, p-1), 0)`.
+    fn on_second_chance(&mut self, entry: &Entry, cache: CacheView<'_>) {
+        let v = entry.block;
+        let w = self.word(v);
+        self.set_word(v, (w & !TAG) | OLD);
+        if let Some(h) = self.stream_head(cache, v) {
+            let mut m = self.head(h);
+            m.p = m.p.saturating_sub(1).max(1);
+            m.g = m.g.map(|g| g.saturating_sub(1).min(m.p - 1));
+            self.set_head(h, m);
+        }
+    }
+
+    fn wants_evictions(&self) -> bool {
+        true
+    }
+
+    fn on_evicted(&mut self, entry: &Entry) {
+        if self.pages.is_empty() {
+            return;
+        }
+        let b = entry.block;
+        let (key, i) = (b >> 3, (b & 7) as usize);
+        let Some(ws) = self.pages.get_mut(&key) else { return };
+        let w = std::mem::take(&mut ws[i]);
+        if ws.iter().all(|&x| x == 0) {
+            self.pages.remove(&key);
+        }
+        if w & HEAD != 0 {
+            self.heads.remove(&b);
+        }
+    }
+
+    /// A demand read waited for `block`: the first time for its read set, `g = min(g+1, p-1)` on the
+    /// set's last page.
+    fn on_late(&mut self, block: u64) {
+        let l = last_from(block, self.word(block));
+        let Some(h) = self.heads.get_mut(&l) else { return };
+        if h.late {
+            return;
+        }
+        h.late = true;
+        if let Some(g) = h.g {
+            h.g = Some((g + 1).min(h.p.saturating_sub(1)));
+        }
+    }
+
+    fn first_hit(&self) -> Option<FirstHit> {
+        self.params.first_hit_stay.then_some(FirstHit::Stay)
+    }
+
+    fn metadata_bytes(&self) -> u64 {
+        let pages = self.pages.len() * std::mem::size_of::<(u64, [u32; GROUP])>();
+        let heads = self.heads.len() * std::mem::size_of::<(u64, Head)>();
+        (pages + heads) as u64
+    }
+}
+
+impl Amp {
+    /// The decisions for one request: hits in block order, then one read set for the missing blocks.
+    fn decide(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        self.sweep(ctx.cache);
+        let first = ctx.req.first;
+        let n = ctx.req.len;
+        // Hits, in block order.
+        for i in 0..ctx.outcomes.len() {
+            if ctx.outcomes[i] == Outcome::Miss {
+                continue;
+            }
+            let x = first + i as u64;
+            let w = self.word(x);
+            if w & TAG != 0 {
+                self.set_word(x, w & !TAG);
+                let l = last_from(x, w);
+                if self.present(ctx.cache, l) {
+                    let h = self.head(l);
+                    if let Some(next) = l.checked_add(1) {
+                        self.issue_set(ctx, next, h.p, h);
+                    }
+                }
+            }
+            if w & (DELTA | OLD) == 0 {
+                // The last page of its set (a page alone included), never had a second chance.
+                self.last_page_hit(ctx.cache, x, n);
+            }
+        }
+        // The miss: one read set for the missing blocks.
+        let Some(i) = ctx.outcomes.iter().position(|o| *o == Outcome::Miss) else { return };
+        let x = first + i as u64;
+        let e = ctx.req.last();
+        let sequential =
+            (1..=u64::from(self.params.k)).all(|j| x.checked_sub(j).is_some_and(|b| ctx.cache.contains(b)));
+        if sequential {
+            let pl = last_from(x - 1, self.word(x - 1));
+            let from = if self.present(ctx.cache, pl) { self.head(pl) } else { Head::default() };
+            let q = if from.p > 0 { from.p } else { self.params.p_init.unwrap_or(n) }.clamp(1, self.params.p_max);
+            let Some(last) = e.checked_add(u64::from(q)) else { return };
+            ctx.prefetch(e + 1, q);
+            let fresh = !self.present(ctx.cache, last);
+            self.form_set(x, last, q, from.g, fresh);
+        } else {
+            let fresh =
+                ctx.outcomes.last() == Some(&Outcome::Miss) && !self.planned.iter().any(|&(a, l)| (a..=l).contains(&e));
+            self.form_set(x, e, 0, None, fresh);
+        }
+    }
+}

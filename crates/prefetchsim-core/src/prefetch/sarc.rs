@@ -1,0 +1,326 @@
+//! SARC's prefetch side: sequential detection by a per-block counter, a synchronous prefetch of `u`
+//! blocks on a sequential miss, and a trigger block `g` before the end of each group that prefetches the
+//! next group asynchronously. Follows B. S. Gill and D. S. Modha, "SARC: Sequential Prefetching in
+//! Adaptive Replacement Cache", USENIX ATC 2005 ("Sequential Detection", "Synchronous and Asynchronous
+//! Prefetching" and the LRU anomaly of asynchronous prefetching), as restated in
+//! `shared/docs/algorithms/sarc.md`; the cache side is [`crate::policy::sarc`].
+//!
+//! # What it tells the policy
+//!
+//! A sequential miss puts `Placement::List(1)` (SEQ) on the request's missing demand blocks (missing
+//! blocks inside a group the same request set off get `List(2)`: SEQ, not a sequential miss); prefetch
+//! runs use the default placement, which the SARC policy sends to SEQ (and other policies treat as any
+//! prefetch, so the level option `pf_insert` applies). When a trigger is hit, the not yet accessed blocks
+//! of its group are named again in runs of their own, before the next group: a cached block named by a
+//! run gets [`crate::policy::Policy::on_prefetch_cached`], which moves it to MRU(SEQ) — the fix for the
+//! prefetch/LRU anomaly — and the new group is then inserted above them.
+//!
+//! Over other policies the prefetcher is a fixed-degree synchronous + asynchronous read-ahead with
+//! SARC's detection: LRU, FIFO, CLOCK, ARC, MQ, 2Q and StreamLRU read `List(1)` and `List(2)` as their
+//! default demand placement (SEQ is ignored) and the anomaly-fix runs as ordinary runs over cached blocks
+//! (StreamLRU keeps such blocks in sequence order). SplitLRU reads `List(1)` as its Down list: there a
+//! sequential miss's demand blocks enter MRU(Down), SplitLRU's nearest analogue of SEQ.
+//!
+//! # Decisions where the reference is silent (all \[ours\])
+//!
+//! - A request is one step of the detection counter, as a track is in the paper: its first missing
+//!   block `x` gets `cnt = cached(x-1) ? min(seqThreshold, cnt(x-1)+1) : 1`, its other missing blocks the
+//!   same value, and it is a sequential miss when that value reaches `seqThreshold`. A miss after hits in
+//!   the same request has a cached predecessor. Prefetched blocks get `cnt = seqThreshold`. With the
+//!   default threshold 2, `cnt` is never stored: a block is sequential exactly when its predecessor is
+//!   cached.
+//! - The synchronous group of a multi-block request starts after its last block (sequential.md).
+//! - Blocks are processed in order before the miss. A cached block may be a trigger; so may a missing
+//!   block that a group planned earlier in the same request covers: block by block it would be a hit on
+//!   that group, in flight. Groups thus chain through a long request, and missing blocks they cover are
+//!   no sequential miss: they go to SEQ as `Placement::List(2)`, which the policy does not count in
+//!   `seqMiss`. Only the first missing block no planned group covers is tested for sequentiality.
+//! - The level inserts a request's demand blocks before any prefetch run, so a demand insertion may evict
+//!   a group block that the anomaly fix was about to move; the level then fetches it again as a prefetch.
+//! - Trigger lookups go through a 1 KiB counting filter, so hits and evictions of blocks that are no
+//!   trigger (nearly all) do not probe the trigger map.
+//! - A trigger mark is set even when its block is already cached, and is dropped when the block leaves.
+
+use serde::{Deserialize, Serialize};
+
+use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
+use crate::config::ConfigError;
+use crate::policy::sarc::{GROUP, SEQ};
+use crate::policy::table::{block_map, BlockMap};
+use crate::policy::{Entry, Placement};
+
+/// Parameters of the SARC prefetcher.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct SarcPrefetchParams {
+    /// `u`: blocks per prefetch group, fixed (default 8 \[ours\]; the paper calls it system-specific).
+    #[serde(alias = "u")]
+    pub degree: u32,
+    /// `g`: the trigger sits `g` blocks before the end of its group, `0 <= g < u` (default `u/2` \[ours\],
+    /// after the AMP paper's fixed-asynchronous experiments).
+    #[serde(alias = "g")]
+    pub trigger_distance: Option<u32>,
+    /// `seqThreshold`: counter value at which a miss counts as sequential (default 2 \[ours\]).
+    pub seq_threshold: u8,
+}
+
+impl Default for SarcPrefetchParams {
+    fn default() -> Self {
+        Self { degree: 8, trigger_distance: None, seq_threshold: 2 }
+    }
+}
+
+impl SarcPrefetchParams {
+    /// Reject impossible values, naming the key under `path`.
+    pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        if self.degree == 0 {
+            return Err(ConfigError::new(format!("{path}.degree"), "the prefetch degree must be at least 1"));
+        }
+        if let Some(g) = self.trigger_distance {
+            if g >= self.degree {
+                return Err(ConfigError::new(
+                    format!("{path}.trigger_distance"),
+                    format!("must be below the degree {} (the trigger lies inside its group), got {g}", self.degree),
+                ));
+            }
+        }
+        if self.seq_threshold == 0 {
+            return Err(ConfigError::new(format!("{path}.seq_threshold"), "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    /// `g` in blocks.
+    #[must_use]
+    pub fn g(&self) -> u32 {
+        self.trigger_distance.unwrap_or(self.degree / 2).min(self.degree.saturating_sub(1))
+    }
+}
+
+/// A prefetch group `[first, last]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Group {
+    /// First block.
+    pub first: u64,
+    /// Last block.
+    pub last: u64,
+}
+
+/// The SARC prefetcher.
+#[derive(Debug)]
+pub struct SarcPrefetcher {
+    u: u32,
+    g: u32,
+    threshold: u8,
+    /// Trigger block → the group it belongs to.
+    triggers: BlockMap<Group>,
+    /// Counting filter over the trigger blocks: a hit or an eviction looks into `triggers` only when the
+    /// counter of its block is not zero (there are few triggers, and most blocks are not one).
+    filter: Vec<u32>,
+    /// `cnt(x)` of cached blocks; kept only when `seqThreshold > 2`.
+    counters: BlockMap<u8>,
+    /// Size above which marks of blocks that never entered the cache are swept out.
+    sweep_at: usize,
+    /// Groups planned during the current request.
+    planned: Vec<Group>,
+}
+
+impl SarcPrefetcher {
+    /// A new SARC prefetcher.
+    #[must_use]
+    pub fn new(params: SarcPrefetchParams) -> Self {
+        Self {
+            u: params.degree.max(1),
+            g: params.g(),
+            threshold: params.seq_threshold.max(1),
+            triggers: block_map(0),
+            filter: vec![0; FILTER],
+            counters: block_map(0),
+            sweep_at: 64,
+            planned: Vec::new(),
+        }
+    }
+
+    /// The group whose trigger is `block`, if it is one (tests).
+    #[must_use]
+    pub fn trigger(&self, block: u64) -> Option<Group> {
+        self.triggers.get(&block).copied()
+    }
+
+    /// The trigger blocks, sorted (tests).
+    #[must_use]
+    pub fn triggers(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.triggers.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
+    fn set_trigger(&mut self, block: u64, group: Group) {
+        if self.triggers.insert(block, group).is_none() {
+            self.filter[filter_slot(block)] += 1;
+        }
+    }
+
+    #[inline]
+    fn take_trigger(&mut self, block: u64) -> Option<Group> {
+        let i = filter_slot(block);
+        if self.filter[i] == 0 {
+            return None;
+        }
+        let group = self.triggers.remove(&block)?;
+        self.filter[i] -= 1;
+        Some(group)
+    }
+
+    fn keeps_counters(&self) -> bool {
+        self.threshold > 2
+    }
+
+    /// `cnt` of a block entering the cache after `prev = x - 1`.
+    fn counter_after(&self, x: u64, cache: CacheView<'_>) -> u8 {
+        let Some(prev) = x.checked_sub(1) else { return 1 };
+        if self.covered(prev) {
+            return self.threshold;
+        }
+        if !cache.contains(prev) {
+            return 1;
+        }
+        let before = if self.keeps_counters() { self.counters.get(&prev).copied().unwrap_or(1) } else { 1 };
+        before.saturating_add(1).min(self.threshold)
+    }
+
+    /// Whether a group planned earlier in the current request covers `block`.
+    #[inline]
+    fn covered(&self, block: u64) -> bool {
+        self.planned.iter().any(|g| (g.first..=g.last).contains(&block))
+    }
+
+    /// Drop marks of blocks that are not resident (blocks a level could not insert); amortised O(1).
+    fn sweep(&mut self, cache: CacheView<'_>) {
+        let limit = self.sweep_at.max(2 * cache.capacity() + 64);
+        if self.triggers.len() > limit || self.counters.len() > limit {
+            self.triggers.retain(|b, _| cache.contains(*b));
+            self.counters.retain(|b, _| cache.contains(*b));
+            self.filter.fill(0);
+            for b in self.triggers.keys() {
+                self.filter[filter_slot(*b)] += 1;
+            }
+            self.sweep_at = 2 * self.triggers.len().max(self.counters.len());
+        }
+    }
+
+    /// Prefetch the group `[first, first+u-1]` and mark its trigger.
+    fn start_group(&mut self, ctx: &mut PrefetchCtx<'_>, first: u64) {
+        let Some(last) = first.checked_add(u64::from(self.u) - 1) else { return };
+        let stream = ctx.req.stream;
+        ctx.prefetch_run(PrefetchRun { first, len: self.u, stream, placement: Placement::Default });
+        self.set_trigger(last - u64::from(self.g), Group { first, last });
+        self.planned.push(Group { first, last });
+        if self.keeps_counters() {
+            for b in first..=last {
+                if !ctx.cache.contains(b) {
+                    self.counters.insert(b, self.threshold);
+                }
+            }
+        }
+    }
+
+    /// The trigger of `group` was hit: move its cached, not yet accessed blocks to MRU(SEQ) in address
+    /// order (runs over exactly those blocks), then prefetch the next group.
+    fn fire(&mut self, ctx: &mut PrefetchCtx<'_>, group: Group) {
+        let stream = ctx.req.stream;
+        let mut run: Option<(u64, u32)> = None;
+        for b in group.first..=group.last {
+            let waiting = ctx.cache.entry(b).is_some_and(Entry::unused_prefetch);
+            match (&mut run, waiting) {
+                (Some((_, len)), true) => *len += 1,
+                (None, true) => run = Some((b, 1)),
+                (Some((first, len)), false) => {
+                    let (first, len) = (*first, *len);
+                    ctx.prefetch_run(PrefetchRun { first, len, stream, placement: Placement::Default });
+                    run = None;
+                }
+                (None, false) => {}
+            }
+        }
+        if let Some((first, len)) = run {
+            ctx.prefetch_run(PrefetchRun { first, len, stream, placement: Placement::Default });
+        }
+        if let Some(next) = group.last.checked_add(1) {
+            self.start_group(ctx, next);
+        }
+    }
+}
+
+/// Counters in the trigger filter (1 KiB: it stays in the first-level cache).
+const FILTER: usize = 1 << 8;
+
+/// The filter counter of `block` (the top bits of a multiplicative hash).
+#[inline]
+fn filter_slot(block: u64) -> usize {
+    (block.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
+}
+
+impl Prefetcher for SarcPrefetcher {
+    fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        self.planned.clear();
+        self.sweep(ctx.cache);
+        let first = ctx.req.first;
+        // Cached blocks, in block order, may be triggers; so may missing blocks that a group planned
+        // earlier in this request covers (they are in flight by the time the request reaches them).
+        if !self.triggers.is_empty() {
+            for i in 0..ctx.outcomes.len() {
+                let b = first + i as u64;
+                if ctx.outcomes[i] == Outcome::Miss && !self.covered(b) {
+                    continue;
+                }
+                if let Some(group) = self.take_trigger(b) {
+                    self.fire(ctx, group);
+                }
+            }
+        }
+        // The miss: sequential detection on the first missing block no planned group covers.
+        let Some(i) = ctx.outcomes.iter().position(|o| *o == Outcome::Miss) else { return };
+        let uncovered =
+            (i..ctx.outcomes.len()).find(|&j| ctx.outcomes[j] == Outcome::Miss && !self.covered(first + j as u64));
+        let Some(j) = uncovered else {
+            // Every missing block belongs to a group this request set off: no sequential miss.
+            ctx.plan.demand_placement = Placement::List(GROUP);
+            return;
+        };
+        let x = first + j as u64;
+        let cnt = self.counter_after(x, ctx.cache);
+        if self.keeps_counters() {
+            for (k, o) in ctx.outcomes.iter().enumerate().skip(i) {
+                let b = first + k as u64;
+                // Blocks a planned group covers already have their group's counter.
+                if *o == Outcome::Miss && !self.covered(b) {
+                    self.counters.insert(b, cnt);
+                }
+            }
+        }
+        if cnt >= self.threshold {
+            ctx.plan.demand_placement = Placement::List(SEQ);
+            if let Some(next) = ctx.req.last().checked_add(1) {
+                self.start_group(ctx, next);
+            }
+        }
+    }
+
+    fn wants_evictions(&self) -> bool {
+        true
+    }
+
+    fn on_evicted(&mut self, entry: &Entry) {
+        self.take_trigger(entry.block);
+        if !self.counters.is_empty() {
+            self.counters.remove(&entry.block);
+        }
+    }
+
+    fn metadata_bytes(&self) -> u64 {
+        let t = self.triggers.len() * std::mem::size_of::<(u64, Group)>();
+        let c = self.counters.len() * std::mem::size_of::<(u64, u8)>();
+        (t + c) as u64
+    }
+}
