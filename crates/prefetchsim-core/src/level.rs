@@ -157,8 +157,14 @@ impl<P: Policy> Level<P> {
                 return None;
             }
         }
+        // Making room may have evicted the block this one was to follow (a run longer than the cache);
+        // its slot is then free and about to be reused by this very block.
+        let mut how = *how;
+        if how.after.is_some_and(|s| !self.table.is_occupied(s)) {
+            how.after = None;
+        }
         let slot = self.table.insert(block, stream, flag);
-        self.policy.on_insert(slot, &self.table, how);
+        self.policy.on_insert(slot, &self.table, &how);
         Some(slot)
     }
 

@@ -2,5 +2,6 @@
 
 mod policies;
 mod properties;
+mod readahead;
 mod split_examples;
 mod split_properties;
