@@ -106,6 +106,8 @@ pub struct StreamTable<T> {
     links: Links,
     lru: List,
     cap: usize,
+    /// The most recently used key and its slot: consecutive requests of one stream skip the hash.
+    last: Option<(u64, u32)>,
 }
 
 impl<T> StreamTable<T> {
@@ -121,13 +123,20 @@ impl<T> StreamTable<T> {
             links: Links::with_capacity(pre),
             lru: List::default(),
             cap,
+            last: None,
         }
     }
 
     /// The context of `key`, made most recently used; created with `init` when absent (replacing the
     /// least recently used context when the table is full). Returns its slot and the context.
     pub fn get_or_insert_with(&mut self, key: u64, init: impl FnOnce() -> T) -> (u32, &mut T) {
+        if let Some((k, i)) = self.last {
+            if k == key {
+                return (i, &mut self.vals[i as usize]);
+            }
+        }
         if let Some(&i) = self.map.get(&key) {
+            self.last = Some((key, i));
             if self.lru.head() != Some(i) {
                 self.lru.move_to_front(&mut self.links, i);
             }
@@ -147,6 +156,7 @@ impl<T> StreamTable<T> {
         };
         self.map.insert(key, i);
         self.lru.push_front(&mut self.links, i);
+        self.last = Some((key, i));
         (i, &mut self.vals[i as usize])
     }
 

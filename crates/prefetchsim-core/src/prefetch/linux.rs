@@ -260,6 +260,36 @@ pub fn next_size_ondemand(size: u64, max: u64) -> u64 {
     }
 }
 
+/// One stream's context: its read-ahead state and, for detected streams, the last range of blocks it
+/// claimed in the detector.
+#[derive(Clone, Copy, Debug)]
+struct Context {
+    state: StreamState,
+    claimed: (u64, u64),
+}
+
+impl Context {
+    fn new(mode: LinuxMode) -> Self {
+        Self { state: StreamState::new(mode), claimed: (1, 0) }
+    }
+}
+
+/// Claim `[a, b]` for stream `id`, skipping the part of it the stream claimed last (`claimed`, which
+/// it extends): a sequential stream claims each block about once instead of at every request and window
+/// that names it again \[ours; the latest claim still wins for every block claimed\].
+fn claim_new(d: &mut StreamDetector, claimed: &mut (u64, u64), a: u64, b: u64, id: u32) {
+    let (lo, hi) = *claimed;
+    if a >= lo && a <= hi.saturating_add(1) && lo <= hi {
+        if b > hi {
+            d.claim(hi + 1, b - hi, id);
+            claimed.1 = b;
+        }
+    } else {
+        d.claim(a, b - a + 1, id);
+        *claimed = (a, b);
+    }
+}
+
 /// Key of detected streams in the context table (file ids use the low 32 bits).
 const DETECTED: u64 = 1 << 32;
 /// Key of the single context of `key = "device"`.
@@ -311,7 +341,7 @@ impl Io<'_> {
 pub struct Linux {
     params: LinuxParams,
     max: u64,
-    table: StreamTable<StreamState>,
+    table: StreamTable<Context>,
     detector: Option<StreamDetector>,
     marks: BlockMap<()>,
     issued: Vec<(u64, u64)>,
@@ -347,13 +377,13 @@ impl Linux {
     /// The state of the stream the most recent request used (tests and inspection).
     #[must_use]
     pub fn last_state(&self) -> Option<StreamState> {
-        self.last_slot.and_then(|s| self.table.slot(s)).copied()
+        self.last_slot.and_then(|s| self.table.slot(s)).map(|c| c.state)
     }
 
     /// The state kept for requests with stream id `stream` (non-zero, `key = "stream"`).
     #[must_use]
     pub fn stream_state(&self, stream: u32) -> Option<StreamState> {
-        self.table.get(u64::from(stream)).copied()
+        self.table.get(u64::from(stream)).map(|c| c.state)
     }
 
     /// `ondemand` marker pages currently set, sorted (tests).
@@ -643,8 +673,9 @@ impl Prefetcher for Linux {
         let (s, e) = (ctx.req.first, ctx.req.last());
         let key = self.key_of(s, ctx.req.stream);
         let mode = self.params.mode;
-        let (slot, state) = self.table.get_or_insert_with(key, || StreamState::new(mode));
+        let (slot, context) = self.table.get_or_insert_with(key, || Context::new(mode));
         self.last_slot = Some(slot);
+        let Context { state, claimed } = context;
         if self.marks.len() > ctx.cache.capacity() + MARK_SLACK {
             let cache = ctx.cache;
             self.marks.retain(|b, ()| cache.contains(*b));
@@ -685,9 +716,9 @@ impl Prefetcher for Linux {
         if detected {
             if let Some(d) = &mut self.detector {
                 let id = key as u32;
-                d.claim(s, e - s + 1, id);
+                claim_new(d, claimed, s, e, id);
                 for &(a, n) in &self.issued {
-                    d.claim(a, n, id);
+                    claim_new(d, claimed, a, a + (n - 1), id);
                 }
             }
         }
