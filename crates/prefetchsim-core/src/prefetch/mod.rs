@@ -7,8 +7,11 @@
 //! `shared/docs/algorithms/README.md` for the interface these hooks implement.
 
 pub mod amp;
+pub mod detect;
+pub mod linux;
 pub mod none;
 pub mod obl;
+pub mod readahead;
 pub mod sarc;
 
 use crate::policy::{BlockTable, Entry, FirstHit, Placement};
@@ -202,6 +205,11 @@ pub const PREFETCHERS: &[(&str, &str)] = &[
     ("obl", "one-block lookahead (Smith 1978): variants always, on_miss, tagged, libcachesim"),
     ("sarc", "SARC's sequential prefetcher (Gill & Modha, USENIX ATC'05); pairs with policy sarc"),
     ("amp", "Adaptive Multi-stream Prefetching (Gill & Bathen, FAST'07)"),
+    ("ra", "P-block read-ahead (Smith 1978; PFC §2.2; Varki et al. §2): modes pm, pa, trigger, last"),
+    ("pfc-ra", "PFC's RA (§2.2): read-ahead of P = 4 blocks after every request"),
+    ("split-t1", "Split paper technique 1: 2 blocks after every request, streams by block b-1"),
+    ("split-t2", "Split paper technique 2: 2 blocks on a miss or a hit of the stream's last cached block"),
+    ("linux", "Linux read-ahead: modes pfc-paper (PFC §2.2), 2.6.16, ondemand (v6.x)"),
 ];
 
 /// Build the prefetcher named by `spec` (the prefetcher registry). Returns its canonical name.
@@ -227,6 +235,8 @@ pub fn build(
             params.validate(path)?;
             Box::new(amp::Amp::new(params))
         }
+        "ra" | "pfc-ra" | "split-t1" | "split-t2" => Box::new(readahead::build(path, name, spec)?),
+        "linux" => Box::new(linux::build(path, spec)?),
         _ => unreachable!("registered prefetcher {name} without a constructor"),
     };
     let canonical = PREFETCHERS.iter().find(|(n, _)| *n == name).map_or("?", |(n, _)| *n);

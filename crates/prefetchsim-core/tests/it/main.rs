@@ -3,6 +3,7 @@
 mod device;
 mod policies;
 mod properties;
+mod readahead;
 mod sarc_amp;
 mod split_examples;
 mod split_properties;

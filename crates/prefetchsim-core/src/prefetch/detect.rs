@@ -1,0 +1,239 @@
+//! Sequential-stream detection for interleaved streams with bounded memory, and a bounded LRU table of
+//! per-stream contexts.
+//!
+//! The detection rule is the one `shared/docs/algorithms/sequential.md` fixes for the Split paper's
+//! techniques (Varki, Hubbe & Merchant §2; ambiguity 6): a request for block `b` continues the stream that
+//! holds `b-1`, requested or prefetched; otherwise it starts a new stream. [`StreamDetector`] remembers
+//! which stream claimed each block of about the last `memory` claims (two generations, \[ours\]), so the state
+//! is bounded whatever the trace. RA uses it for its stream ids and for `seq_gate = "held"`; Linux
+//! read-ahead uses it to key its per-stream state when a request has no stream id (`key = "detect"`).
+//! [`StreamTable`] holds one context per stream key and forgets the least recently used one when full.
+
+use hashbrown::HashMap;
+
+use crate::policy::list::{Links, List};
+use crate::policy::table::{block_map, BlockHasher, BlockMap};
+
+/// Block → stream ownership for the most recent claims, in two generations.
+///
+/// Claims go to the current generation; when it holds `memory / 2` blocks it becomes the old one and the
+/// one before is dropped. A lookup checks the current generation, then the old one. So the detector
+/// remembers at least the last `memory / 2` claimed blocks and never more than `memory` \[ours\]. Cost:
+/// one hash insertion per claimed block, two lookups per query, and a clear every `memory / 2` new
+/// blocks (amortised O(1)); no allocation once both generations have reached their size.
+#[derive(Debug)]
+pub struct StreamDetector {
+    cur: BlockMap<u32>,
+    old: BlockMap<u32>,
+    half: usize,
+    /// The last stream id handed out (ids start at 1 and skip 0, which means "no stream").
+    last_id: u32,
+}
+
+impl StreamDetector {
+    /// A detector remembering about the last `memory` block claims (at least 2).
+    #[must_use]
+    pub fn new(memory: usize) -> Self {
+        // Grown on demand: a detector that is never consulted costs nothing.
+        Self { cur: block_map(0), old: block_map(0), half: (memory / 2).max(1), last_id: 0 }
+    }
+
+    /// The stream holding `block`, if it is remembered.
+    #[inline]
+    #[must_use]
+    pub fn owner(&self, block: u64) -> Option<u32> {
+        self.cur.get(&block).or_else(|| self.old.get(&block)).copied()
+    }
+
+    /// The stream a request starting at `first` continues: the holder of `first - 1`.
+    #[inline]
+    #[must_use]
+    pub fn continues(&self, first: u64) -> Option<u32> {
+        first.checked_sub(1).and_then(|p| self.owner(p))
+    }
+
+    /// A fresh stream id (never 0).
+    pub fn new_stream(&mut self) -> u32 {
+        self.last_id = self.last_id.wrapping_add(1).max(1);
+        self.last_id
+    }
+
+    /// The stream a request starting at `first` belongs to: the holder of `first - 1`, else a new one.
+    pub fn assign(&mut self, first: u64) -> u32 {
+        match self.continues(first) {
+            Some(s) => s,
+            None => self.new_stream(),
+        }
+    }
+
+    /// `stream` now holds blocks `first .. first + len` (the latest claim of a block wins).
+    pub fn claim(&mut self, first: u64, len: u64, stream: u32) {
+        for b in first..first.saturating_add(len) {
+            if self.cur.len() >= self.half {
+                std::mem::swap(&mut self.cur, &mut self.old);
+                self.cur.clear();
+            }
+            self.cur.insert(b, stream);
+        }
+    }
+
+    /// Blocks currently remembered (a block in both generations counts twice).
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.cur.len() + self.old.len()
+    }
+
+    /// Nothing remembered.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.cur.is_empty() && self.old.is_empty()
+    }
+
+    /// Approximate memory held, in bytes.
+    #[must_use]
+    pub fn metadata_bytes(&self) -> u64 {
+        ((self.cur.capacity() + self.old.capacity()) * 13) as u64
+    }
+}
+
+/// Per-stream contexts by key, at most `cap` of them; a new key beyond that replaces the least recently
+/// used context (its stream then starts afresh, as a file that was closed and opened again).
+#[derive(Debug)]
+pub struct StreamTable<T> {
+    map: HashMap<u64, u32, BlockHasher>,
+    keys: Vec<u64>,
+    vals: Vec<T>,
+    links: Links,
+    lru: List,
+    cap: usize,
+    /// The most recently used key and its slot: consecutive requests of one stream skip the hash.
+    last: Option<(u64, u32)>,
+}
+
+impl<T> StreamTable<T> {
+    /// An empty table for at most `cap` contexts (at least 1).
+    #[must_use]
+    pub fn new(cap: usize) -> Self {
+        let cap = cap.clamp(1, u32::MAX as usize - 1);
+        let pre = cap.min(1 << 16);
+        Self {
+            map: HashMap::with_capacity_and_hasher(pre, BlockHasher::with_seed(0x5eed_57e4)),
+            keys: Vec::with_capacity(pre),
+            vals: Vec::with_capacity(pre),
+            links: Links::with_capacity(pre),
+            lru: List::default(),
+            cap,
+            last: None,
+        }
+    }
+
+    /// The context of `key`, made most recently used; created with `init` when absent (replacing the
+    /// least recently used context when the table is full). Returns its slot and the context.
+    pub fn get_or_insert_with(&mut self, key: u64, init: impl FnOnce() -> T) -> (u32, &mut T) {
+        if let Some((k, i)) = self.last {
+            if k == key {
+                return (i, &mut self.vals[i as usize]);
+            }
+        }
+        if let Some(&i) = self.map.get(&key) {
+            self.last = Some((key, i));
+            if self.lru.head() != Some(i) {
+                self.lru.move_to_front(&mut self.links, i);
+            }
+            return (i, &mut self.vals[i as usize]);
+        }
+        let i = if self.keys.len() < self.cap {
+            let i = self.keys.len() as u32;
+            self.keys.push(key);
+            self.vals.push(init());
+            i
+        } else {
+            let i = self.lru.pop_back(&mut self.links).expect("a full table has a tail");
+            self.map.remove(&self.keys[i as usize]);
+            self.keys[i as usize] = key;
+            self.vals[i as usize] = init();
+            i
+        };
+        self.map.insert(key, i);
+        self.lru.push_front(&mut self.links, i);
+        self.last = Some((key, i));
+        (i, &mut self.vals[i as usize])
+    }
+
+    /// The context of `key`, if present (no recency update).
+    #[must_use]
+    pub fn get(&self, key: u64) -> Option<&T> {
+        self.map.get(&key).map(|&i| &self.vals[i as usize])
+    }
+
+    /// The context in `slot` (as returned by [`StreamTable::get_or_insert_with`]).
+    #[must_use]
+    pub fn slot(&self, slot: u32) -> Option<&T> {
+        self.vals.get(slot as usize)
+    }
+
+    /// Number of contexts.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// No context.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_request_continues_the_stream_holding_the_previous_block() {
+        let mut d = StreamDetector::new(100);
+        let a = d.assign(1001);
+        d.claim(1001, 1, a);
+        d.claim(1002, 2, a); // prefetched 1002, 1003
+        let b = d.assign(64);
+        assert_ne!(a, b);
+        d.claim(64, 1, b);
+        assert_eq!(d.assign(1002), a, "1001 was requested by a");
+        assert_eq!(d.assign(1004), a, "1003 was prefetched by a");
+        assert_eq!(d.assign(65), b);
+        assert_ne!(d.assign(500), a);
+        assert_eq!(d.continues(0), None);
+    }
+
+    #[test]
+    fn the_detector_forgets_the_oldest_claims_beyond_its_memory() {
+        let mut d = StreamDetector::new(8); // generations of 4 blocks
+        d.claim(10, 4, 1); // 10..13: the current generation is full
+        d.claim(20, 2, 2); // 10..13 become the old generation
+        assert_eq!((d.owner(10), d.owner(13), d.owner(21)), (Some(1), Some(1), Some(2)));
+        d.claim(12, 1, 3); // the latest claim wins
+        assert_eq!(d.owner(12), Some(3));
+        d.claim(30, 2, 4); // 20, 21, 12, 30 fill the current generation; 31 starts a new one
+        assert_eq!(
+            (d.owner(10), d.owner(13), d.owner(12), d.owner(20), d.owner(31)),
+            (None, None, Some(3), Some(2), Some(4))
+        );
+        for b in 0..1000 {
+            d.claim(b, 1, 9);
+            assert!(d.len() <= 8);
+        }
+        assert_eq!(d.owner(999), Some(9));
+        assert_eq!(d.owner(995), Some(9), "at least memory/2 claims are remembered");
+    }
+
+    #[test]
+    fn the_stream_table_replaces_the_least_recently_used_context() {
+        let mut t: StreamTable<u32> = StreamTable::new(2);
+        *t.get_or_insert_with(1, || 10).1 += 1;
+        t.get_or_insert_with(2, || 20);
+        t.get_or_insert_with(1, || 0); // 1 is now the most recent
+        t.get_or_insert_with(3, || 30); // replaces 2
+        assert_eq!((t.get(1), t.get(2), t.get(3)), (Some(&11), None, Some(&30)));
+        assert_eq!(t.len(), 2);
+    }
+}

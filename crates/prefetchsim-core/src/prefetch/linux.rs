@@ -1,0 +1,757 @@
+//! Linux read-ahead in three modes: `pfc-paper` (the PFC paper's account of Linux 2.6 prefetching),
+//! `2.6.16` (current and ahead windows) and `ondemand` (one window and a marker page, 2.6.23 and later).
+//!
+//! Sources, read for facts and restated in our words: Zhang et al., PFC (ICDCS 2008) §2.2 for
+//! `pfc-paper`; Linux 2.6.16 `mm/readahead.c` (`page_cache_readahead`, `make_ahead_window`,
+//! `blockable_page_cache_readahead`, `check_ra_success`, `get_init_ra_size`, `get_next_ra_size`,
+//! `handle_ra_miss`, `ra_off`) with the caller `do_generic_mapping_read` in `mm/filemap.c` for `2.6.16`;
+//! Linux v6.x `mm/readahead.c` (`ondemand_readahead`, `try_context_readahead`) and `mm/filemap.c`
+//! (`filemap_get_pages`, `filemap_read`) for `ondemand`. The rules, worked window sequences and
+//! resolved ambiguities are in `shared/docs/algorithms/linux-readahead.md`.
+//!
+//! Units: one page is one block. Linux keeps its state per open file; here it is kept per *stream key*
+//! (`key`): the request's `stream` when it is non-zero (a trace "has stream ids" when its requests carry
+//! a non-zero `stream`: file id, ASU, LUN or volume), otherwise a stream detected by the rule of
+//! [`super::detect`] (a request continues the context that read block `s-1` or `s`, requested or read
+//! ahead). `key = "detect"` always detects, `key = "device"` keeps one state for everything (STEP's
+//! `RA#` on a raw device). Contexts live in a bounded LRU table (`max_streams`); a forgotten context
+//! starts afresh like a file opened again. Block numbers stand in for file offsets (block 0 is "the
+//! start of the file" for the `i == 0` rules) \[ours\].
+//!
+//! The level calls the prefetcher once per request after looking every block up, so the kernel's
+//! page-by-page caller is replayed inside one call: a block counts as cached when it was resident or in
+//! flight at lookup, when an earlier block of the request reached it, or when a window issued earlier in
+//! the same request covers it. Windows are handed to the level as prefetch runs without the part inside
+//! the request (those blocks are demand blocks, read by the level anyway); a run directly after the
+//! demand read extends it into one I/O, as the kernel's synchronous read-ahead does. Device congestion
+//! (`bdi_read_congested`) is not modelled: every read-ahead is issued \[ours\].
+
+use serde::{Deserialize, Serialize};
+
+use super::detect::{StreamDetector, StreamTable};
+use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
+use crate::config::{parse_params, ComponentSpec, ConfigError};
+use crate::policy::table::{block_map, BlockMap};
+use crate::policy::{Entry, Placement};
+
+/// Which Linux read-ahead.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub enum LinuxMode {
+    /// The PFC paper's description (§2.2): per-file group and window, groups doubling from 3 to 32
+    /// blocks, 3 blocks after a non-sequential access. Default: it is what PFC's "Linux" means \[ours\].
+    #[default]
+    #[serde(rename = "pfc-paper", alias = "pfc_paper", alias = "paper")]
+    PfcPaper,
+    /// Linux 2.6.16 `page_cache_readahead`: current and ahead windows, ×4 / ×2 growth, off on random
+    /// reads, shrink by 2 after a read-ahead miss, off after 256 cached pages.
+    #[serde(rename = "2.6.16", alias = "linux-2.6.16", alias = "2616")]
+    V2616,
+    /// On-demand read-ahead (v6.x `ondemand_readahead`): one window with an asynchronous marker page.
+    #[serde(rename = "ondemand", alias = "linux-ondemand", alias = "on-demand")]
+    Ondemand,
+}
+
+/// How requests are mapped to per-stream states.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum StreamKey {
+    /// The request's non-zero `stream` (a file id, …); requests with stream 0 are detected (default).
+    #[default]
+    Stream,
+    /// Always detected from the block numbers, whatever the requests' stream ids.
+    Detect,
+    /// One state for the whole device (STEP's `RA#`; linux-readahead.md ambiguity 5).
+    Device,
+}
+
+/// When `pfc-paper` starts a new group on a sequential access.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PaperTrigger {
+    /// When the reader reaches the current group (default, \[ours\]).
+    #[default]
+    ReachGroup,
+    /// On every access inside the window: the paper read literally (the window then outruns the reader).
+    EveryAccess,
+}
+
+/// Linux read-ahead parameters.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct LinuxParams {
+    /// `pfc-paper` (default), `2.6.16` or `ondemand`.
+    pub mode: LinuxMode,
+    /// Maximum window in pages (`ra_pages`; default 32 = 128 KiB, `VM_MAX_READAHEAD` \[code\]; PFC's
+    /// maximum group of 32 blocks \[paper\]).
+    pub ra_pages: u32,
+    /// `2.6.16`: the floor a read-ahead miss shrinks the window to (default 4, `VM_MIN_READAHEAD` \[code\]).
+    pub min_pages: u32,
+    /// `2.6.16`: consecutive already-cached pages after which read-ahead stops (default 256,
+    /// `VM_MAX_CACHE_HIT` \[code\]).
+    pub max_cache_hit: u32,
+    /// `ondemand`: the device's optimal I/O size in pages; a read larger than `ra_pages` may use up to
+    /// this (default none: off \[ours\]).
+    pub io_pages: Option<u32>,
+    /// `pfc-paper`: blocks prefetched after a non-sequential access (default 3 \[paper\]).
+    pub pfc_paper_min: u32,
+    /// `pfc-paper`: `reach_group` (default, \[ours\]) or `every_access`.
+    pub pfc_paper_trigger: PaperTrigger,
+    /// Per-stream state key: `stream` (default), `detect` or `device`.
+    pub key: StreamKey,
+    /// Per-stream contexts kept (LRU; default 4096, \[ours\]).
+    pub max_streams: usize,
+    /// Block claims the stream detector remembers (default 16,384, \[ours\]).
+    pub stream_memory: usize,
+    /// Where prefetched blocks go: `default` (the level's `pf_insert`), `mru` or `lru`.
+    pub insert_pos: Placement,
+    /// The last valid block (inclusive), the device end or EOF: read-ahead is clipped there. Default:
+    /// none.
+    pub max_block: Option<u64>,
+}
+
+impl Default for LinuxParams {
+    fn default() -> Self {
+        Self {
+            mode: LinuxMode::PfcPaper,
+            ra_pages: 32,
+            min_pages: 4,
+            max_cache_hit: 256,
+            io_pages: None,
+            pfc_paper_min: 3,
+            pfc_paper_trigger: PaperTrigger::ReachGroup,
+            key: StreamKey::Stream,
+            max_streams: 4096,
+            stream_memory: 1 << 14,
+            insert_pos: Placement::Default,
+            max_block: None,
+        }
+    }
+}
+
+impl LinuxParams {
+    /// Check the values; the error names the field.
+    pub fn validate(&self) -> Result<(), (&'static str, String)> {
+        if self.ra_pages == 0 {
+            return Err(("ra_pages", "the maximum window must be at least 1 page".into()));
+        }
+        if self.pfc_paper_min == 0 {
+            return Err(("pfc_paper_min", "must be at least 1 block".into()));
+        }
+        if self.max_streams == 0 {
+            return Err(("max_streams", "must be at least 1".into()));
+        }
+        if self.stream_memory == 0 {
+            return Err(("stream_memory", "must be at least 1".into()));
+        }
+        Ok(())
+    }
+}
+
+/// "No page yet" for `prev_page` / `prev_index` (the kernel's -1).
+pub const NO_PAGE: u64 = u64::MAX;
+
+/// `pfc-paper` state of one stream: the current and previous read-ahead groups (inclusive ranges).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct PaperState {
+    /// The current group `[g0, g1]`, none before the first access.
+    pub group: Option<(u64, u64)>,
+    /// The previous group; the window is both.
+    pub prev_group: Option<(u64, u64)>,
+}
+
+/// `2.6.16` state of one stream (`struct file_ra_state` of that kernel).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct State2616 {
+    /// First page of the current window.
+    pub start: u64,
+    /// Pages in the current window; 0 = read-ahead off.
+    pub size: u64,
+    /// First page of the ahead window; 0 = no ahead window.
+    pub ahead_start: u64,
+    /// Pages in the ahead window (after a reset: the old window end, as the kernel keeps it).
+    pub ahead_size: u64,
+    /// The page most recently inspected, [`NO_PAGE`] before the first read.
+    pub prev_page: u64,
+    /// `RA_FLAG_MISS`: a page was missing after read-ahead; the next window shrinks.
+    pub miss: bool,
+    /// `RA_FLAG_INCACHE`: read-ahead stopped because the pages were all cached.
+    pub incache: bool,
+    /// Consecutive pages found cached by read-ahead.
+    pub cache_hit: u64,
+}
+
+impl Default for State2616 {
+    fn default() -> Self {
+        Self {
+            start: 0,
+            size: 0,
+            ahead_start: 0,
+            ahead_size: 0,
+            prev_page: NO_PAGE,
+            miss: false,
+            incache: false,
+            cache_hit: 0,
+        }
+    }
+}
+
+/// `ondemand` state of one stream (the v6.x `file_ra_state` fields it uses).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct OndemandState {
+    /// First page of the window.
+    pub start: u64,
+    /// Pages in the window.
+    pub size: u64,
+    /// Pages at the end of the window whose first carries the marker (`PG_readahead`).
+    pub async_size: u64,
+    /// Page index just after the previous read ([`NO_PAGE`] before the first).
+    pub prev_index: u64,
+}
+
+impl Default for OndemandState {
+    fn default() -> Self {
+        Self { start: 0, size: 0, async_size: 0, prev_index: NO_PAGE }
+    }
+}
+
+/// The read-ahead state of one stream, for tests and inspection.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum StreamState {
+    /// `pfc-paper`.
+    PfcPaper(PaperState),
+    /// `2.6.16`.
+    V2616(State2616),
+    /// `ondemand`.
+    Ondemand(OndemandState),
+}
+
+impl StreamState {
+    fn new(mode: LinuxMode) -> Self {
+        match mode {
+            LinuxMode::PfcPaper => StreamState::PfcPaper(PaperState::default()),
+            LinuxMode::V2616 => StreamState::V2616(State2616::default()),
+            LinuxMode::Ondemand => StreamState::Ondemand(OndemandState::default()),
+        }
+    }
+}
+
+/// Initial window for a read of `n` pages (`get_init_ra_size`, the same in 2.6.16 and v6.x).
+#[must_use]
+pub fn init_size(n: u64, max: u64) -> u64 {
+    let s = n.max(1).next_power_of_two();
+    if s <= max / 32 {
+        4 * s
+    } else if s <= max / 4 {
+        2 * s
+    } else {
+        max
+    }
+}
+
+/// Next window after one of `size` pages, v6.x (`get_next_ra_size`).
+#[must_use]
+pub fn next_size_ondemand(size: u64, max: u64) -> u64 {
+    if size < max / 16 {
+        4 * size
+    } else if size <= max / 2 {
+        2 * size
+    } else {
+        max
+    }
+}
+
+/// One stream's context: its read-ahead state and, for detected streams, the last range of blocks it
+/// claimed in the detector.
+#[derive(Clone, Copy, Debug)]
+struct Context {
+    state: StreamState,
+    claimed: (u64, u64),
+}
+
+impl Context {
+    fn new(mode: LinuxMode) -> Self {
+        Self { state: StreamState::new(mode), claimed: (1, 0) }
+    }
+}
+
+/// Claim `[a, b]` for stream `id`, skipping the part of it the stream claimed last (`claimed`, which
+/// it extends): a sequential stream claims each block about once instead of at every request and window
+/// that names it again \[ours; the latest claim still wins for every block claimed\].
+fn claim_new(d: &mut StreamDetector, claimed: &mut (u64, u64), a: u64, b: u64, id: u32) {
+    let (lo, hi) = *claimed;
+    if a >= lo && a <= hi.saturating_add(1) && lo <= hi {
+        if b > hi {
+            d.claim(hi + 1, b - hi, id);
+            claimed.1 = b;
+        }
+    } else {
+        d.claim(a, b - a + 1, id);
+        *claimed = (a, b);
+    }
+}
+
+/// Key of detected streams in the context table (file ids use the low 32 bits).
+const DETECTED: u64 = 1 << 32;
+/// Key of the single context of `key = "device"`.
+const DEVICE: u64 = 1 << 33;
+
+/// One request as the kernel's page-by-page caller would see it.
+struct Io<'a> {
+    s: u64,
+    e: u64,
+    outcomes: &'a [Outcome],
+    cache: CacheView<'a>,
+    /// Blocks of the request before this one have been read (or found).
+    cursor: u64,
+    /// Last readable block (`max_block`, or `u64::MAX`).
+    eof: u64,
+    /// Windows issued during this request: (first, len).
+    issued: &'a mut Vec<(u64, u64)>,
+    /// `ondemand` marker pages.
+    marks: &'a mut BlockMap<()>,
+}
+
+impl Io<'_> {
+    /// Whether block `x` is cached at this point of the request.
+    #[inline]
+    fn cached(&self, x: u64) -> bool {
+        let here = if x >= self.s && x <= self.e {
+            x < self.cursor || self.outcomes[(x - self.s) as usize] != Outcome::Miss
+        } else {
+            self.cache.contains(x)
+        };
+        here || self.issued.iter().any(|&(a, n)| x >= a && x - a < n)
+    }
+
+    /// Issue read-ahead of `[start, start+len)`, clipped at the device end. Returns whether any page of it
+    /// was not cached (the kernel's `actual > 0`; the count itself is never needed).
+    fn read(&mut self, start: u64, len: u64) -> bool {
+        if len == 0 || start > self.eof {
+            return false;
+        }
+        let last = start.saturating_add(len - 1).min(self.eof);
+        let fresh = (start..=last).any(|x| !self.cached(x));
+        self.issued.push((start, last - start + 1));
+        fresh
+    }
+}
+
+/// Linux read-ahead.
+#[derive(Debug)]
+pub struct Linux {
+    params: LinuxParams,
+    max: u64,
+    table: StreamTable<Context>,
+    detector: Option<StreamDetector>,
+    marks: BlockMap<()>,
+    issued: Vec<(u64, u64)>,
+    last_slot: Option<u32>,
+}
+
+/// Marker pages kept beyond the capacity before a sweep of those not resident \[ours\] (a marker whose
+/// page found no room is never evicted).
+const MARK_SLACK: usize = 64;
+
+impl Linux {
+    /// Linux read-ahead with `params` (see [`LinuxParams::validate`]).
+    pub fn new(params: LinuxParams) -> Result<Self, (&'static str, String)> {
+        params.validate()?;
+        let detector = (params.key != StreamKey::Device).then(|| StreamDetector::new(params.stream_memory));
+        Ok(Self {
+            max: u64::from(params.ra_pages),
+            table: StreamTable::new(params.max_streams),
+            detector,
+            marks: block_map(0),
+            issued: Vec::with_capacity(8),
+            last_slot: None,
+            params,
+        })
+    }
+
+    /// The parameters.
+    #[must_use]
+    pub fn params(&self) -> &LinuxParams {
+        &self.params
+    }
+
+    /// The state of the stream the most recent request used (tests and inspection).
+    #[must_use]
+    pub fn last_state(&self) -> Option<StreamState> {
+        self.last_slot.and_then(|s| self.table.slot(s)).map(|c| c.state)
+    }
+
+    /// The state kept for requests with stream id `stream` (non-zero, `key = "stream"`).
+    #[must_use]
+    pub fn stream_state(&self, stream: u32) -> Option<StreamState> {
+        self.table.get(u64::from(stream)).map(|c| c.state)
+    }
+
+    /// `ondemand` marker pages currently set, sorted (tests).
+    #[must_use]
+    pub fn marks(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.marks.keys().copied().collect();
+        v.sort_unstable();
+        v
+    }
+
+    /// Number of per-stream contexts held.
+    #[must_use]
+    pub fn streams(&self) -> usize {
+        self.table.len()
+    }
+
+    /// The context key of a request starting at `s` with stream id `stream`.
+    fn key_of(&mut self, s: u64, stream: u32) -> u64 {
+        match self.params.key {
+            StreamKey::Device => DEVICE,
+            StreamKey::Stream if stream != 0 => u64::from(stream),
+            _ => {
+                let d = self.detector.as_mut().expect("a detector unless key = device");
+                let id = match d.continues(s).or_else(|| d.owner(s)) {
+                    Some(id) => id,
+                    None => d.new_stream(),
+                };
+                DETECTED | u64::from(id)
+            }
+        }
+    }
+}
+
+/// `pfc-paper` for one request (linux-readahead.md §C).
+fn paper(st: &mut PaperState, io: &mut Io<'_>, min: u64, max: u64, every_access: bool) {
+    let (s, e) = (io.s, io.e);
+    let inside = |r: Option<(u64, u64)>| r.is_some_and(|(a, b)| s >= a && s <= b);
+    match st.group {
+        Some((g0, g1)) if inside(st.group) || inside(st.prev_group) => {
+            if every_access || e >= g0 {
+                let size = (2 * (g1 - g0 + 1)).min(max);
+                let a = g1.max(e).saturating_add(1);
+                st.prev_group = st.group;
+                st.group = Some((a, a.saturating_add(size - 1)));
+                io.read(a, size);
+            }
+        }
+        _ => {
+            let a = e.saturating_add(1);
+            st.prev_group = None;
+            st.group = Some((a, a.saturating_add(min - 1)));
+            io.read(a, min);
+        }
+    }
+}
+
+/// The 2.6.16 functions, over one stream's state.
+struct K2616 {
+    max: u64,
+    min: u64,
+    max_cache_hit: u64,
+}
+
+impl K2616 {
+    /// `get_next_ra_size`.
+    fn next_size(&self, st: &mut State2616) -> u64 {
+        let new = if st.miss {
+            st.miss = false;
+            st.size.saturating_sub(2).max(self.min)
+        } else if st.size < self.max / 16 {
+            4 * st.size
+        } else {
+            2 * st.size
+        };
+        new.min(self.max)
+    }
+
+    /// `ra_off`.
+    fn off(st: &mut State2616) {
+        st.start = 0;
+        st.size = 0;
+        st.miss = false;
+        st.incache = false;
+        Self::reset_ahead(st);
+    }
+
+    /// `reset_ahead_window`: keeps the old ahead end in `ahead_size`.
+    fn reset_ahead(st: &mut State2616) {
+        st.ahead_size = st.ahead_size.wrapping_add(st.ahead_start);
+        st.ahead_start = 0;
+    }
+
+    /// `blockable_page_cache_readahead` with `check_ra_success` (no congestion: `block` is moot).
+    fn try_read(&self, st: &mut State2616, io: &mut Io<'_>, off: u64, nr: u64) -> bool {
+        if io.read(off, nr) {
+            st.cache_hit = 0;
+        } else {
+            st.cache_hit += nr;
+            if st.cache_hit >= self.max_cache_hit {
+                Self::off(st);
+                st.incache = true;
+                return false;
+            }
+        }
+        true
+    }
+
+    /// `make_ahead_window`.
+    fn make_ahead(&self, st: &mut State2616, io: &mut Io<'_>, force: bool) -> bool {
+        st.ahead_size = self.next_size(st);
+        st.ahead_start = st.start + st.size;
+        let ok = self.try_read(st, io, st.ahead_start, st.ahead_size);
+        if !ok && !force {
+            Self::reset_ahead(st);
+        }
+        ok
+    }
+
+    /// `page_cache_readahead(off, req)`; returns the next page at which the caller calls again.
+    fn readahead(&self, st: &mut State2616, io: &mut Io<'_>, mut off: u64, mut req: u64) -> u64 {
+        if off == st.prev_page {
+            req -= 1;
+            if req != 0 {
+                off += 1;
+            }
+        }
+        let seq = off == st.prev_page.wrapping_add(1);
+        st.prev_page = off;
+        let n = req.min(self.max);
+        if n == 0 || st.incache {
+            return st.prev_page.wrapping_add(1);
+        }
+        st.prev_page += n - 1;
+        if seq && st.size == 0 {
+            st.size = init_size(n, self.max);
+            st.start = off;
+            if self.try_read(st, io, off, st.size) && req >= self.max {
+                self.make_ahead(st, io, true);
+            }
+            return st.prev_page.wrapping_add(1);
+        }
+        if !seq {
+            Self::off(st);
+            self.try_read(st, io, off, n);
+            return st.prev_page.wrapping_add(1);
+        }
+        if st.ahead_start == 0 && !self.make_ahead(st, io, false) {
+            st.prev_page = st.prev_page.min(st.ahead_start.wrapping_add(st.ahead_size).wrapping_sub(1));
+            return st.prev_page.wrapping_add(1);
+        }
+        if st.prev_page >= st.ahead_start {
+            st.start = st.ahead_start;
+            st.size = st.ahead_size;
+            self.make_ahead(st, io, false);
+            st.prev_page = st.prev_page.min(st.ahead_start.wrapping_add(st.ahead_size).wrapping_sub(1));
+        }
+        st.prev_page.wrapping_add(1)
+    }
+
+    /// One request, page by page as `do_generic_mapping_read` calls read-ahead.
+    fn request(&self, st: &mut State2616, io: &mut Io<'_>) {
+        let mut next = io.s;
+        let mut idx = io.s;
+        loop {
+            io.cursor = idx;
+            if idx == next {
+                next = self.readahead(st, io, idx, io.e - idx + 1);
+            }
+            if !io.cached(idx) {
+                // `handle_ra_miss`: the page is still missing after read-ahead; read it alone.
+                st.miss = true;
+                st.incache = false;
+                st.cache_hit = 0;
+            }
+            if idx == io.e {
+                break;
+            }
+            idx += 1;
+        }
+    }
+}
+
+/// The v6.x on-demand functions.
+struct Ondemand {
+    max: u64,
+    io_pages: Option<u64>,
+}
+
+impl Ondemand {
+    /// `ondemand_readahead` for page `i` of a read of `req` pages from `i` (`marked`: a marker hit).
+    fn ra(&self, st: &mut OndemandState, io: &mut Io<'_>, i: u64, req: u64, marked: bool) {
+        let mut max = self.max;
+        if let Some(p) = self.io_pages {
+            if req > max && p > max {
+                max = req.min(p);
+            }
+        }
+        let initial = 'decide: {
+            if i == 0 {
+                break 'decide true;
+            }
+            if i == st.start + st.size - st.async_size || i == st.start + st.size {
+                st.start += st.size;
+                st.size = next_size_ondemand(st.size, max);
+                st.async_size = st.size;
+                break 'decide false;
+            }
+            if marked {
+                // A marker hit with no matching state (interleaved streams): find the next hole.
+                let end = i.saturating_add(max);
+                let h = (i + 1..=end).find(|&x| x > io.eof || !io.cached(x)).unwrap_or(end);
+                st.start = h;
+                st.size = next_size_ondemand(h - i + req, max);
+                st.async_size = st.size;
+                break 'decide false;
+            }
+            if req > max || i.wrapping_sub(st.prev_index) <= 1 {
+                break 'decide true;
+            }
+            // `try_context_readahead`: cached history directly before i.
+            let mut c = 0;
+            while c < max && c < i && io.cached(i - 1 - c) {
+                c += 1;
+            }
+            if c > req {
+                if c >= i {
+                    c *= 2;
+                }
+                st.start = i;
+                st.size = (c + req).min(max);
+                st.async_size = 1;
+                break 'decide false;
+            }
+            // A standalone random read: read what was asked, keep the state.
+            io.read(i, req);
+            return;
+        };
+        if initial {
+            st.start = i;
+            st.size = init_size(req, max);
+            st.async_size = if st.size > req { st.size - req } else { st.size };
+        }
+        if i == st.start && st.size == st.async_size {
+            // The read would hit its own marker at once: merge the next window into this one.
+            let add = next_size_ondemand(st.size, max);
+            if st.size + add <= max {
+                st.async_size = add;
+                st.size += add;
+            } else {
+                st.size = max;
+                st.async_size = max / 2;
+            }
+        }
+        let mark = st.start + st.size - st.async_size;
+        let allocated = st.async_size > 0 && mark <= io.eof && !io.cached(mark);
+        io.read(st.start, st.size);
+        if allocated {
+            io.marks.insert(mark, ());
+        }
+    }
+
+    /// One request, block by block as `filemap_get_pages` meets missing and marked pages.
+    fn request(&self, st: &mut OndemandState, io: &mut Io<'_>) {
+        let mut idx = io.s;
+        loop {
+            io.cursor = idx;
+            let req = io.e - idx + 1;
+            if !io.cached(idx) {
+                if !io.marks.is_empty() {
+                    io.marks.remove(&idx); // a page that is not there carries no marker
+                }
+                self.ra(st, io, idx, req, false);
+            } else if !io.marks.is_empty() && io.marks.remove(&idx).is_some() {
+                self.ra(st, io, idx, req, true);
+            }
+            if idx == io.e {
+                break;
+            }
+            idx += 1;
+        }
+        st.prev_index = io.e.wrapping_add(1);
+    }
+}
+
+impl Prefetcher for Linux {
+    fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        let (s, e) = (ctx.req.first, ctx.req.last());
+        let key = self.key_of(s, ctx.req.stream);
+        let mode = self.params.mode;
+        let (slot, context) = self.table.get_or_insert_with(key, || Context::new(mode));
+        self.last_slot = Some(slot);
+        let Context { state, claimed } = context;
+        if self.marks.len() > ctx.cache.capacity() + MARK_SLACK {
+            let cache = ctx.cache;
+            self.marks.retain(|b, ()| cache.contains(*b));
+        }
+        self.issued.clear();
+        let mut io = Io {
+            s,
+            e,
+            outcomes: ctx.outcomes,
+            cache: ctx.cache,
+            cursor: s,
+            eof: self.params.max_block.unwrap_or(u64::MAX),
+            issued: &mut self.issued,
+            marks: &mut self.marks,
+        };
+        match state {
+            StreamState::PfcPaper(st) => paper(
+                st,
+                &mut io,
+                u64::from(self.params.pfc_paper_min),
+                self.max,
+                self.params.pfc_paper_trigger == PaperTrigger::EveryAccess,
+            ),
+            StreamState::V2616(st) => {
+                let k = K2616 {
+                    max: self.max,
+                    min: u64::from(self.params.min_pages),
+                    max_cache_hit: u64::from(self.params.max_cache_hit),
+                };
+                k.request(st, &mut io);
+            }
+            StreamState::Ondemand(st) => {
+                let k = Ondemand { max: self.max, io_pages: self.params.io_pages.map(u64::from) };
+                k.request(st, &mut io);
+            }
+        }
+        let detected = key & DETECTED != 0;
+        if detected {
+            if let Some(d) = &mut self.detector {
+                let id = key as u32;
+                claim_new(d, claimed, s, e, id);
+                for &(a, n) in &self.issued {
+                    claim_new(d, claimed, a, a + (n - 1), id);
+                }
+            }
+        }
+        for &(a, n) in &self.issued {
+            let last = a + (n - 1);
+            let first = if a <= e { e.saturating_add(1) } else { a };
+            if first > last || first <= e {
+                continue;
+            }
+            let len = u32::try_from(last - first + 1).unwrap_or(u32::MAX);
+            let stream = ctx.req.stream;
+            ctx.prefetch_run(PrefetchRun { first, len, stream, placement: self.params.insert_pos });
+        }
+    }
+
+    fn wants_evictions(&self) -> bool {
+        self.params.mode == LinuxMode::Ondemand
+    }
+
+    fn on_evicted(&mut self, entry: &Entry) {
+        if !self.marks.is_empty() {
+            self.marks.remove(&entry.block);
+        }
+    }
+
+    fn metadata_bytes(&self) -> u64 {
+        (self.table.len() * 64 + self.marks.len() * 16) as u64
+            + self.detector.as_ref().map_or(0, StreamDetector::metadata_bytes)
+    }
+}
+
+/// Build `linux` from a config entry.
+pub fn build(path: &str, spec: &ComponentSpec) -> Result<Linux, ConfigError> {
+    let params: LinuxParams = parse_params(path, spec)?;
+    Linux::new(params).map_err(|(field, msg)| ConfigError::new(format!("{path}.{field}"), msg))
+}
