@@ -232,6 +232,35 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_reproduce(args: argparse.Namespace) -> int:
+    from .reproduce import split
+
+    if args.experiment != "split":
+        raise _core.ConfigError(f"reproduce: {args.experiment!r} is not available yet; available: split")
+    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    try:
+        df = split.run(seed=args.seed, requests=args.requests, out_dir=args.out, plot=not args.no_plot, progress=prog)
+    finally:
+        prog.close()
+    out, close = _output(args)
+    try:
+        if args.output_format == "table":
+            wide = df.pivot_table(index=["workload", "cache_blocks"], columns="policy", values="prefetch_hit_rate")
+            wide = wide[[p for p in split.POLICIES if p in wide.columns]]
+            out.write("prefetch hit rate (hits / requests), T2 prefetching:\n")
+            out.write(wide.to_string(float_format=lambda x: f"{x:.4f}") + "\n\n")
+            out.write("at the paper's highlighted sizes (change against LRU):\n")
+            _emit(split.summary(df), "table", out)
+        else:
+            _emit(df.to_dict("records"), args.output_format, out)
+    finally:
+        if close:
+            out.close()
+    if args.out:
+        sys.stderr.write(f"prefetchsim: results in {args.out}/\n")
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     tables = {"policies": policies, "prefetchers": prefetchers, "formats": formats, "generators": generators}
     for what in [args.what] if args.what else list(tables):
@@ -289,6 +318,16 @@ def build_parser() -> argparse.ArgumentParser:
     tc.add_argument("--per-block", action="store_true", help="one output record per block (libCacheSim 'blk4k')")
     _add_trace_options(tc)
     tc.set_defaults(func=cmd_trace_convert)
+
+    rp = sub.add_parser("reproduce", help="rerun a paper's experiments (split)",
+                        description="Rerun the experiments of a paper of the project and print its table.")
+    rp.add_argument("experiment", choices=["split", "pfc", "step", "mithril"])
+    rp.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
+    rp.add_argument("--requests", type=int, default=100_000, help="requests per workload (default: the paper's 100,000)")
+    rp.add_argument("--out", default=None, help="directory for the CSV and the plots")
+    rp.add_argument("--no-plot", action="store_true", help="do not draw plots")
+    _add_output_options(rp)
+    rp.set_defaults(func=cmd_reproduce)
 
     ls = sub.add_parser("list", help="list policies, prefetchers, trace formats or generators")
     ls.add_argument("what", nargs="?", choices=["policies", "prefetchers", "formats", "generators"])

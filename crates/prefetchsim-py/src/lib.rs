@@ -370,6 +370,19 @@ fn check_config(config_json: &str) -> PyResult<()> {
     validate_components(&c).map_err(|e| config_err(&e))
 }
 
+/// Mean response time (ms) of isolated random reads of `sectors` on device `model` (a preset name):
+/// the "mean disk response time" of the Split paper's response-time proxy.
+#[pyfunction]
+#[pyo3(signature = (model, sectors=1, count=10_000, seed=1))]
+fn device_random_read_ms(model: &str, sectors: u32, count: u32, seed: u64) -> PyResult<f64> {
+    use prefetchsim_core::config::ComponentSpec;
+    use prefetchsim_core::device::{self, bench};
+    let mut dev = device::build("device", &ComponentSpec::named(model), seed).map_err(|e| config_err(&e))?;
+    let pattern = bench::Pattern::RandomIsolated { sectors, align: sectors.max(1), gap_ms: 100.0, count };
+    let st = bench::run(dev.as_mut(), &pattern, seed).map_err(|e| ConfigError::new_err(e.to_string()))?;
+    Ok(st.mean_response_ms)
+}
+
 /// The `prefetchsim._core` module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -383,6 +396,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(registry, m)?)?;
     m.add_function(wrap_pyfunction!(trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(convert, m)?)?;
+    m.add_function(wrap_pyfunction!(device_random_read_ms, m)?)?;
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

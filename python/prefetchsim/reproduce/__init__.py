@@ -1,0 +1,11 @@
+"""The papers' experiments, one function (and one ``prefetchsim reproduce NAME`` command) each."""
+
+from __future__ import annotations
+
+from . import split
+
+EXPERIMENTS = {
+    "split": (split.run, "Varki, Hubbe & Merchant: LRU vs StreamLRU vs SplitLRU (1:1, 2:1) on the three mixes"),
+}
+
+__all__ = ["EXPERIMENTS", "split"]
