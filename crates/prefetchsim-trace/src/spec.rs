@@ -208,6 +208,9 @@ impl Converter {
             }
         };
         let len = u32::try_from(len).map_err(|_| format!("size of {len} blocks is more than one request can hold"))?;
+        if first.checked_add(u64::from(len)).is_none() {
+            return Err(format!("block {first} is at the end of the 64-bit address space"));
+        }
         Ok(Some(Request { time_ns: r.time_ns, first, len, op: r.op, stream: r.stream, client: r.client }))
     }
 }

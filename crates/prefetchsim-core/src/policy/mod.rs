@@ -8,6 +8,7 @@
 pub mod arc;
 pub mod clock;
 pub mod fifo;
+mod index;
 pub mod list;
 pub mod lru;
 pub mod mq;

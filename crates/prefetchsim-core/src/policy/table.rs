@@ -4,9 +4,9 @@
 //! single hash map from block number to slot and the per-block state shared by the level, the policy and
 //! the prefetcher. One hash lookup per block access is the whole cost of finding a block.
 
-use std::hash::BuildHasher;
+use hashbrown::HashMap;
 
-use hashbrown::{HashMap, HashTable};
+use super::index::SlotIndex;
 
 /// Index of a resident entry; dense in `0..capacity` (plus temporary overflow in timed runs).
 pub type Slot = u32;
@@ -74,15 +74,10 @@ impl Entry {
     }
 }
 
-/// Resident blocks of one level: the block → slot map and the entry arena.
-///
-/// The map is a raw hash table of slot numbers (4 bytes a bucket) whose keys live in the arena: one
-/// hash and one probe per lookup, and an insertion that never searches for the key (the level only
-/// inserts blocks it has just found absent).
+/// Resident blocks of one level: the block → slot index and the entry arena.
 #[derive(Debug)]
 pub struct BlockTable {
-    map: HashTable<Slot>,
-    hasher: BlockHasher,
+    index: SlotIndex,
     entries: Vec<Entry>,
     occupied: Vec<bool>,
     free: Vec<Slot>,
@@ -94,8 +89,7 @@ impl BlockTable {
     #[must_use]
     pub fn with_capacity(capacity: usize) -> Self {
         Self {
-            map: HashTable::with_capacity(capacity),
-            hasher: BlockHasher::with_seed(0x5eed_b10c),
+            index: SlotIndex::new(capacity),
             entries: Vec::with_capacity(capacity),
             occupied: Vec::with_capacity(capacity),
             free: Vec::new(),
@@ -121,17 +115,11 @@ impl BlockTable {
         self.entries.len()
     }
 
-    #[inline]
-    fn hash(&self, block: u64) -> u64 {
-        self.hasher.hash_one(block)
-    }
-
     /// The slot of `block`, if resident.
     #[inline]
     #[must_use]
     pub fn get(&self, block: u64) -> Option<Slot> {
-        let entries = &self.entries;
-        self.map.find(self.hash(block), |&s| entries[s as usize].block == block).copied()
+        self.index.get(block, &self.entries)
     }
 
     /// Whether `block` is resident (or in flight).
@@ -183,8 +171,7 @@ impl BlockTable {
             slot
         };
         debug_assert!(self.get(block).is_none(), "block {block} inserted twice");
-        let (entries, hasher) = (&self.entries, &self.hasher);
-        self.map.insert_unique(hasher.hash_one(block), slot, |&s| hasher.hash_one(entries[s as usize].block));
+        self.index.insert(block, slot, &self.entries);
         self.len += 1;
         slot
     }
@@ -193,9 +180,7 @@ impl BlockTable {
     pub fn remove(&mut self, slot: Slot) -> Entry {
         let entry = self.entries[slot as usize];
         debug_assert!(self.occupied[slot as usize]);
-        if let Ok(e) = self.map.find_entry(self.hasher.hash_one(entry.block), |&s| s == slot) {
-            e.remove();
-        }
+        self.index.remove(entry.block, slot);
         self.occupied[slot as usize] = false;
         self.free.push(slot);
         self.len -= 1;

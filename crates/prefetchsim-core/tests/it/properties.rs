@@ -47,7 +47,41 @@ fn check_level(level: &mut dyn AnyLevel, reqs: &[Request]) -> Result<(), TestCas
     Ok(())
 }
 
+/// Requests over small block numbers that now and then jump far (past the block table's direct array), so
+/// that the index switches to hashing in the middle of a run.
+fn requests_with_far_blocks() -> impl Strategy<Value = Vec<Request>> {
+    prop::collection::vec((0u64..200, 1u32..4, any::<bool>(), 0u64..4), 1..300).prop_map(|v| {
+        v.into_iter()
+            .map(|(b, n, far, which)| {
+                let base = if far { [1 << 30, 1 << 40, u64::MAX - 1000, 5 << 20][which as usize] } else { 0 };
+                Request::read(base + b, n)
+            })
+            .collect()
+    })
+}
+
 proptest! {
+    #[test]
+    fn far_block_numbers_switch_the_index_without_losing_blocks(reqs in requests_with_far_blocks(), cap in 1usize..48) {
+        let env = PolicyEnv { capacity: cap, first_hit: FirstHit::Promote };
+        let pf = Box::new(Obl::new(OblParams { variant: OblVariant::Always, k: 1 }));
+        let mut level = Level::new(cap, Lru::new(&env), pf, LevelOptions::default());
+        check_level(&mut level, &reqs)?;
+        // The same requests on a table that hashes from the start give the same counters.
+        let far: Vec<Request> = std::iter::once(Request::read(u64::MAX - 1, 1)).chain(reqs.iter().copied()).collect();
+        let mut hashed = Level::new(cap, Lru::new(&env), Box::new(Obl::new(OblParams { variant: OblVariant::Always, k: 1 })), LevelOptions::default());
+        let mut out = Vec::new();
+        hashed.access(&far[0], 1, &mut out);
+        let mut plain = Level::new(cap, Lru::new(&env), Box::new(Obl::new(OblParams { variant: OblVariant::Always, k: 1 })), LevelOptions::default());
+        plain.access(&far[0], 1, &mut out);
+        for r in &reqs {
+            hashed.access(r, r.len, &mut out);
+            plain.access(r, r.len, &mut out);
+        }
+        prop_assert_eq!(hashed.counters(), plain.counters());
+        prop_assert_eq!(hashed.resident_blocks(), plain.resident_blocks());
+    }
+
     #[test]
     fn lru_level_keeps_capacity_counts_and_prefetch_accounting(
         reqs in requests(), cap in 1usize..64, v in variant(), stay in any::<bool>(), chances in 0u8..3

@@ -1,0 +1,97 @@
+#!/usr/bin/env python3
+"""Speed of every prefetcher against plain LRU on real traces (issue acceptance: no prefetcher costs more
+than 2x plain LRU's time).
+
+For each trace and each prefetcher (over LRU, or over its own policy for SARC), replays the trace at a
+cache of `--share` of the footprint in a fresh process and reports CPU seconds of the replay (decoding
+included), the ratio to LRU without prefetching on the same trace, and the hit ratio.
+
+Usage: python benches/prefetcher_speed.py [TRACE:FORMAT ...] [--share 0.1] [--repeat 3]
+Default traces: ARC P6 and OLTP and the CloudPhysics w106 week from the shared traces (4 KiB blocks).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = Path(os.environ.get("PREFETCHSIM_TRACES", REPO.parent / "shared" / "traces"))
+
+CONFIGS = [
+    ("lru", "none"),
+    ("lru", "obl"),
+    ("lru", "pfc-ra"),
+    ("lru", {"name": "ra", "mode": "pm"}),
+    ("lru", {"name": "ra", "mode": "trigger"}),
+    ("lru", {"name": "linux", "mode": "pfc-paper"}),
+    ("lru", {"name": "linux", "mode": "2.6.16"}),
+    ("lru", {"name": "linux", "mode": "ondemand"}),
+    ("sarc", "sarc"),
+    ("lru", "amp"),
+]
+
+CHILD = r"""
+import json, sys, time
+import prefetchsim as ps
+path, fmt, cap, policy, pf = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
+tr = ps.open_trace(path, fmt, block_size=4096)
+cfg = {"level": [{"size": cap, "policy": policy, "prefetcher": pf}]}
+c = time.process_time()
+r = ps.simulate_many(tr, [cfg], threads=1)[0]
+print(json.dumps({"cpu": time.process_time() - c, "hit_ratio": r.levels[0]["hit_ratio"],
+                  "precision": r.levels[0]["precision"]}))
+"""
+
+
+def measure(path: str, fmt: str, cap: int, policy: str, pf, repeat: int) -> dict:
+    best = None
+    for _ in range(repeat):
+        p = subprocess.run([sys.executable, "-c", CHILD, path, fmt, str(cap), policy, json.dumps(pf)],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise SystemExit(p.stderr)
+        r = json.loads(p.stdout.strip().splitlines()[-1])
+        if best is None or r["cpu"] < best["cpu"]:
+            best = r
+    return best
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("traces", nargs="*", help="TRACE:FORMAT pairs")
+    ap.add_argument("--share", type=float, default=0.1, help="cache size as a share of the footprint")
+    ap.add_argument("--repeat", type=int, default=3, help="runs per measurement; the fastest CPU time is kept")
+    args = ap.parse_args()
+    import prefetchsim as ps
+
+    traces = [t.rsplit(":", 1) for t in args.traces] or [
+        [str(TRACES / "arc" / "P6.lis.zst"), "arc"],
+        [str(TRACES / "arc" / "OLTP.lis.zst"), "arc"],
+        [str(TRACES / "cloudphysics-w106" / "w106.trace.xz"), "u32le"],
+    ]
+    print(f"{'trace':<10} {'policy':<6} {'prefetcher':<28} {'cpu s':>7} {'x LRU':>6} {'hit ratio':>9} {'precision':>9}")
+    worst = 0.0
+    for path, fmt in traces:
+        name = Path(path).name.split(".")[0]
+        cap = max(1, int(args.share * ps.open_trace(path, fmt).footprint()))
+        base = None
+        for policy, pf in CONFIGS:
+            r = measure(path, fmt, cap, policy, pf, args.repeat)
+            base = base or r["cpu"]
+            ratio = r["cpu"] / base
+            if pf != "none":
+                worst = max(worst, ratio)
+            label = pf if isinstance(pf, str) else ",".join(f"{k}={v}" for k, v in pf.items() if k != "name")
+            label = label if isinstance(pf, str) else f"{pf['name']}({label})"
+            print(f"{name:<10} {policy:<6} {label:<28} {r['cpu']:>7.3f} {ratio:>6.2f} {r['hit_ratio']:>9.4f} {r['precision']:>9.4f}")
+    print(f"slowest prefetcher: {worst:.2f}x plain LRU")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
