@@ -13,9 +13,15 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     if args.len() != 5 {
         return Err("usage: replay TRACE FORMAT POLICY[+PREFETCHER] BLOCKS".into());
     }
-    let (policy, prefetcher) = args[3].split_once('+').unwrap_or((&args[3], "none"));
+    // PREFETCHER may be a name or a TOML inline table: `lru+{ name = 'linux', mode = 'ondemand' }`.
+    let (policy, prefetcher) = args[3].split_once('+').unwrap_or((&args[3], "'none'"));
+    let prefetcher = if prefetcher.starts_with('{') || prefetcher.starts_with('\'') {
+        prefetcher.to_string()
+    } else {
+        format!("'{prefetcher}'")
+    };
     let cfg = HierarchyConfig::from_toml(&format!(
-        "[[level]]\nsize = {}\npolicy = '{policy}'\nprefetcher = '{prefetcher}'\n",
+        "[[level]]\nsize = {}\npolicy = '{policy}'\nprefetcher = {prefetcher}\n",
         args[4]
     ))?;
     let spec = TraceSpec::with_format(&args[1], &args[2]);

@@ -16,18 +16,38 @@ use crate::policy::table::{block_map, BlockHasher, BlockMap};
 
 /// Block → stream ownership for the most recent claims, in two generations.
 ///
-/// Claims go to the current generation; when it holds `memory / 2` blocks it becomes the old one and the
-/// one before is dropped. A lookup checks the current generation, then the old one. So the detector
-/// remembers at least the last `memory / 2` claimed blocks and never more than `memory` \[ours\]. Cost:
-/// one hash insertion per claimed block, two lookups per query, and a clear every `memory / 2` new
-/// blocks (amortised O(1)); no allocation once both generations have reached their size.
+/// Claims go to the current generation; when it has taken `memory / 2` blocks it becomes the old one and
+/// the one before is dropped. A lookup checks the current generation, then the old one. So the detector
+/// remembers about the last `memory / 2` to `memory` claimed blocks \[ours\]. Blocks are kept in aligned
+/// granules of 32 with a bit per block and one owner per granule: claiming a run costs one hash update
+/// per granule, not per block (a read-ahead window of 32 blocks touches one or two granules). Within a
+/// generation, a granule holds the blocks of its latest claimant only: when two streams claim blocks of
+/// the same 32-block granule, the earlier one's blocks there are forgotten (never attributed to the
+/// other). No allocation once both generations have reached their size.
 #[derive(Debug)]
 pub struct StreamDetector {
-    cur: BlockMap<u32>,
-    old: BlockMap<u32>,
+    cur: BlockMap<Granule>,
+    old: BlockMap<Granule>,
+    /// Blocks claimed into `cur` since it became current.
+    cur_blocks: usize,
     half: usize,
     /// The last stream id handed out (ids start at 1 and skip 0, which means "no stream").
     last_id: u32,
+}
+
+/// The claimed blocks of one aligned 32-block granule and their stream.
+#[derive(Clone, Copy, Debug)]
+struct Granule {
+    mask: u32,
+    stream: u32,
+}
+
+const GRANULE_BITS: u32 = 5;
+
+impl Granule {
+    fn owner(self, block: u64) -> Option<u32> {
+        (self.mask & (1 << (block & 31)) != 0).then_some(self.stream)
+    }
 }
 
 impl StreamDetector {
@@ -35,14 +55,15 @@ impl StreamDetector {
     #[must_use]
     pub fn new(memory: usize) -> Self {
         // Grown on demand: a detector that is never consulted costs nothing.
-        Self { cur: block_map(0), old: block_map(0), half: (memory / 2).max(1), last_id: 0 }
+        Self { cur: block_map(0), old: block_map(0), cur_blocks: 0, half: (memory / 2).max(1), last_id: 0 }
     }
 
     /// The stream holding `block`, if it is remembered.
     #[inline]
     #[must_use]
     pub fn owner(&self, block: u64) -> Option<u32> {
-        self.cur.get(&block).or_else(|| self.old.get(&block)).copied()
+        let g = block >> GRANULE_BITS;
+        self.cur.get(&g).and_then(|x| x.owner(block)).or_else(|| self.old.get(&g).and_then(|x| x.owner(block)))
     }
 
     /// The stream a request starting at `first` continues: the holder of `first - 1`.
@@ -68,31 +89,51 @@ impl StreamDetector {
 
     /// `stream` now holds blocks `first .. first + len` (the latest claim of a block wins).
     pub fn claim(&mut self, first: u64, len: u64, stream: u32) {
-        for b in first..first.saturating_add(len) {
-            if self.cur.len() >= self.half {
+        let end = first.saturating_add(len);
+        let mut b = first;
+        while b < end {
+            if self.cur_blocks >= self.half {
                 std::mem::swap(&mut self.cur, &mut self.old);
                 self.cur.clear();
+                self.cur_blocks = 0;
             }
-            self.cur.insert(b, stream);
+            let g = b >> GRANULE_BITS;
+            // The blocks of this claim inside granule g, bounded by what the generation may still take.
+            let lo = (b & 31) as u32;
+            let room = (self.half - self.cur_blocks) as u64;
+            let hi = (((g + 1) << GRANULE_BITS).min(end).min(b.saturating_add(room)) - (g << GRANULE_BITS)) as u32;
+            let bits = if hi - lo == 32 { u32::MAX } else { ((1u32 << (hi - lo)) - 1) << lo };
+            let e = self.cur.entry(g).or_insert(Granule { mask: 0, stream });
+            if e.stream == stream {
+                e.mask |= bits;
+            } else {
+                *e = Granule { mask: bits, stream };
+            }
+            // A block claimed now is no longer the old generation's.
+            if let Some(o) = self.old.get_mut(&g) {
+                o.mask &= !bits;
+            }
+            self.cur_blocks += (hi - lo) as usize;
+            b = (g << GRANULE_BITS) + u64::from(hi);
         }
     }
 
-    /// Blocks currently remembered (a block in both generations counts twice).
+    /// Blocks currently remembered.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.cur.len() + self.old.len()
+        self.cur.values().chain(self.old.values()).map(|g| g.mask.count_ones() as usize).sum()
     }
 
     /// Nothing remembered.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.cur.is_empty() && self.old.is_empty()
+        self.len() == 0
     }
 
     /// Approximate memory held, in bytes.
     #[must_use]
     pub fn metadata_bytes(&self) -> u64 {
-        ((self.cur.capacity() + self.old.capacity()) * 13) as u64
+        ((self.cur.capacity() + self.old.capacity()) * 17) as u64
     }
 }
 
@@ -209,13 +250,13 @@ mod tests {
     fn the_detector_forgets_the_oldest_claims_beyond_its_memory() {
         let mut d = StreamDetector::new(8); // generations of 4 blocks
         d.claim(10, 4, 1); // 10..13: the current generation is full
-        d.claim(20, 2, 2); // 10..13 become the old generation
-        assert_eq!((d.owner(10), d.owner(13), d.owner(21)), (Some(1), Some(1), Some(2)));
+        d.claim(40, 2, 2); // 10..13 become the old generation
+        assert_eq!((d.owner(10), d.owner(13), d.owner(41)), (Some(1), Some(1), Some(2)));
         d.claim(12, 1, 3); // the latest claim wins
-        assert_eq!(d.owner(12), Some(3));
-        d.claim(30, 2, 4); // 20, 21, 12, 30 fill the current generation; 31 starts a new one
+        assert_eq!((d.owner(12), d.owner(13)), (Some(3), Some(1)));
+        d.claim(70, 2, 4); // 40, 41, 12, 70 fill the current generation; 71 starts a new one
         assert_eq!(
-            (d.owner(10), d.owner(13), d.owner(12), d.owner(20), d.owner(31)),
+            (d.owner(10), d.owner(13), d.owner(12), d.owner(40), d.owner(71)),
             (None, None, Some(3), Some(2), Some(4))
         );
         for b in 0..1000 {
@@ -223,7 +264,21 @@ mod tests {
             assert!(d.len() <= 8);
         }
         assert_eq!(d.owner(999), Some(9));
-        assert_eq!(d.owner(995), Some(9), "at least memory/2 claims are remembered");
+        assert_eq!(d.owner(996), Some(9), "at least memory/2 claims are remembered");
+    }
+
+    #[test]
+    fn long_claims_span_granules_and_a_rival_claim_only_forgets_blocks_of_its_granule() {
+        let mut d = StreamDetector::new(1 << 16);
+        d.claim(30, 70, 1); // 30..99 across four granules
+        assert_eq!(
+            (d.owner(29), d.owner(30), d.owner(64), d.owner(99), d.owner(100)),
+            (None, Some(1), Some(1), Some(1), None)
+        );
+        d.claim(70, 1, 2); // granule 64..95: stream 2 now owns it alone
+        assert_eq!((d.owner(70), d.owner(71), d.owner(96), d.owner(63)), (Some(2), None, Some(1), Some(1)));
+        assert_eq!(d.continues(100), Some(1));
+        assert_eq!(d.len(), 70 - 32 + 1, "30..63, 96..99 of stream 1 and 70 of stream 2");
     }
 
     #[test]
