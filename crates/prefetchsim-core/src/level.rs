@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::metrics::LevelCounters;
 use crate::policy::{flags, BlockTable, FirstHit, Insert, Placement, Policy, Slot};
-use crate::prefetch::{CacheView, Outcome, PrefetchCtx, PrefetchPlan, Prefetcher};
+use crate::prefetch::{CacheView, LevelGeometry, Outcome, PrefetchCtx, PrefetchPlan, Prefetcher};
 use crate::request::{Fetch, Request};
 
 /// Behaviour switches of a level that do not belong to one policy or prefetcher
@@ -26,6 +26,11 @@ pub struct LevelOptions {
     pub consume_on_hit: bool,
     /// Missed demand blocks are cached (default true; the Split paper's tables use false).
     pub cache_demand_miss: bool,
+    /// Take the prefetcher's metadata out of the capacity (default false): after each request the level
+    /// holds at most `capacity - ceil(metadata_bytes / block_size)` blocks (at least one), evicting down
+    /// to it. CMimircache and the Mithril paper count metadata this way; a prefetcher can also ask for it
+    /// itself (Mithril's `paper` preset).
+    pub charge_metadata: bool,
 }
 
 impl Default for LevelOptions {
@@ -36,6 +41,7 @@ impl Default for LevelOptions {
             pf_insert: Placement::Default,
             consume_on_hit: false,
             cache_demand_miss: true,
+            charge_metadata: false,
         }
     }
 }
@@ -70,7 +76,21 @@ pub trait AnyLevel: Send {
     fn take_evicted(&mut self) -> Vec<u64>;
     /// Switch eviction recording on or off.
     fn record_evictions(&mut self, on: bool);
+    /// Set the block size in bytes (default 4096); the prefetcher learns it (metadata limits).
+    fn set_block_bytes(&mut self, _bytes: u64) {}
+    /// The prefetcher's metadata in bytes.
+    fn metadata_bytes(&self) -> u64 {
+        0
+    }
+    /// Blocks the level may hold now: the capacity, less the charged metadata (option
+    /// `charge_metadata`).
+    fn data_capacity(&self) -> usize {
+        self.capacity()
+    }
 }
+
+/// Block size a level assumes until told otherwise ([`AnyLevel::set_block_bytes`]).
+pub const DEFAULT_BLOCK_BYTES: u64 = 4096;
 
 /// A cache level with policy `P`.
 pub struct Level<P: Policy> {
@@ -78,6 +98,11 @@ pub struct Level<P: Policy> {
     policy: P,
     prefetcher: Box<dyn Prefetcher>,
     capacity: usize,
+    /// The capacity less the charged metadata (equal to `capacity` unless metadata is charged).
+    data_capacity: usize,
+    block_bytes: u64,
+    /// Whether the prefetcher's metadata is taken out of the capacity.
+    charge: bool,
     opts: LevelOptions,
     second_chances: u8,
     wants_evictions: bool,
@@ -91,15 +116,20 @@ pub struct Level<P: Policy> {
 
 impl<P: Policy> Level<P> {
     /// A level of `capacity` blocks.
-    pub fn new(capacity: usize, policy: P, prefetcher: Box<dyn Prefetcher>, opts: LevelOptions) -> Self {
+    pub fn new(capacity: usize, policy: P, mut prefetcher: Box<dyn Prefetcher>, opts: LevelOptions) -> Self {
         let second_chances = opts.pf_second_chance.max(prefetcher.second_chances());
         let wants_evictions = prefetcher.wants_evictions();
         let pf_active = prefetcher.is_active();
-        Self {
+        prefetcher.attach(LevelGeometry { capacity, block_bytes: DEFAULT_BLOCK_BYTES });
+        let charge = opts.charge_metadata || prefetcher.charge_metadata();
+        let mut level = Self {
             table: BlockTable::with_capacity(capacity),
             policy,
             prefetcher,
             capacity,
+            data_capacity: capacity,
+            block_bytes: DEFAULT_BLOCK_BYTES,
+            charge,
             opts,
             second_chances,
             wants_evictions,
@@ -108,6 +138,29 @@ impl<P: Policy> Level<P> {
             outcomes: Vec::with_capacity(64),
             plan: PrefetchPlan::default(),
             evicted: None,
+        };
+        level.charge_metadata();
+        level
+    }
+
+    /// The prefetcher (tests read its metadata).
+    #[must_use]
+    pub fn prefetcher(&self) -> &dyn Prefetcher {
+        self.prefetcher.as_ref()
+    }
+
+    /// Recompute the room left by the charged metadata and evict down to it.
+    fn charge_metadata(&mut self) {
+        if !self.charge {
+            return;
+        }
+        let meta = self.prefetcher.metadata_bytes();
+        let blocks = usize::try_from(meta.div_ceil(self.block_bytes.max(1))).unwrap_or(usize::MAX);
+        self.data_capacity = self.capacity.saturating_sub(blocks).max(1).min(self.capacity);
+        while self.table.len() > self.data_capacity {
+            if !self.evict_one() {
+                break;
+            }
         }
     }
 
@@ -133,7 +186,7 @@ impl<P: Policy> Level<P> {
             if entry.unused_prefetch() && entry.chances < self.second_chances {
                 self.table.entry_mut(slot).chances += 1;
                 self.policy.on_insert(slot, &self.table, &Insert::second_chance());
-                self.prefetcher.on_second_chance(&entry, CacheView::new(&self.table, self.capacity));
+                self.prefetcher.on_second_chance(&entry, CacheView::new(&self.table, self.data_capacity));
                 continue;
             }
             if entry.unused_prefetch() {
@@ -156,7 +209,7 @@ impl<P: Policy> Level<P> {
     #[inline]
     fn admit(&mut self, block: u64, stream: u32, flag: u8, how: &Insert) -> Option<Slot> {
         self.policy.on_miss(block, how.origin, &self.table);
-        while self.table.len() >= self.capacity {
+        while self.table.len() >= self.data_capacity {
             if !self.evict_one() {
                 return None;
             }
@@ -209,7 +262,9 @@ impl<P: Policy> Level<P> {
     /// prefetch form one I/O.
     fn fill_prefetch(&mut self, req: &Request, out: &mut Vec<Fetch>, from: usize) {
         let runs = std::mem::take(&mut self.plan.runs);
-        for run in &runs {
+        let second_from = self.plan.second_from.unwrap_or(usize::MAX);
+        for (index, run) in runs.iter().enumerate() {
+            let (label, second) = if index >= second_from { (flags::SECOND, 1) } else { (0, 0) };
             let placement = match run.placement {
                 Placement::Default => self.opts.pf_insert,
                 p => p,
@@ -229,12 +284,13 @@ impl<P: Policy> Level<P> {
                 let after =
                     prev.and_then(|(s, b)| (self.table.is_occupied(s) && self.table.entry(s).block == b).then_some(s));
                 let how = Insert::prefetch(rank, after, placement);
-                let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED, &how) else {
+                let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED | label, &how) else {
                     self.counters.prefetch_dropped += 1;
                     continue;
                 };
                 prev = Some((slot, block));
                 self.counters.prefetch_issued += 1;
+                self.counters.second_issued += second;
                 match out[from..].last_mut() {
                     Some(f) if f.first + u64::from(f.len) == block => f.len += 1,
                     _ => {
@@ -287,6 +343,7 @@ impl<P: Policy> AnyLevel for Level<P> {
                         }
                         if first_use {
                             self.counters.prefetch_used += 1;
+                            self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
                         }
                         if self.opts.consume_on_hit {
                             self.policy.on_consumed_hit(slot, &self.table, first_use);
@@ -312,7 +369,7 @@ impl<P: Policy> AnyLevel for Level<P> {
                 req,
                 demand_len,
                 outcomes: &self.outcomes,
-                cache: CacheView::new(&self.table, self.capacity),
+                cache: CacheView::new(&self.table, self.data_capacity),
                 plan: &mut self.plan,
             };
             self.prefetcher.on_access(&mut ctx);
@@ -326,6 +383,9 @@ impl<P: Policy> AnyLevel for Level<P> {
         for f in &out[from..] {
             self.counters.fetches += 1;
             self.counters.fetched_blocks += u64::from(f.len);
+        }
+        if self.charge {
+            self.charge_metadata();
         }
     }
 
@@ -363,6 +423,13 @@ impl<P: Policy> AnyLevel for Level<P> {
         if self.table.len() > self.capacity {
             return Err(format!("{} blocks resident in a cache of {}", self.table.len(), self.capacity));
         }
+        if self.table.len() > self.data_capacity {
+            return Err(format!(
+                "{} blocks resident but only {} left beside the charged metadata",
+                self.table.len(),
+                self.data_capacity
+            ));
+        }
         for (slot, e) in self.table.iter() {
             if self.table.get(e.block) != Some(slot) {
                 return Err(format!("block {} in slot {slot} is not mapped to it", e.block));
@@ -377,5 +444,19 @@ impl<P: Policy> AnyLevel for Level<P> {
 
     fn record_evictions(&mut self, on: bool) {
         self.evicted = on.then(Vec::new);
+    }
+
+    fn set_block_bytes(&mut self, bytes: u64) {
+        self.block_bytes = bytes.max(1);
+        self.prefetcher.attach(LevelGeometry { capacity: self.capacity, block_bytes: self.block_bytes });
+        self.charge_metadata();
+    }
+
+    fn metadata_bytes(&self) -> u64 {
+        self.prefetcher.metadata_bytes()
+    }
+
+    fn data_capacity(&self) -> usize {
+        self.data_capacity
     }
 }

@@ -54,6 +54,11 @@ counters! {
     prefetch_issued,
     /// Prefetched blocks that received a first reference.
     prefetch_used,
+    /// Of `prefetch_issued`, the blocks asked for by the second prefetcher of a `stack` (e.g. the
+    /// sequential prefetcher under Mithril); the first prefetcher's are the rest.
+    second_issued,
+    /// Of `prefetch_used`, the second prefetcher's blocks.
+    second_used,
     /// Prefetched blocks evicted without any reference (after second chances).
     unused_evicted,
     /// Prefetched blocks never referenced and still resident at the end.

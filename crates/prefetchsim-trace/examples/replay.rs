@@ -1,6 +1,8 @@
 //! Replay a trace through one level and print the miss ratio and the speed (a quick profiling aid).
 //!
 //! `cargo run --release -p prefetchsim-trace --example replay -- TRACE FORMAT POLICY[+PREFETCHER] BLOCKS`
+//!
+//! PREFETCHER is a name or an inline TOML table: `lru+{ name = 'mithril', preset = 'libcachesim' }`.
 
 use std::time::Instant;
 
@@ -13,13 +15,10 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     if args.len() != 5 {
         return Err("usage: replay TRACE FORMAT POLICY[+PREFETCHER] BLOCKS".into());
     }
-    // PREFETCHER may be a name or a TOML inline table: `lru+{ name = 'linux', mode = 'ondemand' }`.
-    let (policy, prefetcher) = args[3].split_once('+').unwrap_or((&args[3], "'none'"));
-    let prefetcher = if prefetcher.starts_with('{') || prefetcher.starts_with('\'') {
-        prefetcher.to_string()
-    } else {
-        format!("'{prefetcher}'")
-    };
+    let (policy, prefetcher) = args[3].split_once('+').unwrap_or((&args[3], "none"));
+    // A prefetcher is a name (`mithril`, `mithril+obl`) or an inline TOML table (`{ name = 'pg' }`).
+    let prefetcher =
+        if prefetcher.trim_start().starts_with('{') { prefetcher.to_string() } else { format!("'{prefetcher}'") };
     let cfg = HierarchyConfig::from_toml(&format!(
         "[[level]]\nsize = {}\npolicy = '{policy}'\nprefetcher = {prefetcher}\n",
         args[4]

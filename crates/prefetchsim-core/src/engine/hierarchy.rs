@@ -31,9 +31,10 @@ impl Hierarchy {
                 .map_err(|m| ConfigError::new(format!("{path}.size"), m))?;
             above = Some(cap);
             let (pf_name, pf) = prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher)?;
-            let (pol_name, level) =
+            let (pol_name, mut level) =
                 policy::build_level(&format!("{path}.policy"), &l.policy, cap as usize, l.options.clone(), pf)?;
             crate::config::check_pairing(&path, pol_name, pf_name)?;
+            level.set_block_bytes(block_size);
             let name = l.name.clone().unwrap_or_else(|| format!("L{}", i + 1));
             names.push((name, pol_name.to_string(), pf_name.to_string()));
             levels.push(level);

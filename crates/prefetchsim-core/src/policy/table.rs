@@ -34,6 +34,8 @@ pub mod flags {
     pub const PINNED: u8 = 4;
     /// Free for the policy's own use (e.g. CLOCK's reference bit is kept by the policy itself).
     pub const POLICY: u8 = 8;
+    /// Prefetched by the second prefetcher of a `stack` (counted apart, see `LevelCounters::second_issued`).
+    pub const SECOND: u8 = 16;
 }
 
 /// The state of one resident block.

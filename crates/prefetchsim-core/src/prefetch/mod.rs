@@ -9,10 +9,13 @@
 pub mod amp;
 pub mod detect;
 pub mod linux;
+pub mod mithril;
 pub mod none;
 pub mod obl;
+pub mod pg;
 pub mod readahead;
 pub mod sarc;
+pub mod stack;
 
 use crate::policy::{BlockTable, Entry, FirstHit, Placement};
 use crate::request::Request;
@@ -102,6 +105,10 @@ pub struct PrefetchPlan {
     pub demand_placement: Placement,
     /// Stream of this request's missing demand blocks (default: the request's stream).
     pub demand_stream: Option<u32>,
+    /// Runs from this index on were asked for by the second prefetcher of a [`stack`](stack::Stack); the
+    /// level counts their blocks apart (`second_issued`, `second_used`). `None`: every run is the
+    /// prefetcher's own. With nested stacks the outermost stack's second component wins.
+    pub second_from: Option<usize>,
 }
 
 impl PrefetchPlan {
@@ -110,6 +117,7 @@ impl PrefetchPlan {
         self.runs.clear();
         self.demand_placement = Placement::Default;
         self.demand_stream = None;
+        self.second_from = None;
     }
 }
 
@@ -155,6 +163,15 @@ impl PrefetchCtx<'_> {
     }
 }
 
+/// What a prefetcher learns about the level it serves, before the first request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct LevelGeometry {
+    /// Capacity in blocks.
+    pub capacity: usize,
+    /// Block size in bytes (metadata limits are shares of `capacity × block_bytes`).
+    pub block_bytes: u64,
+}
+
 /// A prefetcher. Object-safe: levels hold a `Box<dyn Prefetcher>` and call it once per request.
 pub trait Prefetcher: Send {
     /// Decide what to prefetch for this request.
@@ -197,6 +214,18 @@ pub trait Prefetcher: Send {
     fn first_hit(&self) -> Option<FirstHit> {
         None
     }
+
+    /// The level this prefetcher serves. Called by [`Level::new`](crate::level::Level::new) (with a
+    /// 4096-byte block) and again when the hierarchy sets the real block size; may be called more than
+    /// once before the first request.
+    fn attach(&mut self, _geometry: LevelGeometry) {}
+
+    /// Whether the level should take this prefetcher's metadata out of its capacity (Mithril's paper
+    /// preset, as the paper counts it). The level option `charge_metadata` does the same for any
+    /// prefetcher.
+    fn charge_metadata(&self) -> bool {
+        false
+    }
 }
 
 /// Names and summaries of the registered prefetchers.
@@ -210,6 +239,9 @@ pub const PREFETCHERS: &[(&str, &str)] = &[
     ("split-t1", "Split paper technique 1: 2 blocks after every request, streams by block b-1"),
     ("split-t2", "Split paper technique 2: 2 blocks on a miss or a hit of the stream's last cached block"),
     ("linux", "Linux read-ahead: modes pfc-paper (PFC §2.2), 2.6.16, ondemand (v6.x)"),
+    ("mithril", "Mithril, mining sporadic block associations (Yang et al., SoCC'17): presets paper, libcachesim"),
+    ("pg", "block probability graph (Griffioen & Appleton 1994; libCacheSim's block version)"),
+    ("stack", "two prefetchers deciding on every request: { first = …, second = … } or 'a+b'"),
 ];
 
 /// Build the prefetcher named by `spec` (the prefetcher registry). Returns its canonical name.
@@ -218,6 +250,9 @@ pub fn build(
     spec: &crate::config::ComponentSpec,
 ) -> Result<(&'static str, Box<dyn Prefetcher>), crate::config::ConfigError> {
     use crate::config::{parse_params, resolve_name};
+    if let Some(pf) = stack::build_shorthand(path, spec)? {
+        return Ok(("stack", pf));
+    }
     let name = resolve_name(path, "prefetcher", &spec.name, PREFETCHERS, &[("off", "none")])?;
     let pf: Box<dyn Prefetcher> = match name {
         "none" => {
@@ -237,6 +272,9 @@ pub fn build(
         }
         "ra" | "pfc-ra" | "split-t1" | "split-t2" => Box::new(readahead::build(path, name, spec)?),
         "linux" => Box::new(linux::build(path, spec)?),
+        "mithril" => Box::new(mithril::Mithril::from_params(path, parse_params(path, spec)?)?),
+        "pg" => Box::new(pg::Pg::from_params(path, parse_params(path, spec)?)?),
+        "stack" => Box::new(stack::Stack::build(path, parse_params(path, spec)?)?),
         _ => unreachable!("registered prefetcher {name} without a constructor"),
     };
     let canonical = PREFETCHERS.iter().find(|(n, _)| *n == name).map_or("?", |(n, _)| *n);

@@ -1,6 +1,7 @@
 //! The core crate's integration tests, one binary (fast to link).
 
 mod device;
+mod history;
 mod policies;
 mod properties;
 mod readahead;

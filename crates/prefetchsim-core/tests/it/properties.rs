@@ -211,3 +211,27 @@ fn an_impossible_size_is_an_error_naming_the_level() {
     assert!(Hierarchy::build(&cfg, 4096, None).is_err(), "a footprint share without a footprint");
     assert!(HierarchyConfig::from_toml("level = []").is_err());
 }
+
+#[test]
+fn mithril_stacks_over_amp_with_prefetch_hits_and_full_accounting() {
+    let cfg = HierarchyConfig::from_toml(
+        "[[level]]\nsize = 64\nprefetcher = { name = 'stack', first = { name = 'mithril', preset = 'libcachesim' }, second = 'amp' }\n",
+    )
+    .unwrap();
+    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+    // Two interleaved sequential scans repeated, with a sporadic association (900 -> 5000) in between.
+    let mut reqs = Vec::new();
+    for round in 0..30u64 {
+        for i in 0..20u64 {
+            reqs.push(Request::read(1000 * (round % 3) + i, 1));
+            if i == 10 {
+                reqs.push(Request::read(900, 1));
+                reqs.push(Request::read(5000, 1));
+            }
+        }
+    }
+    let r = run_instant(&mut VecSource::new(reqs), &mut h, &cfg.engine, &mut Silent).unwrap();
+    let c = &r.levels[0].counters;
+    assert!(c.prefetch_hits > 0 && c.prefetch_conserved(), "{c:?}");
+    h.levels[0].check_invariants().unwrap();
+}

@@ -131,6 +131,7 @@ fn options(consume: bool, keep_miss: bool, stay: bool, chances: u8, pf_lru: bool
         pf_insert: if pf_lru { Placement::Lru } else { Placement::Default },
         consume_on_hit: consume,
         cache_demand_miss: keep_miss,
+        ..LevelOptions::default()
     }
 }
 

@@ -33,3 +33,15 @@ pub fn trace(rel: &str) -> Option<String> {
     assert!(p.is_file(), "trace {} is missing from the traces directory", p.display());
     Some(p.to_string_lossy().into_owned())
 }
+
+/// A file of the shared reference numbers (`docs/reference/` beside the traces directory), or `None` when
+/// the traces directory is absent (see [`traces_dir`]).
+///
+/// # Panics
+/// When the traces are there but the reference file is not.
+#[allow(dead_code)]
+pub fn reference(rel: &str) -> Option<String> {
+    let p = traces_dir()?.join("../docs/reference").join(rel);
+    assert!(p.is_file(), "reference file {} is missing", p.display());
+    Some(p.to_string_lossy().into_owned())
+}

@@ -1,0 +1,314 @@
+//! Mithril's prefetching table (Yang et al., SoCC 2017 §4.2, "Splitting the prefetching table into
+//! shards"; libCacheSim's sizing rules from `shared/docs/algorithms/history.md`, "Derived sizes").
+//!
+//! A row is a source block and up to `pf_list_size` associated blocks, oldest first; a new association
+//! of a full row drops the oldest (FIFO). Rows come in shards of `shard_rows` rows allocated when needed.
+//! When no further shard is allowed, the table is full and new rows replace the oldest rows in turn
+//! (the replaced source's mapping is removed).
+//!
+//! The metadata limit decides how many shards there may be:
+//! - [`Growth::Bounded`] (the paper): the table's bytes plus the fixed tables' bytes never exceed the
+//!   limit; shards are allocated on demand and the last one may be partial so the whole budget is used.
+//! - [`Growth::Libcachesim`]: the first shard is allocated at start (even past the limit); another is
+//!   added while `meta + shard bytes < limit` and fewer than `limit / (shard_rows · pf_list_size)` shards
+//!   exist; row 0 is never used.
+//!
+//! Bytes per row: 8 per associated block plus 12 for the source (8 B id + 4 B index entry), the paper's
+//! §4.4 accounting; 8 more per shard pointer. In memory a row is `[source, count, blocks…]` of `u64`s
+//! (one cache line for `pf_list_size` up to 6) and the index is a raw hash table of 4-byte row numbers
+//! whose keys are read from the rows.
+
+use std::hash::BuildHasher;
+
+use hashbrown::HashTable;
+
+use crate::policy::table::BlockHasher;
+
+/// How the table may grow.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum Growth {
+    /// Never exceed `limit` bytes in all (`fixed` bytes of other tables included).
+    Bounded {
+        /// The metadata limit in bytes.
+        limit: u64,
+    },
+    /// libCacheSim's rule.
+    Libcachesim {
+        /// The metadata limit in bytes.
+        limit: f64,
+        /// Most shards allowed.
+        max_shards: u32,
+    },
+}
+
+/// The prefetching table.
+#[derive(Debug)]
+pub struct PrefetchTable {
+    index: HashTable<u32>,
+    hasher: BlockHasher,
+    width: usize,
+    /// Rows of `[source, count, blocks…]`, `width + 2` cells each.
+    cells: Vec<u64>,
+    /// Rows allocated so far.
+    rows: u32,
+    /// The next row to hand out.
+    next: u32,
+    first_row: u32,
+    full: bool,
+    shard_rows: u32,
+    shards: u32,
+    growth: Growth,
+    meta: u64,
+}
+
+impl PrefetchTable {
+    /// Bytes of one row with `pf_list_size` associated blocks.
+    #[must_use]
+    pub fn row_bytes(pf_list_size: u32) -> u64 {
+        8 * u64::from(pf_list_size) + 12
+    }
+
+    /// An empty table. `fixed` is the metadata of the other tables, counted against the same limit.
+    #[must_use]
+    pub fn new(pf_list_size: u32, shard_rows: u32, growth: Growth, fixed: u64) -> Self {
+        let mut t = Self {
+            index: HashTable::new(),
+            hasher: BlockHasher::with_seed(0x5eed_b10c),
+            width: pf_list_size as usize,
+            cells: Vec::new(),
+            rows: 0,
+            next: 0,
+            first_row: 0,
+            full: false,
+            shard_rows: shard_rows.max(1),
+            shards: 0,
+            growth,
+            meta: fixed,
+        };
+        if let Growth::Libcachesim { max_shards, .. } = growth {
+            // The first shard exists from the start, its pointer array is sized for every shard allowed.
+            t.meta += 8 * u64::from(max_shards);
+            t.allocate(t.shard_rows);
+            t.meta += u64::from(t.shard_rows) * Self::row_bytes(pf_list_size);
+            t.first_row = 1;
+            t.next = 1;
+        }
+        t
+    }
+
+    /// All metadata bytes: the fixed tables and this table's shards.
+    #[must_use]
+    pub fn metadata_bytes(&self) -> u64 {
+        self.meta
+    }
+
+    /// Rows allocated.
+    #[must_use]
+    pub fn allocated_rows(&self) -> u32 {
+        self.rows
+    }
+
+    /// Shards allocated.
+    #[must_use]
+    pub fn shards(&self) -> u32 {
+        self.shards
+    }
+
+    /// Whether no row holds an association.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.index.is_empty()
+    }
+
+    /// Sources with a row.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.index.len()
+    }
+
+    /// The hash of `block` in the index.
+    #[inline]
+    #[must_use]
+    pub fn hash(&self, block: u64) -> u64 {
+        self.hasher.hash_one(block)
+    }
+
+    #[inline]
+    fn stride(&self) -> usize {
+        self.width + 2
+    }
+
+    /// The row of `block` (hash `h`).
+    #[inline]
+    fn find(&self, h: u64, block: u64) -> Option<u32> {
+        let s = self.stride();
+        self.index.find(h, |&r| self.cells[r as usize * s] == block).copied()
+    }
+
+    /// The blocks associated with `block`, oldest first (empty when it has no row).
+    #[inline]
+    #[must_use]
+    pub fn get(&self, block: u64) -> &[u64] {
+        self.get_hashed(self.hash(block), block)
+    }
+
+    /// [`PrefetchTable::get`] with the hash already computed.
+    #[inline]
+    #[must_use]
+    pub fn get_hashed(&self, h: u64, block: u64) -> &[u64] {
+        match self.find(h, block) {
+            Some(r) => {
+                let i = r as usize * self.stride();
+                &self.cells[i + 2..i + 2 + self.cells[i + 1] as usize]
+            }
+            None => &[],
+        }
+    }
+
+    /// Add `rows` rows (one shard or its last part).
+    fn allocate(&mut self, rows: u32) {
+        let n = (self.rows + rows) as usize;
+        self.cells.resize(n * self.stride(), 0);
+        let (cells, hasher, s) = (&self.cells, &self.hasher, self.stride());
+        self.index.reserve(2 * rows as usize, |&r| hasher.hash_one(cells[r as usize * s]));
+        self.rows += rows;
+        self.shards += 1;
+    }
+
+    /// Try to add a shard; false when the limit forbids it.
+    fn grow(&mut self) -> bool {
+        let row_bytes = Self::row_bytes(self.width as u32);
+        match self.growth {
+            Growth::Bounded { limit } => {
+                let room = limit.saturating_sub(self.meta + 8) / row_bytes;
+                let rows = room.min(u64::from(self.shard_rows)) as u32;
+                if self.meta + 8 > limit || rows == 0 {
+                    return false;
+                }
+                self.allocate(rows);
+                self.meta += 8 + u64::from(rows) * row_bytes;
+                true
+            }
+            Growth::Libcachesim { limit, max_shards } => {
+                let bytes = u64::from(self.shard_rows) * row_bytes;
+                if self.shards >= max_shards || (self.meta + bytes) as f64 >= limit {
+                    return false;
+                }
+                self.allocate(self.shard_rows);
+                self.meta += bytes;
+                true
+            }
+        }
+    }
+
+    /// A row for a new source: a fresh one, or (once full) the oldest in turn. `None` when the table
+    /// has no usable row at all.
+    fn take_row(&mut self) -> Option<u32> {
+        if self.next >= self.rows && (self.full || !self.grow()) {
+            self.full = true;
+            self.next = self.first_row;
+        }
+        if self.next >= self.rows {
+            return None;
+        }
+        let r = self.next;
+        self.next += 1;
+        let i = r as usize * self.stride();
+        if self.cells[i + 1] > 0 {
+            let h = self.hash(self.cells[i]);
+            if let Ok(e) = self.index.find_entry(h, |&x| x == r) {
+                e.remove();
+            }
+            self.cells[i + 1] = 0;
+        }
+        Some(r)
+    }
+
+    /// Record the association `a → b`.
+    pub fn add(&mut self, a: u64, b: u64) {
+        let (w, s) = (self.width, self.stride());
+        let h = self.hash(a);
+        if let Some(r) = self.find(h, a) {
+            let i = r as usize * s;
+            let n = self.cells[i + 1] as usize;
+            let row = &mut self.cells[i + 2..i + 2 + w];
+            if row[..n].contains(&b) {
+                return;
+            }
+            if n == w {
+                for k in 1..w {
+                    row[k - 1] = row[k];
+                }
+                row[w - 1] = b;
+            } else {
+                row[n] = b;
+                self.cells[i + 1] += 1;
+            }
+            return;
+        }
+        if let Some(r) = self.take_row() {
+            let i = r as usize * s;
+            self.cells[i] = a;
+            self.cells[i + 1] = 1;
+            self.cells[i + 2] = b;
+            let (cells, hasher) = (&self.cells, &self.hasher);
+            self.index.insert_unique(h, r, |&x| hasher.hash_one(cells[x as usize * s]));
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_row_keeps_its_newest_associations_fifo() {
+        let mut t = PrefetchTable::new(2, 4, Growth::Bounded { limit: 1 << 20 }, 0);
+        t.add(1, 10);
+        t.add(1, 11);
+        t.add(1, 10); // already listed: nothing changes
+        assert_eq!(t.get(1), &[10, 11]);
+        t.add(1, 12);
+        assert_eq!(t.get(1), &[11, 12]);
+        assert_eq!(t.get(2), &[] as &[u64]);
+    }
+
+    #[test]
+    fn shards_are_allocated_on_demand_within_the_limit_then_rows_are_replaced_oldest_first() {
+        let row = PrefetchTable::row_bytes(2); // 28 bytes
+                                               // Fixed tables of 100 B; room for one shard of 4 rows (8 + 112 B) and a partial one of 2 rows.
+        let limit = 100 + (8 + 4 * row) + (8 + 2 * row);
+        let mut t = PrefetchTable::new(2, 4, Growth::Bounded { limit }, 100);
+        assert_eq!((t.shards(), t.metadata_bytes()), (0, 100));
+        for a in 0..6 {
+            t.add(a, a + 100);
+            assert!(t.metadata_bytes() <= limit);
+        }
+        assert_eq!((t.shards(), t.allocated_rows(), t.metadata_bytes()), (2, 6, limit));
+        // Full: source 6 takes the oldest row (source 0's), source 7 the next.
+        t.add(6, 106);
+        t.add(7, 107);
+        assert_eq!(t.get(0), &[] as &[u64]);
+        assert_eq!(t.get(1), &[] as &[u64]);
+        assert_eq!((t.get(2), t.get(6), t.get(7)), (&[102][..], &[106][..], &[107][..]));
+        assert_eq!((t.len(), t.metadata_bytes()), (6, limit));
+    }
+
+    #[test]
+    fn libcachesim_growth_starts_with_one_shard_and_skips_row_zero() {
+        let row = PrefetchTable::row_bytes(2);
+        let limit = 10_000.0;
+        let mut t = PrefetchTable::new(2, 4, Growth::Libcachesim { limit, max_shards: 1250 }, 0);
+        let start = 8 * 1250 + 4 * row;
+        assert_eq!((t.shards(), t.metadata_bytes()), (1, start));
+        // Already past the limit: no second shard, rows 1..3 cycle.
+        for a in 0..5 {
+            t.add(a, a + 100);
+        }
+        assert_eq!(t.shards(), 1);
+        assert_eq!(t.len(), 3);
+        assert_eq!(t.get(0), &[] as &[u64]);
+        assert_eq!(t.get(1), &[] as &[u64]);
+        assert_eq!(t.get(4), &[104]);
+    }
+}

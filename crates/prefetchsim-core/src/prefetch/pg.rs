@@ -1,0 +1,355 @@
+//! PG: the probability graph of J. Griffioen and R. Appleton ("Reducing File System Latency using a
+//! Predictive Approach", USENIX Summer 1994), in libCacheSim's block version (`PG.c`), after
+//! `shared/docs/algorithms/history.md` §1.
+//!
+//! An edge A→B counts how often B was requested within the `lookahead` requests after A; A's total
+//! grows by `lookahead` each time A leaves the window. When A is requested, every successor whose chance
+//! `count / total` exceeds `threshold` is prefetched, most likely first (one run each, so with LRU the
+//! least likely ends at MRU, as libCacheSim inserts them one at a time). Each new node and each new edge
+//! costs 32 bytes of metadata; when the metadata reaches `max_metadata` of the cache bytes the graph
+//! freezes for good (known edges keep counting, no node or edge is added).
+//!
+//! Differences from libCacheSim, by design: block 0 is an ordinary block (libCacheSim uses id 0 as its
+//! empty window slot); the window holds demand blocks, so a multi-block request is a run of accesses.
+//! Presets: `libcachesim` (strict `>` test, the default) and `griffioen` (the paper's "at least the
+//! minimum chance", `>=`). With `lookahead = R`, a successor seen once after every occurrence scores
+//! exactly `1/R`: the strict test with the default `threshold = 1/R = 0.05` does not prefetch it.
+
+use serde::{Deserialize, Serialize};
+
+use super::{LevelGeometry, PrefetchCtx, Prefetcher};
+use crate::config::ConfigError;
+use crate::policy::table::{block_map, BlockHasher, BlockMap};
+
+/// Parameter sets of PG.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PgPreset {
+    /// libCacheSim's `PG` defaults: `lookahead = 20`, `threshold = 0.05` tested strictly,
+    /// `max_metadata = 0.1`, 32 bytes per node and per edge.
+    #[default]
+    Libcachesim,
+    /// The same with Griffioen & Appleton's inclusive test (chance at least the minimum chance).
+    Griffioen,
+}
+
+/// PG's parameters: a preset and overrides.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct PgParams {
+    /// `libcachesim` (default) or `griffioen`.
+    pub preset: PgPreset,
+    /// Requests after A in which a successor is counted (20; 1..=100 as in libCacheSim).
+    pub lookahead: Option<u32>,
+    /// Minimum chance of a prefetched successor (0.05).
+    pub threshold: Option<f64>,
+    /// Strict test `count/total > threshold` (libcachesim) instead of `>=` (griffioen).
+    pub strict: Option<bool>,
+    /// Metadata limit as a share of the cache bytes (0.1); reaching it freezes the graph.
+    pub max_metadata: Option<f64>,
+    /// Metadata bytes per node and per edge (32, libCacheSim's `8 + 8·3`).
+    pub entry_bytes: Option<u32>,
+}
+
+/// PG's resolved parameters.
+#[derive(Clone, Debug, PartialEq)]
+pub struct PgConfig {
+    /// See [`PgParams::lookahead`].
+    pub lookahead: u32,
+    /// See [`PgParams::threshold`].
+    pub threshold: f64,
+    /// See [`PgParams::strict`].
+    pub strict: bool,
+    /// See [`PgParams::max_metadata`].
+    pub max_metadata: f64,
+    /// See [`PgParams::entry_bytes`].
+    pub entry_bytes: u32,
+}
+
+impl PgParams {
+    /// The preset with the overrides applied and checked; errors name `path.key`.
+    pub fn resolve(&self, path: &str) -> Result<PgConfig, ConfigError> {
+        let c = PgConfig {
+            lookahead: self.lookahead.unwrap_or(20),
+            threshold: self.threshold.unwrap_or(0.05),
+            strict: self.strict.unwrap_or(self.preset == PgPreset::Libcachesim),
+            max_metadata: self.max_metadata.unwrap_or(0.1),
+            entry_bytes: self.entry_bytes.unwrap_or(32),
+        };
+        let err = |key: &str, msg: String| Err(ConfigError::new(format!("{path}.{key}"), msg));
+        if !(1..=100).contains(&c.lookahead) {
+            return err("lookahead", format!("must be in 1..=100, got {}", c.lookahead));
+        }
+        if !(c.threshold >= 0.0 && c.threshold <= 1.0) {
+            return err("threshold", format!("must be in [0, 1], got {}", c.threshold));
+        }
+        if !(c.max_metadata > 0.0 && c.max_metadata <= 1.0) {
+            return err("max_metadata", format!("must be in (0, 1], got {}", c.max_metadata));
+        }
+        Ok(c)
+    }
+}
+
+const NIL: u32 = u32::MAX;
+
+/// The probability-graph prefetcher.
+#[derive(Debug)]
+pub struct Pg {
+    cfg: PgConfig,
+    /// The last `lookahead` demand blocks, a ring written at `ptr`; `seen` counts writes.
+    window: Vec<u64>,
+    ptr: usize,
+    seen: u64,
+    nodes: BlockMap<u32>,
+    node_total: Vec<u64>,
+    node_head: Vec<u32>,
+    /// Edges by (node, successor); each node's edges are a linked list in insertion order.
+    edge_index: hashbrown::HashMap<(u32, u64), u32, BlockHasher>,
+    edge_succ: Vec<u64>,
+    edge_count: Vec<u32>,
+    edge_next: Vec<u32>,
+    node_tail: Vec<u32>,
+    meta: u64,
+    limit: f64,
+    frozen: bool,
+    picked: Vec<(u32, u32)>,
+}
+
+impl Pg {
+    /// A PG prefetcher; its metadata limit is set when it is attached to a level.
+    #[must_use]
+    pub fn new(cfg: PgConfig) -> Self {
+        Self {
+            window: vec![0; cfg.lookahead as usize],
+            ptr: 0,
+            seen: 0,
+            nodes: block_map(0),
+            node_total: Vec::new(),
+            node_head: Vec::new(),
+            node_tail: Vec::new(),
+            edge_index: hashbrown::HashMap::with_hasher(BlockHasher::with_seed(0x5eed_b10c)),
+            edge_succ: Vec::new(),
+            edge_count: Vec::new(),
+            edge_next: Vec::new(),
+            meta: 0,
+            limit: f64::INFINITY,
+            frozen: false,
+            picked: Vec::new(),
+            cfg,
+        }
+    }
+
+    /// From config parameters (errors name `path.key`).
+    pub fn from_params(path: &str, p: PgParams) -> Result<Self, ConfigError> {
+        Ok(Self::new(p.resolve(path)?))
+    }
+
+    /// Whether the graph stopped learning new nodes and edges.
+    #[must_use]
+    pub fn frozen(&self) -> bool {
+        self.frozen
+    }
+
+    /// `(count, total)` of the edge `a → b`, if both exist (tests).
+    #[must_use]
+    pub fn edge(&self, a: u64, b: u64) -> Option<(u32, u64)> {
+        let n = *self.nodes.get(&a)?;
+        let e = *self.edge_index.get(&(n, b))?;
+        Some((self.edge_count[e as usize], self.node_total[n as usize]))
+    }
+
+    /// Nodes and edges.
+    #[must_use]
+    pub fn graph_size(&self) -> (usize, usize) {
+        (self.node_total.len(), self.edge_succ.len())
+    }
+
+    /// Learn from an access of `x`: the block `lookahead` accesses ago gains `x` and the accesses between
+    /// them as successors.
+    fn learn(&mut self, x: u64) {
+        let r = self.window.len();
+        let old = self.window[self.ptr];
+        let had_old = self.seen >= r as u64;
+        self.window[self.ptr] = x;
+        self.ptr = (self.ptr + 1) % r;
+        self.seen += 1;
+        if !had_old {
+            return;
+        }
+        let node = match self.nodes.get(&old) {
+            Some(&n) => n,
+            None if !self.frozen => {
+                let n = self.node_total.len() as u32;
+                self.nodes.insert(old, n);
+                self.node_total.push(0);
+                self.node_head.push(NIL);
+                self.node_tail.push(NIL);
+                self.meta += u64::from(self.cfg.entry_bytes);
+                n
+            }
+            None => return,
+        };
+        // The window now holds exactly the `r` accesses that followed `old`, visited in slot order.
+        for i in 0..r {
+            self.node_total[node as usize] += 1;
+            let y = self.window[i];
+            if let Some(&e) = self.edge_index.get(&(node, y)) {
+                self.edge_count[e as usize] += 1;
+            } else if !self.frozen {
+                let e = self.edge_succ.len() as u32;
+                self.edge_index.insert((node, y), e);
+                self.edge_succ.push(y);
+                self.edge_count.push(1);
+                self.edge_next.push(NIL);
+                let tail = self.node_tail[node as usize];
+                if tail == NIL {
+                    self.node_head[node as usize] = e;
+                } else {
+                    self.edge_next[tail as usize] = e;
+                }
+                self.node_tail[node as usize] = e;
+                self.meta += u64::from(self.cfg.entry_bytes);
+            } else {
+                return;
+            }
+        }
+        if self.meta as f64 >= self.limit {
+            self.frozen = true;
+        }
+    }
+
+    /// Prefetch the likely successors of `x`, most likely first.
+    fn predict(&mut self, x: u64, ctx: &mut PrefetchCtx<'_>) {
+        let Some(&n) = self.nodes.get(&x) else { return };
+        let total = self.node_total[n as usize] as f64;
+        if total == 0.0 {
+            return;
+        }
+        self.picked.clear();
+        let mut e = self.node_head[n as usize];
+        while e != NIL {
+            let chance = f64::from(self.edge_count[e as usize]) / total;
+            let pass = if self.cfg.strict { chance > self.cfg.threshold } else { chance >= self.cfg.threshold };
+            if pass {
+                self.picked.push((self.edge_count[e as usize], e));
+            }
+            e = self.edge_next[e as usize];
+        }
+        // Decreasing count; equal counts in the order the edges were learnt.
+        self.picked.sort_by_key(|&(c, e)| (std::cmp::Reverse(c), e));
+        for &(_, e) in &self.picked {
+            ctx.prefetch(self.edge_succ[e as usize], 1);
+        }
+    }
+}
+
+impl Prefetcher for Pg {
+    fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        let n = ctx.demand_len.min(ctx.req.len);
+        for i in 0..u64::from(n) {
+            let x = ctx.req.first + i;
+            self.learn(x);
+            self.predict(x, ctx);
+        }
+    }
+
+    fn metadata_bytes(&self) -> u64 {
+        self.meta
+    }
+
+    fn attach(&mut self, geometry: LevelGeometry) {
+        self.limit = self.cfg.max_metadata * geometry.capacity as f64 * geometry.block_bytes as f64;
+        if self.meta as f64 >= self.limit {
+            self.frozen = true;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::BlockTable;
+    use crate::prefetch::{CacheView, Outcome, PrefetchPlan};
+    use crate::request::Request;
+
+    fn pg(lookahead: u32, threshold: f64, strict: bool) -> Pg {
+        let mut p = Pg::new(PgConfig { lookahead, threshold, strict, max_metadata: 1.0, entry_bytes: 32 });
+        p.attach(LevelGeometry { capacity: 1 << 20, block_bytes: 4096 });
+        p
+    }
+
+    /// Feed `blocks` one by one; return the blocks prefetched after the last one.
+    fn feed(p: &mut Pg, blocks: &[u64]) -> Vec<u64> {
+        let table = BlockTable::with_capacity(4);
+        let mut plan = PrefetchPlan::default();
+        for &b in blocks {
+            plan.clear();
+            let req = Request::read(b, 1);
+            let mut ctx = PrefetchCtx {
+                req: &req,
+                demand_len: 1,
+                outcomes: &[Outcome::Miss],
+                cache: CacheView::new(&table, 4),
+                plan: &mut plan,
+            };
+            p.on_access(&mut ctx);
+        }
+        plan.runs.iter().map(|r| r.first).collect()
+    }
+
+    #[test]
+    fn edges_count_every_successor_within_the_window() {
+        let mut p = pg(2, 0.3, true);
+        feed(&mut p, &[1, 2, 3, 1, 2, 4]);
+        // Node 1 left the window twice (after [2, 3] and after [2, 4]): total 4.
+        assert_eq!(p.edge(1, 2), Some((2, 4)));
+        assert_eq!(p.edge(1, 3), Some((1, 4)));
+        assert_eq!(p.edge(1, 4), Some((1, 4)));
+        // Node 2 left once, followed by 3 and 1; self and 0-id blocks are ordinary.
+        assert_eq!(p.edge(2, 3), Some((1, 2)));
+        assert_eq!(p.edge(2, 1), Some((1, 2)));
+        assert_eq!(p.edge(3, 2), Some((1, 2)));
+        assert_eq!(p.graph_size(), (3, 7));
+        // After 1: 2 scores 0.5 > 0.3, 3 and 4 score 0.25.
+        assert_eq!(feed(&mut p, &[1]), vec![2]);
+    }
+
+    #[test]
+    fn a_one_off_successor_scoring_exactly_one_over_r_does_not_pass_the_strict_test() {
+        // R = 4, threshold 1/4: 7 follows 5 once per window.
+        let trace = [5, 7, 8, 9, 10, 5, 7, 11, 12, 13, 5];
+        let mut strict = pg(4, 0.25, true);
+        assert_eq!(strict.edge(5, 7), None);
+        assert_eq!(feed(&mut strict, &trace), Vec::<u64>::new());
+        assert_eq!(strict.edge(5, 7), Some((2, 8)));
+        let mut inclusive = pg(4, 0.25, false);
+        assert_eq!(feed(&mut inclusive, &trace), vec![7]);
+        // With the libCacheSim defaults the one-off successor scores 1/20 = 0.05, exactly the threshold.
+        let mut lcs = pg(20, 0.05, true);
+        let mut t: Vec<u64> = Vec::new();
+        for k in 0..3 {
+            t.push(5);
+            t.push(7);
+            t.extend((0..18).map(|i| 100 * (k + 1) + i));
+        }
+        t.push(99);
+        t.push(5);
+        let got = feed(&mut lcs, &t);
+        assert_eq!(lcs.edge(5, 7).map(|(c, n)| f64::from(c) / n as f64), Some(0.05));
+        assert!(!got.contains(&7), "{got:?}");
+    }
+
+    #[test]
+    fn the_graph_freezes_at_the_metadata_limit_but_known_edges_keep_counting() {
+        let mut p = pg(1, 0.0, false);
+        // 32 B per node or edge; limit 4 entries.
+        p.limit = 128.0;
+        feed(&mut p, &[1, 2, 1, 2, 3]);
+        // (1): 2 after 1: node 1 + edge 1→2 (64 B); (2): node 2 + edge 2→1 (128 B) → frozen.
+        assert!(p.frozen());
+        assert_eq!(p.graph_size(), (2, 2));
+        assert_eq!(p.edge(1, 2), Some((2, 2)));
+        assert_eq!(p.edge(2, 3), None, "no new edge once frozen");
+        assert_eq!(p.metadata_bytes(), 128);
+    }
+}

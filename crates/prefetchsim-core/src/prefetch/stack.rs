@@ -1,0 +1,156 @@
+//! `stack`: two prefetchers serving one level, as Mithril runs on top of a sequential prefetcher
+//! ("Mithril-AMP", Yang et al., SoCC 2017 §1 and §5.2: Mithril "can be used on top of Amp").
+//!
+//! Both components decide on every request, the first before the second; their runs are executed in
+//! that order (the second's blocks are therefore inserted last, nearer the MRU end of LRU-like lists).
+//! Every hook is forwarded to both; second chances are the larger of the two, metadata the sum. The
+//! first component's demand placement and stream take precedence when both set one. The runs of the
+//! second component are marked in the plan so that the level counts its prefetches apart
+//! (`second_issued`, `second_used`; metrics.md asks Mithril and sequential prefetches to be counted
+//! separately).
+//!
+//! Configured as `prefetcher = { name = "stack", first = "mithril", second = { name = "obl", … } }`, or
+//! by the shorthand `prefetcher = "mithril+obl"` (components with default parameters).
+
+use serde::Deserialize;
+
+use super::{LevelGeometry, PrefetchCtx, Prefetcher};
+use crate::config::{ComponentSpec, ConfigError};
+use crate::policy::{Entry, Placement};
+
+/// Parameters of `stack`: the two components, each a prefetcher name or table.
+#[derive(Clone, Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct StackParams {
+    /// The first prefetcher (e.g. Mithril).
+    pub first: ComponentSpec,
+    /// The second prefetcher (e.g. the sequential one Mithril runs on top of); its prefetches are counted
+    /// apart.
+    pub second: ComponentSpec,
+}
+
+/// Two prefetchers combined.
+pub struct Stack {
+    first: Box<dyn Prefetcher>,
+    second: Box<dyn Prefetcher>,
+    first_active: bool,
+    second_active: bool,
+    first_evictions: bool,
+    second_evictions: bool,
+}
+
+impl std::fmt::Debug for Stack {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Stack").finish_non_exhaustive()
+    }
+}
+
+impl Stack {
+    /// Combine two prefetchers; `first` decides first.
+    #[must_use]
+    pub fn new(first: Box<dyn Prefetcher>, second: Box<dyn Prefetcher>) -> Self {
+        Self {
+            first_active: first.is_active(),
+            second_active: second.is_active(),
+            first_evictions: first.wants_evictions(),
+            second_evictions: second.wants_evictions(),
+            first,
+            second,
+        }
+    }
+
+    /// Build both components from their specs (errors name `path.first…` / `path.second…`).
+    pub fn build(path: &str, p: StackParams) -> Result<Self, ConfigError> {
+        let (_, first) = super::build(&format!("{path}.first"), &p.first)?;
+        let (_, second) = super::build(&format!("{path}.second"), &p.second)?;
+        Ok(Self::new(first, second))
+    }
+}
+
+/// The shorthand `"a+b"`: a stack of `a` over `b` with default parameters. `None` when the name has no
+/// `+`.
+pub fn build_shorthand(path: &str, spec: &ComponentSpec) -> Result<Option<Box<dyn Prefetcher>>, ConfigError> {
+    let Some((a, b)) = spec.name.split_once('+') else {
+        return Ok(None);
+    };
+    if !spec.params.is_empty() {
+        return Err(ConfigError::new(
+            path,
+            format!(
+                "the shorthand '{}' takes no parameters; write {{ name = \"stack\", first = {{ … }}, second = {{ … }} }}",
+                spec.name
+            ),
+        ));
+    }
+    let p = StackParams { first: ComponentSpec::named(a.trim()), second: ComponentSpec::named(b.trim()) };
+    Ok(Some(Box::new(Stack::build(path, p)?)))
+}
+
+impl Prefetcher for Stack {
+    fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        if self.first_active {
+            self.first.on_access(ctx);
+        }
+        if self.second_active {
+            let (placement, stream) = (ctx.plan.demand_placement, ctx.plan.demand_stream);
+            let from = ctx.plan.runs.len();
+            self.second.on_access(ctx);
+            ctx.plan.second_from = Some(from);
+            if placement != Placement::Default {
+                ctx.plan.demand_placement = placement;
+            }
+            if stream.is_some() {
+                ctx.plan.demand_stream = stream;
+            }
+        }
+    }
+
+    fn is_active(&self) -> bool {
+        self.first_active || self.second_active
+    }
+
+    fn second_chances(&self) -> u8 {
+        self.first.second_chances().max(self.second.second_chances())
+    }
+
+    fn on_second_chance(&mut self, entry: &Entry, cache: super::CacheView<'_>) {
+        self.first.on_second_chance(entry, cache);
+        self.second.on_second_chance(entry, cache);
+    }
+
+    fn wants_evictions(&self) -> bool {
+        self.first_evictions || self.second_evictions
+    }
+
+    fn on_evicted(&mut self, entry: &Entry) {
+        if self.first_evictions {
+            self.first.on_evicted(entry);
+        }
+        if self.second_evictions {
+            self.second.on_evicted(entry);
+        }
+    }
+
+    fn on_late(&mut self, block: u64) {
+        self.first.on_late(block);
+        self.second.on_late(block);
+    }
+
+    fn metadata_bytes(&self) -> u64 {
+        self.first.metadata_bytes() + self.second.metadata_bytes()
+    }
+
+    fn attach(&mut self, geometry: LevelGeometry) {
+        self.first.attach(geometry);
+        self.second.attach(geometry);
+    }
+
+    fn charge_metadata(&self) -> bool {
+        self.first.charge_metadata() || self.second.charge_metadata()
+    }
+
+    /// A cache-side rule of either part applies to the level (Mithril over AMP keeps AMP's `stay`).
+    fn first_hit(&self) -> Option<crate::policy::FirstHit> {
+        self.first.first_hit().or_else(|| self.second.first_hit())
+    }
+}
