@@ -233,10 +233,12 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import split
+    from .reproduce import mithril, split
 
+    if args.experiment == "mithril":
+        return _reproduce_mithril(args, mithril)
     if args.experiment != "split":
-        raise _core.ConfigError(f"reproduce: {args.experiment!r} is not available yet; available: split")
+        raise _core.ConfigError(f"reproduce: {args.experiment!r} is not available yet; available: split, mithril")
     prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
     try:
         df = split.run(seed=args.seed, requests=args.requests, out_dir=args.out, plot=not args.no_plot, progress=prog)
@@ -258,6 +260,34 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             out.close()
     if args.out:
         sys.stderr.write(f"prefetchsim: results in {args.out}/\n")
+    return 0
+
+
+def _reproduce_mithril(args: argparse.Namespace, mithril) -> int:
+    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    try:
+        curves, studies = mithril.run(traces=args.traces or [None], out_dir=args.out, plot=not args.no_plot,
+                                      studies=not args.no_studies, progress=prog)
+    finally:
+        prog.close()
+    out, close = _output(args)
+    try:
+        if args.output_format == "table":
+            for trace, sub in curves.groupby("trace"):
+                wide = sub.pivot_table(index=["share", "cache_blocks"], columns="scheme", values="hit_ratio")
+                wide = wide[[s for s in mithril.SCHEMES if s in wide.columns]]
+                out.write(f"hit ratio on {trace}:\n{wide.to_string(float_format=lambda x: f'{x:.4f}')}\n\n")
+            out.write("Mithril's gains:\n")
+            _emit(mithril.gains(curves), "table", out)
+            if not studies.empty:
+                out.write("\nparameter studies (Mithril-LRU, hit ratio / precision):\n")
+                _emit(studies.to_dict("records"), "table", out,
+                      ["trace", "cache_blocks", "parameter", "value", "hit_ratio", "precision"])
+        else:
+            _emit(curves.to_dict("records") + studies.to_dict("records"), args.output_format, out)
+    finally:
+        if close:
+            out.close()
     return 0
 
 
@@ -319,13 +349,16 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_options(tc)
     tc.set_defaults(func=cmd_trace_convert)
 
-    rp = sub.add_parser("reproduce", help="rerun a paper's experiments (split)",
+    rp = sub.add_parser("reproduce", help="rerun a paper's experiments (split, mithril)",
                         description="Rerun the experiments of a paper of the project and print its table.")
     rp.add_argument("experiment", choices=["split", "pfc", "step", "mithril"])
     rp.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
     rp.add_argument("--requests", type=int, default=100_000, help="requests per workload (default: the paper's 100,000)")
     rp.add_argument("--out", default=None, help="directory for the CSV and the plots")
     rp.add_argument("--no-plot", action="store_true", help="do not draw plots")
+    rp.add_argument("--trace", dest="traces", action="append", metavar="PATH[:FORMAT]",
+                    help="mithril: a trace to use instead of the built-in workload (repeatable)")
+    rp.add_argument("--no-studies", action="store_true", help="mithril: skip the parameter studies")
     _add_output_options(rp)
     rp.set_defaults(func=cmd_reproduce)
 

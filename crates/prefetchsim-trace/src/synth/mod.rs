@@ -29,7 +29,9 @@
 //! | `oltp-like` | PFC's SPC OLTP trace | 11% |
 //! | `web-like` | PFC's SPC WebSearch trace | 74% |
 //! | `multi-like` | PFC's Purdue Multi trace (3 applications, 12,514 files) | 25% |
+//! | `associations` | Mithril's sporadic associations: scattered groups requested together | ≈ 100% |
 
+pub mod associations;
 pub mod multi;
 pub mod sample;
 pub mod sequential;
@@ -45,6 +47,7 @@ use serde_json::{Map, Value};
 
 use crate::error::TraceError;
 
+pub use associations::{Associations, AssociationsParams};
 pub use multi::{MultiLike, MultiLikeParams};
 pub use sequential::{Sequential, SequentialParams};
 pub use spc::{SpcLike, SpcLikeParams};
@@ -62,6 +65,10 @@ pub const GENERATORS: &[(&str, &str)] = &[
     ("oltp-like", "shaped like PFC's SPC OLTP trace: ~11% random, sequential runs, hot 512 MiB footprint"),
     ("web-like", "shaped like PFC's SPC WebSearch trace: ~74% random small reads over 8 GiB with hot extents"),
     ("multi-like", "shaped like PFC's Purdue Multi trace: ~25% random, 3 applications scanning files"),
+    (
+        "associations",
+        "Mithril's case: sporadic groups of scattered blocks requested together, with hot and one-off noise",
+    ),
 ];
 
 /// Registered names, comma-separated (for error messages).
@@ -97,6 +104,7 @@ pub fn open(
         "oltp-like" => Box::new(SpcLike::new(&parse(name, &SpcLikeParams::oltp(), params, &[])?, block_size)?),
         "web-like" => Box::new(SpcLike::new(&parse(name, &SpcLikeParams::web(), params, &[])?, block_size)?),
         "multi-like" => Box::new(MultiLike::new(&parse(name, &MultiLikeParams::default(), params, &[])?, block_size)?),
+        "associations" => Box::new(Associations::new(&parse(name, &AssociationsParams::default(), params, &[])?)?),
         _ => unreachable!("every registered generator is handled"),
     })
 }
@@ -111,6 +119,7 @@ pub fn defaults(name: &str) -> Result<Map<String, Value>, TraceError> {
         "oltp-like" => to_map(&SpcLikeParams::oltp()),
         "web-like" => to_map(&SpcLikeParams::web()),
         "multi-like" => to_map(&MultiLikeParams::default()),
+        "associations" => to_map(&AssociationsParams::default()),
         _ => unreachable!("every registered generator is handled"),
     };
     Ok(v)
@@ -233,7 +242,7 @@ macro_rules! request_source {
     )*};
 }
 
-request_source!(SplitGen, ZipfGen, Sequential, SpcLike, MultiLike);
+request_source!(SplitGen, ZipfGen, Sequential, SpcLike, MultiLike, Associations);
 
 #[cfg(test)]
 mod tests {
