@@ -5,3 +5,4 @@ mod policies;
 mod properties;
 mod split_examples;
 mod split_properties;
+mod timed;

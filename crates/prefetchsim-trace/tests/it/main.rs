@@ -3,3 +3,4 @@
 mod common;
 mod readers;
 mod stats;
+mod timed;
