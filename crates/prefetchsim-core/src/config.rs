@@ -312,38 +312,43 @@ pub struct EngineConfig {
     pub warmup_requests: u64,
     /// Stop after this many requests (after the ops filter), if set.
     pub limit: Option<u64>,
-    /// Timed: `open` or `closed` (default `closed`).
+    /// Timed: `open` or `closed` (default `closed`: the models README's default, PFC's synchronous replay
+    /// of the Purdue traces; event-engine.md §4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub replay: Option<Replay>,
-    /// Timed: factor on trace time differences (open-loop arrival gaps, `think = "gap"`); default 1.
+    /// Timed: factor on trace time differences (open-loop arrival gaps, `think = "gap"`); default 1
+    /// (event-engine.md §4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub time_scale: Option<f64>,
     /// Timed, open loop: at most this many requests outstanding; later arrivals wait in FIFO order
     /// (the wait is reported and is part of their response time). Default: unlimited.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_outstanding: Option<u64>,
-    /// Timed, closed loop: requests each loop keeps outstanding (default 1; fio's iodepth, DiskSim's
-    /// `closedios`).
+    /// Timed, closed loop: requests each loop keeps outstanding (default 1, synchronous replay; fio's
+    /// iodepth, DiskSim's `closedios`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub iodepth: Option<u32>,
-    /// Timed, closed loop: one loop per stream (client, stream) of the trace (default true), or one loop
-    /// over the whole trace in trace order (false).
+    /// Timed, closed loop: one loop per stream (client, stream) of the trace (default true: each process
+    /// of the Butt et al. replay), or one loop over the whole trace in trace order (false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub per_stream: Option<bool>,
-    /// Timed, closed loop: think time rule (default `gap`, or `constant` when `think_ms` is given).
+    /// Timed, closed loop: think time rule (default `gap`, the trace's own spacing as event-engine.md §4
+    /// suggests for timestamp-only traces; `constant` when `think_ms` is given).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub think: Option<Think>,
     /// Timed, closed loop: the constant think time, ms.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub think_ms: Option<f64>,
-    /// Timed: after the last request, run until every read in flight has arrived (default true); false
-    /// stops when the last application request completes, leaving prefetches in flight.
+    /// Timed: after the last request, run until every read in flight has arrived (default true,
+    /// event-engine.md §4); false stops when the last application request completes, leaving prefetches
+    /// in flight (counted as `prefetch_inflight_end`).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub drain: Option<bool>,
-    /// Timed: writes block their closed-loop stream until they complete (default false).
+    /// Timed: writes block their closed-loop stream until they complete (default false: only reads block,
+    /// as in the Butt et al. simulator; event-engine.md §4).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub sync_writes: Option<bool>,
-    /// Timed: run seed; the device's RNG is derived from it (default 1).
+    /// Timed: run seed; the device's RNG is derived from it (default 1 \[ours\]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
 }

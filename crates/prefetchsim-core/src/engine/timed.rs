@@ -116,10 +116,10 @@ struct ClientHist {
     writes: Histogram,
 }
 
-struct Engine<'a> {
+struct Engine<'a, O: TimedObserver + ?Sized> {
     h: &'a mut Hierarchy,
     rd: Reader<'a>,
-    obs: &'a mut dyn TimedObserver,
+    obs: &'a mut O,
     s: TimedSettings,
     n: usize,
     q: EventQueue<Ev>,
@@ -207,13 +207,13 @@ pub fn run_timed(
     run_timed_observed(src, h, cfg, progress, &mut NoObserver)
 }
 
-/// [`run_timed`] with an observer.
-pub fn run_timed_observed(
+/// [`run_timed`] with an observer (monomorphised: [`NoObserver`] costs nothing).
+pub fn run_timed_observed<O: TimedObserver + ?Sized>(
     src: &mut dyn RequestSource,
     h: &mut Hierarchy,
     cfg: &HierarchyConfig,
     progress: &mut dyn Progress,
-    obs: &mut dyn TimedObserver,
+    obs: &mut O,
 ) -> Result<RunResult, SourceError> {
     let s = cfg
         .validate_timing()?
@@ -308,7 +308,7 @@ pub fn run_timed_observed(
     Ok(e.finish())
 }
 
-impl Engine<'_> {
+impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     /// Event class of a request arriving at `level` (>= 1): deeper levels first.
     #[inline]
     fn class_req(&self, level: usize) -> u8 {
@@ -464,7 +464,8 @@ impl Engine<'_> {
             self.new_ids.push(g);
             fetched += u64::from(f.len);
         }
-        let kept = self.h.levels[k].set_fetch_tags(&self.new_ids);
+        // Nothing is inserted without a fetch: an access with none has nothing to pin.
+        let kept = if self.new_ids.is_empty() { 0 } else { self.h.levels[k].set_fetch_tags(&self.new_ids) };
         let bottom = k + 1 == self.n;
         // Attach the job to the reads it waits for: its missing blocks are in this access's fetches (in
         // block order), its pending blocks in older fetches the level names.
