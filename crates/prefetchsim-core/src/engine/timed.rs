@@ -175,7 +175,8 @@ struct Engine<'a, O: TimedObserver + ?Sized> {
     dev_rep: DeviceReport,
     sched_base: SchedStats,
     link_base: (u64, u64),
-    q_area: f64,
+    /// Time integral of the scheduler's queue length since measuring began (requests x ns).
+    q_area: u128,
     q_last_t: u64,
     q_last: u64,
     measuring: bool,
@@ -297,7 +298,7 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
         dev_rep,
         sched_base: SchedStats::default(),
         link_base: (0, 0),
-        q_area: 0.0,
+        q_area: 0,
         q_last_t: 0,
         q_last: 0,
         measuring: warmup == 0,
@@ -484,14 +485,13 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             let g = match o {
                 Outcome::Hit | Outcome::PrefetchHit => continue,
                 Outcome::Miss => {
-                    while c < self.out.len()
-                        && !(self.out[c].first <= b && b < self.out[c].first + u64::from(self.out[c].len))
-                    {
+                    // The missing blocks are in the first fetches, in ascending order.
+                    while c < self.out.len() && b >= self.out[c].first + u64::from(self.out[c].len) {
                         c += 1;
                     }
-                    match self.new_ids.get(c) {
-                        Some(&g) => g,
-                        None => return Err(internal(format!("level {k} missed block {b} without fetching it"))),
+                    match (self.out.get(c), self.new_ids.get(c)) {
+                        (Some(f), Some(&g)) if f.first <= b => g,
+                        _ => return Err(internal(format!("level {k} missed block {b} without fetching it"))),
                     }
                 }
                 Outcome::Pending => {
@@ -861,7 +861,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         }
         if self.measuring {
             let q = self.sched.queued() as u64;
-            self.q_area += self.q_last as f64 * (now - self.q_last_t) as f64;
+            self.q_area += u128::from(self.q_last) * u128::from(now - self.q_last_t);
             self.q_last_t = now;
             self.q_last = q;
             self.dev_rep.queue_max = self.dev_rep.queue_max.max(q);
@@ -884,7 +884,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             ..DeviceReport::default()
         };
         self.link_base = self.link_totals();
-        self.q_area = 0.0;
+        self.q_area = 0;
         self.q_last_t = now;
         self.q_last = self.sched.queued() as u64;
     }
@@ -907,9 +907,9 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         dev.queue_wait_ns = st.queue_wait_ns - base.queue_wait_ns;
         let span = end.saturating_sub(self.t_measure);
         if self.measuring {
-            self.q_area += self.q_last as f64 * (end - self.q_last_t) as f64;
+            self.q_area += u128::from(self.q_last) * u128::from(end - self.q_last_t);
         }
-        dev.queue_mean = if span == 0 { 0.0 } else { self.q_area / span as f64 };
+        dev.queue_mean = if span == 0 { 0.0 } else { self.q_area as f64 / span as f64 };
         let (m, p) = self.link_totals();
         let mut clients: Vec<ClientTiming> = self
             .clients

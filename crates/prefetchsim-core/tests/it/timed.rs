@@ -17,6 +17,11 @@ use proptest::prelude::*;
 
 const MS: u64 = 1_000_000;
 
+/// Cases per property: `PROPTEST_CASES` when set (longer soak runs), else `default`.
+fn cases(default: u32) -> u32 {
+    std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(default)
+}
+
 // ---------------------------------------------------------------------------------------------------
 // Helpers
 
@@ -193,7 +198,7 @@ fn assert_same_counts(a: &RunResult, b: &RunResult) -> Result<(), TestCaseError>
 // Equivalence with the instant engine
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(200), ..ProptestConfig::default() })]
 
     #[test]
     fn zero_latency_counts_equal_the_instant_engine_on_random_workloads(reqs in random_reqs(), cfg in hierarchy()) {
@@ -301,7 +306,7 @@ fn timed(cfg: &HierarchyConfig, t: &Timing) -> HierarchyConfig {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 150, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig { cases: cases(150), ..ProptestConfig::default() })]
 
     #[test]
     fn time_moves_forward_every_request_completes_once_and_no_block_is_read_twice_in_flight(
