@@ -288,6 +288,19 @@ pub enum Replay {
     Closed,
 }
 
+/// What identifies a closed-loop stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamKey {
+    /// The request's (client, stream) pair (default).
+    #[default]
+    ClientStream,
+    /// The client alone: a process of a file-level trace (`multi_real`), a host of MSR.
+    Client,
+    /// The stream alone (file, ASU, volume).
+    Stream,
+}
+
 /// Think time of closed-loop replay.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
 #[serde(rename_all = "lowercase")]
@@ -332,6 +345,10 @@ pub struct EngineConfig {
     /// of the Butt et al. replay), or one loop over the whole trace in trace order (false).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub per_stream: Option<bool>,
+    /// Timed, closed loop with `per_stream`: what a stream is (default `client_stream`; `client` makes
+    /// each process of a file-level trace one synchronous stream, as PFC replays the Purdue traces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_key: Option<StreamKey>,
     /// Timed, closed loop: think time rule (default `gap`, the trace's own spacing as event-engine.md §4
     /// suggests for timestamp-only traces; `constant` when `think_ms` is given).
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -364,8 +381,10 @@ pub struct TimedSettings {
     pub max_outstanding: Option<u64>,
     /// Closed loop: requests outstanding per loop.
     pub iodepth: u32,
-    /// Closed loop: one loop per (client, stream).
+    /// Closed loop: one loop per stream.
     pub per_stream: bool,
+    /// Closed loop: what a stream is.
+    pub stream_key: StreamKey,
     /// Closed loop: think rule.
     pub think: Think,
     /// Closed loop: constant think time, ms.
@@ -382,12 +401,13 @@ impl EngineConfig {
     /// Check that the keys fit the engine kind and replay mode, and return the timed settings (with
     /// defaults) for a timed engine, `None` for the instant engine.
     pub fn timed(&self) -> Result<Option<TimedSettings>, ConfigError> {
-        let set: [(&str, bool); 10] = [
+        let set: [(&str, bool); 11] = [
             ("replay", self.replay.is_some()),
             ("time_scale", self.time_scale.is_some()),
             ("max_outstanding", self.max_outstanding.is_some()),
             ("iodepth", self.iodepth.is_some()),
             ("per_stream", self.per_stream.is_some()),
+            ("stream_key", self.stream_key.is_some()),
             ("think", self.think.is_some()),
             ("think_ms", self.think_ms.is_some()),
             ("drain", self.drain.is_some()),
@@ -405,7 +425,7 @@ impl EngineConfig {
         }
         let replay = self.replay.unwrap_or_default();
         let (wrong_mode, other): (&[&str], &str) = match replay {
-            Replay::Open => (&["iodepth", "per_stream", "think", "think_ms"], "closed"),
+            Replay::Open => (&["iodepth", "per_stream", "stream_key", "think", "think_ms"], "closed"),
             Replay::Closed => (&["max_outstanding"], "open"),
         };
         if let Some((k, _)) = set.iter().find(|(k, on)| *on && wrong_mode.contains(k)) {
@@ -420,6 +440,9 @@ impl EngineConfig {
         }
         if self.max_outstanding == Some(0) {
             return Err(ConfigError::new("engine.max_outstanding", "must be at least 1"));
+        }
+        if self.per_stream == Some(false) && self.stream_key.is_some() {
+            return Err(ConfigError::new("engine.stream_key", "only with per_stream = true"));
         }
         let iodepth = self.iodepth.unwrap_or(1);
         if iodepth == 0 {
@@ -446,6 +469,7 @@ impl EngineConfig {
             max_outstanding: self.max_outstanding,
             iodepth,
             per_stream: self.per_stream.unwrap_or(true),
+            stream_key: self.stream_key.unwrap_or_default(),
             think,
             think_ms,
             drain: self.drain.unwrap_or(true),

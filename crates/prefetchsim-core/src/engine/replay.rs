@@ -6,17 +6,18 @@
 //! - Open loop: request i is issued at `(ts_i - ts_0) * time_scale` (never before the previous one), one
 //!   staged arrival at a time. With `max_outstanding` K, an arrival that finds K requests outstanding
 //!   waits (in trace order) for a completion.
-//! - Closed loop: one loop per (client, stream) of the trace, or a single loop in trace order; each loop
-//!   keeps `iodepth` requests outstanding and issues its next one a think time after a completion. The
-//!   trace is read in order; records of other loops met on the way are buffered for them, and a loop
-//!   starts when the reader first meets it (at its scaled trace time under `think = "gap"` if that is
+//! - Closed loop: one loop per stream of the trace (its (client, stream) pair, its client or its stream,
+//!   as `stream_key` says), or a single loop in trace order; each loop keeps `iodepth` requests
+//!   outstanding and issues its next one a think time after a completion. The trace is read in order;
+//!   records of other loops met on the way are buffered for them, and a loop starts when the reader
+//!   first meets it (at its scaled trace time under `think = "gap"` if that is
 //!   later). A loop that runs ahead of the others therefore buffers their records.
 
 use std::collections::VecDeque;
 
 use super::inflight::Slab;
 use super::{RequestSource, SourceError};
-use crate::config::{Replay, Think, TimedSettings};
+use crate::config::{Replay, StreamKey, Think, TimedSettings};
 use crate::device::ms_to_ns;
 use crate::policy::table::{block_map, BlockMap};
 use crate::request::Request;
@@ -206,7 +207,11 @@ impl ReplayState {
             }
             return 0;
         }
-        let id = (u64::from(r.client) << 32) | u64::from(r.stream);
+        let id = match self.s.stream_key {
+            StreamKey::ClientStream => (u64::from(r.client) << 32) | u64::from(r.stream),
+            StreamKey::Client => u64::from(r.client),
+            StreamKey::Stream => u64::from(r.stream),
+        };
         if let Some(&k) = self.keys.get(&id) {
             return k;
         }

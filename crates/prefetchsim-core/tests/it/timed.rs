@@ -519,6 +519,16 @@ fn closed_loop_streams_run_concurrently_and_clients_are_reported_apart() {
     single.engine.per_stream = Some(false);
     let t = run_t(&single, &reqs).timing.unwrap();
     assert_eq!((t.reads.mean_ms, t.makespan_ns), (5.0, 50 * MS));
+    // Streams keyed by client: two streams of one client are one loop.
+    let mixed: Vec<Request> = (0..10u32)
+        .map(|i| Request { first: u64::from(i) * 100, len: 1, stream: i % 2, ..Request::default() })
+        .collect();
+    let t = run_t(&cfg, &mixed).timing.unwrap();
+    assert!(t.reads.mean_ms > 5.0, "two loops, one per stream: {:?}", t.reads);
+    let mut by_client = cfg.clone();
+    by_client.engine.stream_key = Some(prefetchsim_core::config::StreamKey::Client);
+    let t = run_t(&by_client, &mixed).timing.unwrap();
+    assert_eq!(t.reads.mean_ms, 5.0);
     let mut deep = single.clone();
     deep.engine.iodepth = Some(10);
     let t = run_t(&deep, &reqs).timing.unwrap();
@@ -584,6 +594,8 @@ fn timed_config_keys_are_checked_and_errors_name_the_key() {
     assert_eq!(bad("[engine]\nkind = 'timed'\nthink = 'gap'\nthink_ms = 3\n").path, "engine.think_ms");
     assert_eq!(bad("[engine]\nkind = 'timed'\ntime_scale = -1\n").path, "engine.time_scale");
     assert_eq!(bad("[engine]\nkind = 'timed'\niodepth = 0\n").path, "engine.iodepth");
+    assert_eq!(bad("[engine]\nkind = 'timed'\nper_stream = false\nstream_key = 'client'\n").path, "engine.stream_key");
+    assert_eq!(bad("[engine]\nkind = 'timed'\nreplay = 'open'\nstream_key = 'client'\n").path, "engine.stream_key");
     assert!(bad("[engine]\nkind = 'timed'\nreplay = 'ajar'\n").to_string().contains("engine.replay"));
     assert!(bad("[engine]\nkind = 'timed'\nthinktime = 1\n").to_string().contains("thinktime"));
     assert_eq!(bad("[engine]\nkind = 'timed'\n[link]\nalpha_ms = -1\n").path, "link.alpha_ms");
