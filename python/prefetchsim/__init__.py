@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from ._core import ConfigError, PrefetchsimError, TraceError, __version__
 from ._registry import formats, generators, policies, prefetchers
-from ._sim import Level, Result, simulate, simulate_many
+from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
 from ._trace import Trace, open_trace, synthetic
 
 __all__ = [
@@ -28,6 +28,8 @@ __all__ = [
     "Trace",
     "TraceError",
     "__version__",
+    "device_bench",
+    "devices",
     "formats",
     "generators",
     "open_trace",

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 import os
 import tomllib
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -47,7 +47,13 @@ class Level:
 
 
 class Result:
-    """The result of one run: per-level records (a fixed schema defined in Rust) and run totals."""
+    """The result of one run: per-level records (a fixed schema defined in Rust) and run totals.
+
+    Timed runs (``engine={"kind": "timed"}``) also carry run-level timing metrics: response times,
+    device, scheduler and network (``timing``, flattened into ``summary``), per-client response times
+    (``clients``) and the read response-time histogram (``rt_histogram``). Time-free runs have none of
+    them (``timing`` is None).
+    """
 
     def __init__(self, raw: dict[str, Any], config: dict[str, Any], trace: Trace):
         self.raw = raw
@@ -60,8 +66,24 @@ class Result:
         return [dict(lv) for lv in self.raw["levels"]]
 
     @property
+    def timing(self) -> dict[str, Any] | None:
+        """The run-level timing record of a timed run (schema: ``TimingReport::record`` in Rust), else None."""
+        t = self.raw.get("timing")
+        return dict(t) if t is not None else None
+
+    @property
+    def clients(self) -> list[dict[str, Any]]:
+        """Per-client response times of a timed run (empty for time-free runs)."""
+        return [dict(c) for c in self.raw.get("clients", [])]
+
+    @property
+    def rt_histogram(self) -> list[tuple[int, int, int]]:
+        """Read response times of a timed run: ``(lowest_ns, highest_ns, count)`` per non-empty bucket."""
+        return [tuple(b) for b in self.raw.get("rt_histogram", [])]
+
+    @property
     def summary(self) -> dict[str, Any]:
-        """Run totals and the first level's metrics, flat."""
+        """Run totals, the run-level timing metrics (timed runs only) and the first level's metrics, flat."""
         s = {
             "trace": self.trace.path,
             "requests": self.raw["requests"],
@@ -69,6 +91,7 @@ class Result:
             "warmup_requests": self.raw["warmup_requests"],
             "stopped_early": self.raw["stopped_early"],
         }
+        s.update(self.timing or {})
         s.update(self.levels[0])
         return s
 
@@ -88,6 +111,9 @@ class Result:
             f"hit {lv['hit_ratio']:.4f} miss {lv['miss_ratio']:.4f}"
             for lv in self.levels
         ]
+        t = self.timing
+        if t is not None:
+            rows.append(f"rt mean {t['rt_mean_ms']:.3f} ms p99 {t['rt_p99_ms']:.3f} ms")
         return f"Result({self.raw['requests']} requests; " + "; ".join(rows) + ")"
 
 
@@ -138,7 +164,19 @@ def _as_trace(trace: Trace | str | os.PathLike[str]) -> Trace:
     return trace if isinstance(trace, Trace) else open_trace(trace)
 
 
-def _hierarchy(config, levels, engine, size, policy, prefetcher) -> tuple[dict[str, Any], Trace | None]:
+def _link_table(link: Mapping[str, Any] | Sequence[float]) -> dict[str, Any]:
+    """``[link]``: a table of ``LinkParams`` keys, or ``(alpha, beta)`` in seconds (per message, per page)."""
+    if isinstance(link, Mapping):
+        return dict(link)
+    if isinstance(link, Sequence) and not isinstance(link, str) and len(link) == 2:
+        alpha, beta = link
+        return {"alpha_ms": float(alpha) * 1e3, "beta_ms_per_page": float(beta) * 1e3}
+    raise _core.ConfigError("link: give a table of link parameters or (alpha, beta) in seconds")
+
+
+def _hierarchy(
+    config, levels, engine, size, policy, prefetcher, link=None, device=None, scheduler=None
+) -> tuple[dict[str, Any], Trace | None]:
     trace = None
     if config is not None:
         doc, trace = load_config(config)
@@ -150,6 +188,12 @@ def _hierarchy(config, levels, engine, size, policy, prefetcher) -> tuple[dict[s
         doc = {"level": [lv.to_config() if isinstance(lv, Level) else dict(lv) for lv in levels]}
     if engine is not None:
         doc["engine"] = {**doc.get("engine", {}), **engine}
+    if link is not None:
+        doc["link"] = _link_table(link)
+    if device is not None:
+        doc["device"] = device if isinstance(device, str) else dict(device)
+    if scheduler is not None:
+        doc["scheduler"] = dict(scheduler)
     return doc, trace
 
 
@@ -162,6 +206,9 @@ def simulate(
     size: Size | None = None,
     policy: str | None = None,
     prefetcher: str | None = None,
+    link: Mapping[str, Any] | Sequence[float] | None = None,
+    device: str | Mapping[str, Any] | None = None,
+    scheduler: Mapping[str, Any] | None = None,
     progress: Callable[[int], Any] | None = None,
 ) -> Result:
     """Replay ``trace`` through a hierarchy and return its :class:`Result`.
@@ -170,8 +217,14 @@ def simulate(
     or ``levels=[Level(...), ...]``, or a single level by ``size=``, ``policy=``, ``prefetcher=``.
     A config's ``[trace]`` table is used when ``trace`` is None. ``progress(n)`` is called about ten
     times a second with the number of requests processed.
+
+    Timed runs: ``engine={"kind": "timed", "replay": "open" | "closed", ...}`` with the network
+    ``link`` (a table such as ``{"alpha_ms": 6.0, "beta_ms_per_page": 0.03}``, or ``(alpha, beta)`` in
+    seconds), the ``device`` under the last level (a preset name such as ``"cheetah9lp"`` or a table
+    with ``name`` and overrides) and its I/O ``scheduler`` (e.g. ``{"policy": "deadline"}``); each
+    overrides the config's table of the same name.
     """
-    doc, cfg_trace = _hierarchy(config, levels, engine, size, policy, prefetcher)
+    doc, cfg_trace = _hierarchy(config, levels, engine, size, policy, prefetcher, link, device, scheduler)
     tr = _as_trace(trace) if trace is not None else cfg_trace
     if tr is None:
         raise _core.ConfigError("simulate: no trace given and the config has no [trace] table")
@@ -193,3 +246,15 @@ def simulate_many(
     docs = [dict(c) for c in configs]
     raw = json.loads(_core.simulate(tr._json(), json.dumps(docs), progress, threads))
     return [Result(r, d, tr) for r, d in zip(raw, docs, strict=True)]
+
+
+def devices() -> dict[str, str]:
+    """The device presets: name -> summary."""
+    return {name: summary for name, summary in json.loads(_core.devices())}
+
+
+def device_bench(device: str | Mapping[str, Any] = "cheetah9lp", seed: int = 1) -> list[dict[str, Any]]:
+    """Service-time statistics of a device on the standard patterns (isolated and closed-loop random
+    reads, seek distances, sequential streams, Poisson arrivals), one row per pattern (ms)."""
+    spec = device if isinstance(device, str) else dict(device)
+    return json.loads(_core.device_bench(json.dumps(spec), seed))

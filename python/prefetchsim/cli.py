@@ -18,7 +18,7 @@ from typing import Any
 
 from . import _core
 from ._registry import formats, generators, policies, prefetchers
-from ._sim import load_config, simulate_many
+from ._sim import device_bench, devices, load_config, simulate_many
 from ._trace import Trace, open_trace, synthetic
 
 # Columns of the table view of a run; CSV and JSON carry every field.
@@ -143,6 +143,7 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
 
 
 def _run_rows(results, labels: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
+    """One row per level; timed runs add their run-level timing fields to each row."""
     rows = []
     for i, r in enumerate(results):
         for lv in r.levels:
@@ -150,8 +151,31 @@ def _run_rows(results, labels: list[dict[str, Any]] | None = None) -> list[dict[
             if labels:
                 row.update(labels[i])
             row.update(lv)
+            row.update(r.timing or {})
             rows.append(row)
     return rows
+
+
+def _timing_lines(results) -> str:
+    """A short text summary of the timed runs among `results` (for the table view)."""
+    out = []
+    for r in results:
+        t = r.timing
+        if t is None:
+            continue
+        out.append(
+            f"response time ({t['replay']} loop, {t['rt_requests']} reads): mean {t['rt_mean_ms']:.3f} ms, "
+            f"p50 {t['rt_p50_ms']:.3f}, p95 {t['rt_p95_ms']:.3f}, p99 {t['rt_p99_ms']:.3f}, max {t['rt_max_ms']:.3f}; "
+            f"makespan {t['makespan_ms'] / 1e3:.3f} s"
+        )
+        out.append(
+            f"device {t['device']}: {t['device_requests']} requests (demand {t['device_requests_demand']}, "
+            f"prefetch {t['device_requests_prefetch']}, mixed {t['device_requests_mixed']}), "
+            f"{t['device_blocks_read']} blocks, service mean {t['device_service_mean_ms']:.3f} ms, "
+            f"utilisation {t['device_utilization']:.3f}; scheduler queue mean {t['sched_queue_mean']:.3f}, "
+            f"max {t['sched_queue_max']}; {t['net_messages']} network messages"
+        )
+    return "".join(line + "\n" for line in out)
 
 
 def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace):
@@ -202,6 +226,8 @@ def cmd_run(args: argparse.Namespace) -> int:
     out, close = _output(args)
     try:
         _emit(_run_rows(results), args.output_format, out, ["trace", *_TABLE_COLUMNS])
+        if args.output_format == "table":
+            out.write(_timing_lines(results))
     finally:
         if close:
             out.close()
@@ -291,8 +317,30 @@ def _reproduce_mithril(args: argparse.Namespace, mithril) -> int:
     return 0
 
 
+_BENCH_COLUMNS = [
+    "pattern", "requests", "mean_response_ms", "mean_service_ms", "p50_service_ms", "p95_service_ms",
+    "hit_fraction", "mean_seek_cyl", "mean_seek_ms", "mean_rot_ms", "mean_media_ms", "throughput_mb_s",
+]
+
+
+def cmd_device_bench(args: argparse.Namespace) -> int:
+    overrides = _parse_kv(args.params)
+    spec: Any = {"name": args.model, **overrides} if overrides else args.model
+    rows = device_bench(spec, seed=args.seed)
+    out, close = _output(args)
+    try:
+        _emit(rows, args.output_format, out, _BENCH_COLUMNS)
+    finally:
+        if close:
+            out.close()
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
-    tables = {"policies": policies, "prefetchers": prefetchers, "formats": formats, "generators": generators}
+    tables = {
+        "policies": policies, "prefetchers": prefetchers, "formats": formats, "generators": generators,
+        "devices": devices,
+    }
     for what in [args.what] if args.what else list(tables):
         print(f"{what}:")
         for name, summary in tables[what]().items():
@@ -362,8 +410,21 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_options(rp)
     rp.set_defaults(func=cmd_reproduce)
 
-    ls = sub.add_parser("list", help="list policies, prefetchers, trace formats or generators")
-    ls.add_argument("what", nargs="?", choices=["policies", "prefetchers", "formats", "generators"])
+    d = sub.add_parser("device", help="device models")
+    dsub = d.add_subparsers(dest="device_command", required=True)
+    db = dsub.add_parser("bench", help="service times of a device model on standard request patterns",
+                         description="Run the standard patterns (isolated and closed-loop random reads, seek "
+                                     "distances, sequential streams, Poisson arrivals) on MODEL and print "
+                                     "its service-time statistics (ms).")
+    db.add_argument("model", help="device preset (prefetchsim list devices)")
+    db.add_argument("-p", "--params", metavar="K=V,...", help="parameter overrides, e.g. 'rpm=7200'")
+    db.add_argument("--seed", type=int, default=1, help="RNG seed of the patterns (default 1)")
+    db.add_argument("--output-format", "-f", choices=["table", "csv", "json"], default="table")
+    db.add_argument("-o", "--output", help="write results to this file instead of stdout")
+    db.set_defaults(func=cmd_device_bench)
+
+    ls = sub.add_parser("list", help="list policies, prefetchers, trace formats, generators or devices")
+    ls.add_argument("what", nargs="?", choices=["policies", "prefetchers", "formats", "generators", "devices"])
     ls.set_defaults(func=cmd_list)
     return p
 

@@ -1,8 +1,12 @@
-//! Configuration of a hierarchy: levels (size, policy, prefetcher, options) and the engine.
+//! Configuration of a hierarchy: levels (size, policy, prefetcher, options), the engine and, for timed
+//! runs, the link between levels, the device and its I/O scheduler.
 //!
 //! Deserialised from TOML, JSON or Python dicts through serde. Unknown keys and impossible values are
 //! errors that name the key (`level[1].policy.up_ratio: …`). Component parameters are typed structs with
-//! defaults, looked up by name in the registries of [`crate::policy`] and [`crate::prefetch`].
+//! defaults, looked up by name in the registries of [`crate::policy`] and [`crate::prefetch`]. The timed
+//! engine's settings follow `shared/docs/models/event-engine.md` §4; `[link]` is
+//! [`LinkParams`](crate::link::LinkParams) (`network.md`), `[device]` a preset of [`crate::device`] with
+//! overrides (`disk.md`), `[scheduler]` [`SchedParams`](crate::device::SchedParams) (`iosched.md`).
 
 use std::fmt;
 
@@ -288,9 +292,50 @@ pub enum EngineKind {
     /// No time; prefetches land at once (hit-ratio studies).
     #[default]
     Instant,
+    /// Discrete events in integer nanoseconds: links, scheduler, device, in-flight reads.
+    Timed,
 }
 
-/// Engine settings.
+/// How the timed engine issues the trace's requests (event-engine.md §4).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Replay {
+    /// At the trace's timestamps (scaled by `time_scale`), whatever is outstanding.
+    Open,
+    /// Each stream (or the whole trace) keeps `iodepth` requests outstanding; the next is issued a think
+    /// time after a completion (default; PFC replays the Purdue traces this way).
+    #[default]
+    Closed,
+}
+
+/// What identifies a closed-loop stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum StreamKey {
+    /// The request's (client, stream) pair (default).
+    #[default]
+    ClientStream,
+    /// The client alone: a process of a file-level trace (`multi_real`), a host of MSR.
+    Client,
+    /// The stream alone (file, ASU, volume).
+    Stream,
+}
+
+/// Think time of closed-loop replay.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Think {
+    /// The trace's gap between the stream's consecutive requests, `max(0, ts[i+1] - ts[i])`, scaled by
+    /// `time_scale` (default; 0 for traces without timestamps).
+    Gap,
+    /// `think_ms` after every completion.
+    Constant,
+    /// None: the next request goes out at the completion.
+    None,
+}
+
+/// Engine settings. The keys after `limit` belong to the timed engine and are errors with
+/// `kind = "instant"`; open-only and closed-only keys are errors in the other mode.
 #[derive(Clone, Debug, PartialEq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct EngineConfig {
@@ -300,10 +345,163 @@ pub struct EngineConfig {
     pub warmup_requests: u64,
     /// Stop after this many requests (after the ops filter), if set.
     pub limit: Option<u64>,
+    /// Timed: `open` or `closed` (default `closed`: the models README's default, PFC's synchronous replay
+    /// of the Purdue traces; event-engine.md §4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub replay: Option<Replay>,
+    /// Timed: factor on trace time differences (open-loop arrival gaps, `think = "gap"`); default 1
+    /// (event-engine.md §4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub time_scale: Option<f64>,
+    /// Timed, open loop: at most this many requests outstanding; later arrivals wait in FIFO order
+    /// (the wait is reported and is part of their response time). Default: unlimited.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_outstanding: Option<u64>,
+    /// Timed, closed loop: requests each loop keeps outstanding (default 1, synchronous replay; fio's
+    /// iodepth, DiskSim's `closedios`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iodepth: Option<u32>,
+    /// Timed, closed loop: one loop per stream (client, stream) of the trace (default true: each process
+    /// of the Butt et al. replay), or one loop over the whole trace in trace order (false).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub per_stream: Option<bool>,
+    /// Timed, closed loop with `per_stream`: what a stream is (default `client_stream`; `client` makes
+    /// each process of a file-level trace one synchronous stream, as PFC replays the Purdue traces).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stream_key: Option<StreamKey>,
+    /// Timed, closed loop: think time rule (default `gap`, the trace's own spacing as event-engine.md §4
+    /// suggests for timestamp-only traces; `constant` when `think_ms` is given).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think: Option<Think>,
+    /// Timed, closed loop: the constant think time, ms.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub think_ms: Option<f64>,
+    /// Timed: after the last request, run until every read in flight has arrived (default true,
+    /// event-engine.md §4); false stops when the last application request completes, leaving prefetches
+    /// in flight (counted as `prefetch_inflight_end`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub drain: Option<bool>,
+    /// Timed: writes block their closed-loop stream until they complete (default false: only reads block,
+    /// as in the Butt et al. simulator; event-engine.md §4).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub sync_writes: Option<bool>,
+    /// Timed: run seed; the device's RNG is derived from it (default 1 \[ours\]).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub seed: Option<u64>,
 }
 
-/// A hierarchy: levels top (closest to the application) first, and the engine.
-#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+/// The timed engine's settings with every default applied ([`EngineConfig::timed`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct TimedSettings {
+    /// Open or closed loop.
+    pub replay: Replay,
+    /// Factor on trace time differences.
+    pub time_scale: f64,
+    /// Open loop: admission limit.
+    pub max_outstanding: Option<u64>,
+    /// Closed loop: requests outstanding per loop.
+    pub iodepth: u32,
+    /// Closed loop: one loop per stream.
+    pub per_stream: bool,
+    /// Closed loop: what a stream is.
+    pub stream_key: StreamKey,
+    /// Closed loop: think rule.
+    pub think: Think,
+    /// Closed loop: constant think time, ms.
+    pub think_ms: f64,
+    /// Run until nothing is in flight.
+    pub drain: bool,
+    /// Writes block closed-loop streams.
+    pub sync_writes: bool,
+    /// Run seed.
+    pub seed: u64,
+}
+
+impl EngineConfig {
+    /// Check that the keys fit the engine kind and replay mode, and return the timed settings (with
+    /// defaults) for a timed engine, `None` for the instant engine.
+    pub fn timed(&self) -> Result<Option<TimedSettings>, ConfigError> {
+        let set: [(&str, bool); 11] = [
+            ("replay", self.replay.is_some()),
+            ("time_scale", self.time_scale.is_some()),
+            ("max_outstanding", self.max_outstanding.is_some()),
+            ("iodepth", self.iodepth.is_some()),
+            ("per_stream", self.per_stream.is_some()),
+            ("stream_key", self.stream_key.is_some()),
+            ("think", self.think.is_some()),
+            ("think_ms", self.think_ms.is_some()),
+            ("drain", self.drain.is_some()),
+            ("sync_writes", self.sync_writes.is_some()),
+            ("seed", self.seed.is_some()),
+        ];
+        if self.kind == EngineKind::Instant {
+            if let Some((k, _)) = set.iter().find(|(_, on)| *on) {
+                return Err(ConfigError::new(
+                    format!("engine.{k}"),
+                    "a setting of the timed engine; set engine.kind = 'timed' to use it",
+                ));
+            }
+            return Ok(None);
+        }
+        let replay = self.replay.unwrap_or_default();
+        let (wrong_mode, other): (&[&str], &str) = match replay {
+            Replay::Open => (&["iodepth", "per_stream", "stream_key", "think", "think_ms"], "closed"),
+            Replay::Closed => (&["max_outstanding"], "open"),
+        };
+        if let Some((k, _)) = set.iter().find(|(k, on)| *on && wrong_mode.contains(k)) {
+            return Err(ConfigError::new(format!("engine.{k}"), format!("only with engine.replay = '{other}'")));
+        }
+        let time_scale = self.time_scale.unwrap_or(1.0);
+        if !(time_scale.is_finite() && time_scale >= 0.0) {
+            return Err(ConfigError::new(
+                "engine.time_scale",
+                format!("must be a finite number >= 0, got {time_scale}"),
+            ));
+        }
+        if self.max_outstanding == Some(0) {
+            return Err(ConfigError::new("engine.max_outstanding", "must be at least 1"));
+        }
+        if self.per_stream == Some(false) && self.stream_key.is_some() {
+            return Err(ConfigError::new("engine.stream_key", "only with per_stream = true"));
+        }
+        let iodepth = self.iodepth.unwrap_or(1);
+        if iodepth == 0 {
+            return Err(ConfigError::new("engine.iodepth", "must be at least 1"));
+        }
+        let think = match (self.think, self.think_ms) {
+            (Some(Think::Constant), None) => {
+                return Err(ConfigError::new("engine.think_ms", "needed with think = 'constant'"));
+            }
+            (Some(t), Some(_)) if t != Think::Constant => {
+                return Err(ConfigError::new("engine.think_ms", "only with think = 'constant'"));
+            }
+            (Some(t), _) => t,
+            (None, Some(_)) => Think::Constant,
+            (None, None) => Think::Gap,
+        };
+        let think_ms = self.think_ms.unwrap_or(0.0);
+        if !(think_ms.is_finite() && think_ms >= 0.0) {
+            return Err(ConfigError::new("engine.think_ms", format!("must be a finite number >= 0, got {think_ms}")));
+        }
+        Ok(Some(TimedSettings {
+            replay,
+            time_scale,
+            max_outstanding: self.max_outstanding,
+            iodepth,
+            per_stream: self.per_stream.unwrap_or(true),
+            stream_key: self.stream_key.unwrap_or_default(),
+            think,
+            think_ms,
+            drain: self.drain.unwrap_or(true),
+            sync_writes: self.sync_writes.unwrap_or(false),
+            seed: self.seed.unwrap_or(1),
+        }))
+    }
+}
+
+/// A hierarchy: levels top (closest to the application) first, the engine, and for timed runs the link
+/// between consecutive levels, the device under the last level and its I/O scheduler.
+#[derive(Clone, Debug, PartialEq, Default, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct HierarchyConfig {
     /// The levels; `[[level]]` in TOML.
@@ -311,6 +509,17 @@ pub struct HierarchyConfig {
     /// Engine settings.
     #[serde(default)]
     pub engine: EngineConfig,
+    /// Timed: the link between each pair of consecutive levels (default: PFC's 6 ms + 0.03 ms/page per
+    /// message, no contention).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::link::LinkParams>,
+    /// Timed: the device under the last level, a preset name or `{ name = "...", overrides }` (default
+    /// `cheetah9lp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<ComponentSpec>,
+    /// Timed: the device's I/O scheduler (default DEADLINE with Linux 2.6.12 parameters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<crate::device::SchedParams>,
 }
 
 impl HierarchyConfig {
@@ -323,7 +532,42 @@ impl HierarchyConfig {
         if cfg.level.is_empty() {
             return Err(ConfigError::new("level", "a hierarchy needs at least one level"));
         }
+        cfg.validate_timing()?;
         Ok(cfg)
+    }
+
+    /// Check the engine keys and, for a timed engine, the link, device and scheduler parameters; the
+    /// time-only tables are errors for the instant engine.
+    pub fn validate_timing(&self) -> Result<Option<TimedSettings>, ConfigError> {
+        let timed = self.engine.timed()?;
+        if timed.is_none() {
+            for (k, on) in [
+                ("link", self.link.is_some()),
+                ("device", self.device.is_some()),
+                ("scheduler", self.scheduler.is_some()),
+            ] {
+                if on {
+                    return Err(ConfigError::new(k, "used by the timed engine only; set engine.kind = 'timed'"));
+                }
+            }
+            return Ok(None);
+        }
+        if let Some(l) = &self.link {
+            l.validate("link")?;
+        }
+        if let Some(d) = &self.device {
+            crate::device::resolve("device", d)?;
+        }
+        if let Some(s) = &self.scheduler {
+            s.validate("scheduler")?;
+        }
+        Ok(timed)
+    }
+
+    /// The device spec of a timed run (default `cheetah9lp`).
+    #[must_use]
+    pub fn device_spec(&self) -> ComponentSpec {
+        self.device.clone().unwrap_or_else(|| ComponentSpec::named("cheetah9lp"))
     }
 
     /// Parse from TOML text.

@@ -3,11 +3,24 @@
 //! A level answers a request with per-block hits and misses and a list of [`Fetch`]es for the level
 //! below (its demand misses and its prefetches); it never knows about time. The engines drive it:
 //! the instant engine feeds the fetches straight to the next level.
+//!
+//! In *timed mode* ([`AnyLevel::set_timed`], used by the timed engine) the blocks a request brings in
+//! are reserved but not ready: right after the access, every block it inserted that is still resident
+//! is pinned ([`AnyLevel::set_fetch_tags`]; `shared/docs/models/event-engine.md` §5; Linux allocates
+//! page-cache pages before it issues the read). Pinning after the access, not at each insertion, keeps
+//! every decision inside one access exactly as in the instant engine, so a timed run with zero
+//! latencies counts what an instant run counts.
+//! [`AnyLevel::complete`] makes blocks ready when their read arrives. A demand access to a pinned block
+//! is an [`Outcome::Pending`] miss that waits for the read in flight: a late prefetch when the block was
+//! prefetched and not yet used (the prefetcher hears [`Prefetcher::on_late`]), otherwise a join of an
+//! in-flight demand read. The engine tags pinned blocks with the fetch that carries them
+//! ([`AnyLevel::set_fetch_tags`]), so that a request finding a block pinned knows which read to wait
+//! for and only that read's arrival unpins the block.
 
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::LevelCounters;
-use crate::policy::{flags, BlockTable, FirstHit, Insert, Placement, Policy, Slot};
+use crate::policy::{flags, BlockTable, Entry, FirstHit, Insert, Placement, Policy, Slot};
 use crate::prefetch::{CacheView, LevelGeometry, Outcome, PrefetchCtx, PrefetchPlan, Prefetcher};
 use crate::request::{Fetch, Request};
 
@@ -87,10 +100,59 @@ pub trait AnyLevel: Send {
     fn data_capacity(&self) -> usize {
         self.capacity()
     }
+
+    // Time support (timed engine). Defaults describe a level that cannot run timed, so wrappers written
+    // before these methods existed keep compiling; the timed engine refuses such a level.
+
+    /// Whether the level supports [`AnyLevel::set_timed`].
+    fn supports_timed(&self) -> bool {
+        false
+    }
+    /// Timed mode on or off: blocks brought in by an access are pinned (in flight) until
+    /// [`AnyLevel::complete`]. Off (the default) is the instant engine's behaviour.
+    fn set_timed(&mut self, _on: bool) {}
+    /// The per-block outcomes of the last [`AnyLevel::access`], in block order.
+    fn last_outcomes(&self) -> &[Outcome] {
+        &[]
+    }
+    /// Timed mode, right after every [`AnyLevel::access`]: pin the blocks that access brought in and
+    /// kept, tagging each with the fetch carrying it, `ids[i]` for the access's `i`-th fetch. Tags are
+    /// small integers (the engine's job indices). Returns how many blocks were pinned; fewer than the
+    /// fetched blocks means some were not kept (no room, or evicted again within the access), so their
+    /// reads have no resident block to wait on.
+    fn set_fetch_tags(&mut self, _ids: &[u32]) -> u64 {
+        0
+    }
+    /// Timed mode: for each [`Outcome::Pending`] of the last access, in block order, the tag of the
+    /// fetch that carries the block.
+    fn pending_tags(&self) -> &[u32] {
+        &[]
+    }
+    /// Timed mode: the fetch tag of `block` if it is resident and pinned.
+    fn pinned_tag(&self, _block: u64) -> Option<u32> {
+        None
+    }
+    /// Fetch `tag` (blocks `first .. first + len`) arrived: those of its blocks that are still pinned
+    /// under its tag become ready. A block pinned under another tag waits for that fetch: it was evicted
+    /// and fetched again while this fetch was in flight.
+    fn complete(&mut self, _first: u64, _len: u32, _tag: u32) {}
+    /// Whether `block` is resident and pinned (in flight).
+    fn is_pinned(&self, _block: u64) -> bool {
+        false
+    }
+    /// Resident pinned blocks (tests: zero after a drained run).
+    fn pinned_count(&self) -> usize {
+        0
+    }
 }
 
 /// Block size a level assumes until told otherwise ([`AnyLevel::set_block_bytes`]).
 pub const DEFAULT_BLOCK_BYTES: u64 = 4096;
+
+/// "No tag" / end of a tag chain.
+const NO_TAG: u32 = u32::MAX;
+/// Tags below this are chained (a table indexed by tag); larger ones are found by block lookups.
+const MAX_CHAINED_TAG: usize = 1 << 24;
 
 /// A cache level with policy `P`.
 pub struct Level<P: Policy> {
@@ -112,6 +174,34 @@ pub struct Level<P: Policy> {
     outcomes: Vec<Outcome>,
     plan: PrefetchPlan,
     evicted: Option<Vec<u64>>,
+    /// Timed mode: inserted blocks are pinned at the end of the access.
+    timed: bool,
+    /// Timed mode: (slot, block, index in `out` of its fetch) inserted by the current access.
+    inserted: Vec<(Slot, u64, u32)>,
+    /// Timed mode: index in `out` of the fetch the block being admitted goes to.
+    cur_fetch: u32,
+    /// Timed mode: `out.len()` when the current access began.
+    fetch_base: u32,
+    /// Timed mode: per slot, the tag of the fetch carrying the (pinned) block and its chain link.
+    slot_tags: Vec<SlotTag>,
+    /// Timed mode: tags of the pending blocks of the last access.
+    pending: Vec<u32>,
+    /// Timed mode: tagging passes so far.
+    pass: u32,
+    /// Timed mode: per tag, the first slot of the chain of blocks pinned under it (`NO_TAG`: none).
+    tag_heads: Vec<u32>,
+}
+
+/// Timed mode: the fetch tag of a slot's pinned block.
+#[derive(Clone, Copy, Debug)]
+struct SlotTag {
+    /// The fetch carrying the block.
+    tag: u32,
+    /// Next slot pinned under the same tag.
+    next: u32,
+    /// The tagging pass that last tagged it (a block inserted twice in one access is kept by its last
+    /// insertion only).
+    pass: u32,
 }
 
 impl<P: Policy> Level<P> {
@@ -138,6 +228,14 @@ impl<P: Policy> Level<P> {
             outcomes: Vec::with_capacity(64),
             plan: PrefetchPlan::default(),
             evicted: None,
+            timed: false,
+            inserted: Vec::new(),
+            cur_fetch: 0,
+            fetch_base: 0,
+            slot_tags: Vec::new(),
+            pending: Vec::new(),
+            pass: 0,
+            tag_heads: Vec::new(),
         };
         level.charge_metadata();
         level
@@ -219,6 +317,9 @@ impl<P: Policy> Level<P> {
         let how = &Insert { after: how.after.filter(|&s| self.table.is_occupied(s)), ..*how };
         let slot = self.table.insert(block, stream, flag);
         self.policy.on_insert(slot, &self.table, how);
+        if self.timed {
+            self.inserted.push((slot, block, self.cur_fetch));
+        }
         Some(slot)
     }
 
@@ -248,6 +349,7 @@ impl<P: Policy> Level<P> {
             }
             if cache_it {
                 // A demand block that finds no evictable room is served without being cached.
+                self.cur_fetch = out.len() as u32;
                 let _ = self.admit(req.first + u64::from(i), stream, flags::ACCESSED, &how);
             }
             run_from.get_or_insert(i);
@@ -284,6 +386,10 @@ impl<P: Policy> Level<P> {
                 let after =
                     prev.and_then(|(s, b)| (self.table.is_occupied(s) && self.table.entry(s).block == b).then_some(s));
                 let how = Insert::prefetch(rank, after, placement);
+                if self.timed {
+                    let extends = matches!(out[from..].last(), Some(f) if f.first + u64::from(f.len) == block);
+                    self.cur_fetch = (out.len() - usize::from(extends)) as u32;
+                }
                 let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED | label, &how) else {
                     self.counters.prefetch_dropped += 1;
                     continue;
@@ -307,6 +413,11 @@ impl<P: Policy> AnyLevel for Level<P> {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.counters.requests += 1;
         self.outcomes.clear();
+        if self.timed {
+            self.inserted.clear();
+            self.pending.clear();
+            self.fetch_base = out.len() as u32;
+        }
         for (i, block) in req.blocks().enumerate() {
             let is_demand = (i as u32) < demand_len;
             if is_demand {
@@ -324,12 +435,25 @@ impl<P: Policy> AnyLevel for Level<P> {
                 Some(slot) => {
                     let e = *self.table.entry(slot);
                     if e.pinned() {
+                        // In flight (timed mode only): the access waits for the read, no new I/O. It is a
+                        // reference all the same, so the policy and the flags see it as the instant engine
+                        // sees the hit it would have been.
+                        let first_use = e.unused_prefetch();
                         if is_demand {
                             self.counters.misses += 1;
-                            if e.prefetched() && !e.accessed() {
+                            if first_use {
                                 self.counters.late_prefetch += 1;
+                                self.prefetcher.on_late(block);
+                            } else {
+                                self.counters.inflight_demand_joins += 1;
                             }
                         }
+                        if first_use {
+                            self.counters.prefetch_used += 1;
+                        }
+                        self.policy.on_hit(slot, &self.table, first_use);
+                        self.table.entry_mut(slot).flags |= flags::ACCESSED;
+                        self.pending.push(self.slot_tags.get(slot as usize).map_or(NO_TAG, |t| t.tag));
                         Outcome::Pending
                     } else {
                         let first_use = e.unused_prefetch();
@@ -390,7 +514,18 @@ impl<P: Policy> AnyLevel for Level<P> {
     }
 
     fn finish(&mut self) {
-        self.counters.unused_resident_end = self.table.iter().filter(|(_, e)| e.unused_prefetch()).count() as u64;
+        let (mut resident, mut inflight) = (0u64, 0u64);
+        for (_, e) in self.table.iter() {
+            if e.unused_prefetch() {
+                if e.pinned() {
+                    inflight += 1;
+                } else {
+                    resident += 1;
+                }
+            }
+        }
+        self.counters.unused_resident_end = resident;
+        self.counters.prefetch_inflight_end = inflight;
     }
 
     fn counters(&self) -> &LevelCounters {
@@ -458,5 +593,100 @@ impl<P: Policy> AnyLevel for Level<P> {
 
     fn data_capacity(&self) -> usize {
         self.data_capacity
+    }
+
+    fn supports_timed(&self) -> bool {
+        true
+    }
+
+    fn set_timed(&mut self, on: bool) {
+        self.timed = on;
+        self.inserted.clear();
+        self.pending.clear();
+    }
+
+    fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
+        let bound = self.table.slot_bound();
+        if self.slot_tags.len() < bound {
+            self.slot_tags.resize(bound, SlotTag { tag: NO_TAG, next: NO_TAG, pass: 0 });
+        }
+        let max_id = ids.iter().copied().max().unwrap_or(0) as usize;
+        if max_id < MAX_CHAINED_TAG && self.tag_heads.len() <= max_id {
+            self.tag_heads.resize(max_id + 1, NO_TAG);
+        }
+        self.pass = self.pass.wrapping_add(1);
+        if self.pass == 0 {
+            self.slot_tags.iter_mut().for_each(|t| t.pass = 0);
+            self.pass = 1;
+        }
+        let Self { inserted, table, slot_tags, tag_heads, pass, fetch_base, .. } = self;
+        let mut kept = 0;
+        // Newest first: a block inserted, evicted and inserted again belongs to its last fetch.
+        for &(slot, block, fetch) in inserted.iter().rev() {
+            if !(table.is_occupied(slot) && table.entry(slot).block == block) {
+                continue;
+            }
+            let st = &mut slot_tags[slot as usize];
+            if st.pass == *pass {
+                continue;
+            }
+            let Some(&id) = ids.get((fetch - *fetch_base) as usize) else { continue };
+            table.entry_mut(slot).flags |= flags::PINNED;
+            st.tag = id;
+            st.pass = *pass;
+            kept += 1;
+            // Chain the slot under its tag, so that the fetch's arrival finds its blocks without lookups.
+            if let Some(h) = tag_heads.get_mut(id as usize) {
+                st.next = *h;
+                *h = slot;
+            }
+        }
+        inserted.clear();
+        kept
+    }
+
+    fn pending_tags(&self) -> &[u32] {
+        &self.pending
+    }
+
+    fn pinned_tag(&self, block: u64) -> Option<u32> {
+        let slot = self.table.get(block)?;
+        self.table.entry(slot).pinned().then(|| self.slot_tags.get(slot as usize).map(|t| t.tag)).flatten()
+    }
+
+    fn last_outcomes(&self) -> &[Outcome] {
+        &self.outcomes
+    }
+
+    fn complete(&mut self, first: u64, len: u32, tag: u32) {
+        let t = tag as usize;
+        if t < MAX_CHAINED_TAG {
+            // Every slot chained under the tag is still pinned under it: pinned blocks are not evicted and
+            // only this call unpins them.
+            let mut slot = self.tag_heads.get(t).copied().unwrap_or(NO_TAG);
+            while slot != NO_TAG {
+                self.table.entry_mut(slot).flags &= !flags::PINNED;
+                slot = self.slot_tags[slot as usize].next;
+            }
+            if let Some(h) = self.tag_heads.get_mut(t) {
+                *h = NO_TAG;
+            }
+            return;
+        }
+        for block in first..first + u64::from(len) {
+            if let Some(slot) = self.table.get(block) {
+                if self.slot_tags.get(slot as usize).is_some_and(|t| t.tag == tag) {
+                    self.table.entry_mut(slot).flags &= !flags::PINNED;
+                }
+            }
+        }
+    }
+
+    fn is_pinned(&self, block: u64) -> bool {
+        self.table.lookup(block).is_some_and(Entry::pinned)
+    }
+
+    fn pinned_count(&self) -> usize {
+        self.table.iter().filter(|(_, e)| e.pinned()).count()
     }
 }

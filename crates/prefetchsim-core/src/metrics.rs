@@ -3,6 +3,14 @@
 //! Definitions follow `shared/docs/models/metrics.md`. Hit ratios count demand accesses only; the
 //! blocks of a request that the level above sent as its own prefetch are counted apart
 //! (`upper_prefetch_*`), so that both "L2 hit ratio (demand)" and "(all)" can be reported.
+//!
+//! A run's record is one [`LevelReport`] per level and, for timed runs only, one run-level
+//! [`TimingReport`] (response times, device, scheduler and network); time-free runs have no timing
+//! fields at all (metrics.md §4: absent, not zero).
+
+mod histogram;
+
+pub use histogram::Histogram;
 
 use serde::{Deserialize, Serialize};
 
@@ -46,6 +54,9 @@ counters! {
     misses,
     /// Demand references that found the block still in flight because of a prefetch (timed runs).
     late_prefetch,
+    /// Demand references that found the block still in flight because of a demand read of another
+    /// request (timed runs; no new I/O).
+    inflight_demand_joins,
     /// Blocks of requests from above that the level above sent as its own prefetch.
     upper_prefetch_accesses,
     /// Those that hit.
@@ -61,8 +72,11 @@ counters! {
     second_used,
     /// Prefetched blocks evicted without any reference (after second chances).
     unused_evicted,
-    /// Prefetched blocks never referenced and still resident at the end.
+    /// Prefetched blocks never referenced and still resident (and ready) at the end.
     unused_resident_end,
+    /// Prefetched blocks never referenced and still in flight when the run stopped (timed runs; 0 when
+    /// draining).
+    prefetch_inflight_end,
     /// Prefetch blocks decided but not issued (no evictable room).
     prefetch_dropped,
     /// Unused prefetched blocks removed by invalidation or exclusive hand-off.
@@ -143,7 +157,11 @@ impl LevelCounters {
     #[must_use]
     pub fn prefetch_conserved(&self) -> bool {
         self.prefetch_issued
-            == self.prefetch_used + self.unused_evicted + self.unused_resident_end + self.prefetch_invalidated
+            == self.prefetch_used
+                + self.unused_evicted
+                + self.unused_resident_end
+                + self.prefetch_inflight_end
+                + self.prefetch_invalidated
     }
 }
 
@@ -210,4 +228,223 @@ pub struct RunResult {
     pub stopped_early: bool,
     /// One report per level, top first.
     pub levels: Vec<LevelReport>,
+    /// Run-level timing metrics (timed engine only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub timing: Option<TimingReport>,
+}
+
+/// Response-time statistics of one class of application requests (ms).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct RtSummary {
+    /// Completed requests measured.
+    pub requests: u64,
+    /// Mean (exact).
+    pub mean_ms: f64,
+    /// Median (histogram, within 0.4%).
+    pub p50_ms: f64,
+    /// 95th percentile.
+    pub p95_ms: f64,
+    /// 99th percentile.
+    pub p99_ms: f64,
+    /// Maximum (exact).
+    pub max_ms: f64,
+}
+
+impl RtSummary {
+    /// The summary of a histogram of nanoseconds.
+    #[must_use]
+    pub fn of(h: &Histogram) -> Self {
+        let ms = |ns: u64| ns as f64 / 1e6;
+        Self {
+            requests: h.count(),
+            mean_ms: h.mean() / 1e6,
+            p50_ms: ms(h.quantile(0.50)),
+            p95_ms: ms(h.quantile(0.95)),
+            p99_ms: ms(h.quantile(0.99)),
+            max_ms: ms(h.max()),
+        }
+    }
+
+    fn push(&self, prefix: &'static [&'static str; 6], v: &mut Vec<(&'static str, Value)>) {
+        v.push((prefix[0], Value::Int(self.requests)));
+        for (k, x) in prefix[1..].iter().zip([self.mean_ms, self.p50_ms, self.p95_ms, self.p99_ms, self.max_ms]) {
+            v.push((k, Value::Float(x)));
+        }
+    }
+}
+
+/// Response times of one client (its `client` id in the trace).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct ClientTiming {
+    /// Client id.
+    pub client: u32,
+    /// Read requests.
+    pub reads: RtSummary,
+    /// Write requests.
+    pub writes: RtSummary,
+}
+
+/// What the device and its scheduler did after the warm-up (iosched.md §7, metrics.md §1).
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct DeviceReport {
+    /// Device preset name.
+    pub name: String,
+    /// Requests the device accepts at once.
+    pub queue_depth: u32,
+    /// Sectors per cache block.
+    pub block_sectors: u32,
+    /// Requests dispatched carrying only demand (sync) bios.
+    pub requests_demand: u64,
+    /// Requests dispatched carrying only prefetch (async) bios.
+    pub requests_prefetch: u64,
+    /// Requests dispatched carrying both.
+    pub requests_mixed: u64,
+    /// Sectors of demand requests.
+    pub sectors_demand: u64,
+    /// Sectors of prefetch requests.
+    pub sectors_prefetch: u64,
+    /// Sectors of mixed requests.
+    pub sectors_mixed: u64,
+    /// Sum of service times (dispatch or device-free time to completion), ns.
+    pub service_ns: u64,
+    /// Bios submitted to the scheduler.
+    pub bios: u64,
+    /// Back merges + front merges + fused requests.
+    pub merges: u64,
+    /// DEADLINE dispatches of an expired FIFO head.
+    pub expired: u64,
+    /// Sum over dispatched requests of the time queued in the scheduler, ns.
+    pub queue_wait_ns: u64,
+    /// Time-weighted mean number of requests queued in the scheduler (not at the device).
+    pub queue_mean: f64,
+    /// Largest number of requests queued in the scheduler after an instant's dispatches.
+    pub queue_max: u64,
+}
+
+impl DeviceReport {
+    /// Requests dispatched.
+    #[must_use]
+    pub fn requests(&self) -> u64 {
+        self.requests_demand + self.requests_prefetch + self.requests_mixed
+    }
+    /// Sectors read.
+    #[must_use]
+    pub fn sectors(&self) -> u64 {
+        self.sectors_demand + self.sectors_prefetch + self.sectors_mixed
+    }
+}
+
+/// Run-level metrics of a timed run (event-engine.md §6, metrics.md §1-2), measured after the warm-up.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct TimingReport {
+    /// `open` or `closed`.
+    pub replay: String,
+    /// Simulated time when measurement started (end of the warm-up), ns.
+    pub start_ns: u64,
+    /// Simulated time of the last event, ns.
+    pub end_ns: u64,
+    /// Last application completion minus `start_ns` (Butt's "execution time" in closed loop), ns.
+    pub makespan_ns: u64,
+    /// Read requests: response time = completion of the last block - issue.
+    pub reads: RtSummary,
+    /// Write requests (served by the caches like reads; they block a closed-loop stream only with
+    /// `sync_writes`).
+    pub writes: RtSummary,
+    /// Histogram of read response times, ns.
+    pub rt_histogram: Histogram,
+    /// Per client, ascending client id.
+    pub clients: Vec<ClientTiming>,
+    /// Device and scheduler.
+    pub device: DeviceReport,
+    /// Messages over the links between levels.
+    pub net_messages: u64,
+    /// Pages carried by them.
+    pub net_pages: u64,
+    /// Sum of read response times (STEP's "out of box" time, the stall of the streams), ns.
+    pub stall_ns: u128,
+    /// Open loop with `max_outstanding`: time requests waited for admission.
+    pub admission_wait: RtSummary,
+    /// Requests issued but not completed when the run stopped (0 when draining).
+    pub requests_incomplete: u64,
+}
+
+impl TimingReport {
+    /// The flat run-level record, in schema order (what `r.summary` gains in Python).
+    #[must_use]
+    pub fn record(&self) -> Vec<(&'static str, Value)> {
+        let ms = |ns: u64| Value::Float(ns as f64 / 1e6);
+        let d = &self.device;
+        let mut v = vec![("engine", Value::Text("timed".into())), ("replay", Value::Text(self.replay.clone()))];
+        self.reads.push(&["rt_requests", "rt_mean_ms", "rt_p50_ms", "rt_p95_ms", "rt_p99_ms", "rt_max_ms"], &mut v);
+        self.writes.push(
+            &[
+                "write_requests",
+                "write_rt_mean_ms",
+                "write_rt_p50_ms",
+                "write_rt_p95_ms",
+                "write_rt_p99_ms",
+                "write_rt_max_ms",
+            ],
+            &mut v,
+        );
+        let span = self.end_ns.saturating_sub(self.start_ns);
+        let util = if span == 0 { 0.0 } else { d.service_ns as f64 / (span as f64 * f64::from(d.queue_depth.max(1))) };
+        let mean_svc = if d.requests() == 0 { 0.0 } else { d.service_ns as f64 / d.requests() as f64 / 1e6 };
+        let mean_wait = if d.requests() == 0 { 0.0 } else { d.queue_wait_ns as f64 / d.requests() as f64 / 1e6 };
+        v.extend([
+            ("makespan_ms", ms(self.makespan_ns)),
+            ("sim_time_ms", ms(span)),
+            ("stall_ms", Value::Float(self.stall_ns as f64 / 1e6)),
+            ("device", Value::Text(d.name.clone())),
+            ("device_requests", Value::Int(d.requests())),
+            ("device_requests_demand", Value::Int(d.requests_demand)),
+            ("device_requests_prefetch", Value::Int(d.requests_prefetch)),
+            ("device_requests_mixed", Value::Int(d.requests_mixed)),
+            ("device_sectors", Value::Int(d.sectors())),
+            ("device_sectors_demand", Value::Int(d.sectors_demand)),
+            ("device_sectors_prefetch", Value::Int(d.sectors_prefetch)),
+            ("device_sectors_mixed", Value::Int(d.sectors_mixed)),
+            ("device_blocks_read", Value::Int(d.sectors() / u64::from(d.block_sectors.max(1)))),
+            ("device_service_mean_ms", Value::Float(mean_svc)),
+            ("device_busy_ms", ms(d.service_ns)),
+            ("device_utilization", Value::Float(util)),
+            ("sched_bios", Value::Int(d.bios)),
+            ("sched_merges", Value::Int(d.merges)),
+            ("sched_expired", Value::Int(d.expired)),
+            ("sched_wait_mean_ms", Value::Float(mean_wait)),
+            ("sched_queue_mean", Value::Float(d.queue_mean)),
+            ("sched_queue_max", Value::Int(d.queue_max)),
+            ("net_messages", Value::Int(self.net_messages)),
+            ("net_pages", Value::Int(self.net_pages)),
+            ("admission_wait_mean_ms", Value::Float(self.admission_wait.mean_ms)),
+            ("admission_wait_max_ms", Value::Float(self.admission_wait.max_ms)),
+            ("requests_incomplete", Value::Int(self.requests_incomplete)),
+        ]);
+        v
+    }
+
+    /// Per-client records: `client` and the read and write response-time fields.
+    #[must_use]
+    pub fn client_records(&self) -> Vec<Vec<(&'static str, Value)>> {
+        self.clients
+            .iter()
+            .map(|c| {
+                let mut v = vec![("client", Value::Int(u64::from(c.client)))];
+                c.reads
+                    .push(&["rt_requests", "rt_mean_ms", "rt_p50_ms", "rt_p95_ms", "rt_p99_ms", "rt_max_ms"], &mut v);
+                c.writes.push(
+                    &[
+                        "write_requests",
+                        "write_rt_mean_ms",
+                        "write_rt_p50_ms",
+                        "write_rt_p95_ms",
+                        "write_rt_p99_ms",
+                        "write_rt_max_ms",
+                    ],
+                    &mut v,
+                );
+                v
+            })
+            .collect()
+    }
 }

@@ -8,10 +8,10 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use prefetchsim_core::config::{ConfigError as CoreConfigError, HierarchyConfig};
-use prefetchsim_core::engine::{run_instant, Hierarchy, RequestSource, SourceError};
-use prefetchsim_core::metrics::RunResult;
-use prefetchsim_core::{policy, prefetch};
+use prefetchsim_core::config::{ComponentSpec, ConfigError as CoreConfigError, HierarchyConfig};
+use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError};
+use prefetchsim_core::metrics::{RunResult, Value as RecValue};
+use prefetchsim_core::{device, policy, prefetch};
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
@@ -46,10 +46,13 @@ fn trace_err(e: &CoreTraceError) -> PyErr {
 }
 
 fn source_err(e: &SourceError) -> PyErr {
-    match e.downcast_ref::<CoreTraceError>() {
-        Some(t) => trace_err(t),
-        None => PrefetchsimError::new_err(e.to_string()),
+    if let Some(t) = e.downcast_ref::<CoreTraceError>() {
+        return trace_err(t);
     }
+    if let Some(c) = e.downcast_ref::<CoreConfigError>() {
+        return config_err(c);
+    }
+    PrefetchsimError::new_err(e.to_string())
 }
 
 fn parse_json(what: &str, text: &str) -> PyResult<Value> {
@@ -187,25 +190,30 @@ fn simulate(
     Ok(Value::Array(out).to_string())
 }
 
+fn record_json(rec: Vec<(&'static str, RecValue)>) -> Value {
+    Value::Object(rec.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
+}
+
 /// A run result as JSON: run totals and one flat record per level, in the schema order of
-/// `LevelReport::record`.
+/// `LevelReport::record`; for timed runs also `timing` (the flat run-level record of
+/// `TimingReport::record`), `clients` (one record per client) and `rt_histogram` (read response
+/// times, `[lowest_ns, highest_ns, count]` per non-empty bucket). Time-free runs have none of the three.
 fn result_json(r: &RunResult) -> Value {
-    let levels: Vec<Value> = r
-        .levels
-        .iter()
-        .map(|l| {
-            let rec: serde_json::Map<String, Value> =
-                l.record().into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect();
-            Value::Object(rec)
-        })
-        .collect();
-    json!({
+    let levels: Vec<Value> = r.levels.iter().map(|l| record_json(l.record())).collect();
+    let mut out = json!({
         "requests": r.requests,
         "blocks": r.blocks,
         "warmup_requests": r.warmup_requests,
         "stopped_early": r.stopped_early,
         "levels": levels,
-    })
+    });
+    if let (Some(t), Value::Object(o)) = (&r.timing, &mut out) {
+        o.insert("timing".into(), record_json(t.record()));
+        o.insert("clients".into(), Value::Array(t.client_records().into_iter().map(record_json).collect()));
+        let buckets: Vec<Value> = t.rt_histogram.buckets().map(|(lo, hi, n)| json!([lo, hi, n])).collect();
+        o.insert("rt_histogram".into(), Value::Array(buckets));
+    }
+    out
 }
 
 /// Build each level with a placeholder size of one block: checks names and parameters, not sizes.
@@ -277,7 +285,7 @@ fn run_one(
         last = n;
         !stop.load(Ordering::Relaxed)
     };
-    let r = run_instant(src.as_mut(), &mut h, &cfg.engine, &mut tick).map_err(WorkerError::Source)?;
+    let r = engine::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(WorkerError::Source)?;
     done.fetch_add(r.requests - last, Ordering::Relaxed);
     Ok(r)
 }
@@ -383,6 +391,37 @@ fn device_random_read_ms(model: &str, sectors: u32, count: u32, seed: u64) -> Py
     Ok(st.mean_response_ms)
 }
 
+/// Service-time statistics of a device on the standard patterns (`prefetchsim device bench`).
+/// `device_json` is a preset name or `{"name": ..., overrides}` as JSON; returns a JSON list of rows
+/// (`BenchStats`), one per pattern.
+#[pyfunction]
+#[pyo3(signature = (device_json, seed=1))]
+fn device_bench(py: Python<'_>, device_json: &str, seed: u64) -> PyResult<String> {
+    let v = parse_json("device", device_json)?;
+    let spec: ComponentSpec = serde_json::from_value(v).map_err(|e| ConfigError::new_err(format!("device: {e}")))?;
+    let mut dev = device::build("device", &spec, seed).map_err(|e| config_err(&e))?;
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let rows = run_detached(py, None, &done, &stop, || {
+        let mut rows = Vec::new();
+        for p in device::bench::standard_patterns(dev.as_ref()) {
+            if stop.load(Ordering::Relaxed) {
+                return Err("interrupted".to_string());
+            }
+            rows.push(device::bench::run(dev.as_mut(), &p, seed).map_err(|e| format!("{}: {e}", p.label()))?);
+        }
+        Ok(rows)
+    })?
+    .map_err(PrefetchsimError::new_err)?;
+    serde_json::to_string(&rows).map_err(|e| PrefetchsimError::new_err(e.to_string()))
+}
+
+/// The registered device presets as JSON `[[name, summary], …]`.
+#[pyfunction]
+fn devices() -> String {
+    json!(device::DEVICES).to_string()
+}
+
 /// The `prefetchsim._core` module.
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
@@ -398,6 +437,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(convert, m)?)?;
     m.add_function(wrap_pyfunction!(device_random_read_ms, m)?)?;
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
+    m.add_function(wrap_pyfunction!(device_bench, m)?)?;
+    m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -343,6 +343,16 @@ impl IoScheduler {
         self.plugged
     }
 
+    /// A task now waits synchronously for queued work (a demand joined an in-flight prefetch): a
+    /// plugged queue is unplugged at once, as Linux kicks the queue when a task waits on a page
+    /// (iosched.md §3). Nothing happens to an unplugged queue.
+    pub fn unplug_sync(&mut self) {
+        if self.plugged {
+            self.plugged = false;
+            self.stats.unplug_sync += 1;
+        }
+    }
+
     /// When the scheduler wants [`IoScheduler::dispatch`] called even if nothing else happens: the
     /// unplug deadline of a plugged queue. `None` otherwise.
     #[must_use]

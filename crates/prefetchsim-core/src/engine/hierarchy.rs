@@ -42,6 +42,12 @@ impl Hierarchy {
         Ok(Self { levels, names, block_size })
     }
 
+    /// The block size in bytes.
+    #[must_use]
+    pub fn block_size(&self) -> u64 {
+        self.block_size
+    }
+
     /// Reports of every level (call after the run's end-of-run accounting).
     #[must_use]
     pub fn reports(&self) -> Vec<LevelReport> {

@@ -81,5 +81,6 @@ pub fn run_instant(
         warmup_requests: cfg.warmup_requests.min(requests),
         stopped_early,
         levels: h.reports(),
+        timing: None,
     })
 }

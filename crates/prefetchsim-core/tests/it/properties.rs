@@ -137,7 +137,7 @@ fn two_levels(cap: u64, p1: &str, p2: &str) -> HierarchyConfig {
     l1.prefetcher = ComponentSpec::named("obl");
     let mut l2 = LevelConfig::new(SizeSpec::OfAbove(2.0), p2);
     l2.prefetcher = ComponentSpec::named("obl");
-    HierarchyConfig { level: vec![l1, l2], engine: Default::default() }
+    HierarchyConfig { level: vec![l1, l2], ..HierarchyConfig::default() }
 }
 
 #[test]

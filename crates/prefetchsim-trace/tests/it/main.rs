@@ -4,3 +4,4 @@ mod common;
 mod history;
 mod readers;
 mod stats;
+mod timed;

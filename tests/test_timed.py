@@ -1,0 +1,167 @@
+"""The timed engine from Python: engine config and errors, run-level timing fields (present for timed
+runs, absent for time-free ones), TOML and CLI runs, and `prefetchsim device bench`."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import prefetchsim as ps
+import pytest
+
+from conftest import shared_trace
+
+TIMED_FIELDS = {
+    "engine", "replay", "rt_requests", "rt_mean_ms", "rt_p50_ms", "rt_p95_ms", "rt_p99_ms", "rt_max_ms",
+    "makespan_ms", "device", "device_requests", "device_requests_demand", "device_requests_prefetch",
+    "device_requests_mixed", "device_sectors", "device_blocks_read", "device_service_mean_ms",
+    "device_utilization", "sched_queue_mean", "sched_queue_max", "net_messages",
+}
+
+FIXED_5MS = {"name": "fixed", "read_latency_ms": 5.0}
+ZERO = {"name": "fixed", "read_latency_ms": 0.0, "write_latency_ms": 0.0}
+
+
+def cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "prefetchsim", *args], capture_output=True, text=True)
+
+
+@pytest.fixture
+def distinct_trace(tmp_path):
+    """Twenty one-block reads of distinct, non-adjacent blocks."""
+    p = tmp_path / "distinct.lirs.trace"
+    p.write_text("\n".join(str(10 * i) for i in range(20)) + "\n")
+    return str(p)
+
+
+def test_a_timed_run_reports_response_times_and_a_time_free_run_does_not(spc_trace):
+    tr = ps.open_trace(spc_trace)
+    levels = [ps.Level(16, "lru", "obl"), ps.Level("2x", "lru")]
+    timed = ps.simulate(tr, levels=levels, engine={"kind": "timed"}, device="cheetah9lp")
+    assert TIMED_FIELDS <= set(timed.summary)
+    assert timed.summary["engine"] == "timed" and timed.summary["replay"] == "closed"
+    assert timed.summary["rt_requests"] == 50 and timed.summary["rt_mean_ms"] > 0
+    assert timed.summary["rt_p50_ms"] <= timed.summary["rt_p99_ms"] <= timed.summary["rt_max_ms"]
+    assert sum(n for _, _, n in timed.rt_histogram) == 50
+    assert [c["client"] for c in timed.clients] == [0]
+    # Per level, the DataFrame is what it always was: one row per level, no run-level timing columns.
+    df = timed.to_pandas()
+    assert list(df["name"]) == ["L1", "L2"] and "rt_mean_ms" not in df.columns
+    instant = ps.simulate(tr, levels=levels)
+    assert instant.timing is None and instant.clients == [] and instant.rt_histogram == []
+    assert not (TIMED_FIELDS - {"device"}) & set(instant.summary)
+    assert "rt" in repr(timed) and "rt" not in repr(instant)
+
+
+def test_zero_latencies_give_the_instant_engine_counts():
+    tr = ps.synthetic("oltp-like", requests=20000, seed=5)
+    levels = [ps.Level("5%", "lru", "obl"), ps.Level("2x", "arc", "obl")]
+    instant = ps.simulate(tr, levels=levels)
+    timed = ps.simulate(
+        tr, levels=levels, engine={"kind": "timed", "replay": "open"}, link={"alpha_ms": 0, "beta_ms_per_page": 0},
+        device=ZERO,
+    )
+    assert timed.levels == instant.levels
+    assert timed.summary["rt_max_ms"] == 0.0
+
+
+def test_closed_loop_response_time_is_exactly_the_path_latency(distinct_trace):
+    tr = ps.open_trace(distinct_trace, "lirs")
+    one = ps.simulate(tr, size=4, engine={"kind": "timed"}, device=FIXED_5MS)
+    assert (one.summary["rt_mean_ms"], one.summary["rt_max_ms"], one.summary["makespan_ms"]) == (5.0, 5.0, 100.0)
+    # Two levels, PFC's link given as (alpha, beta) in seconds: 6 + 5 + 6.03 ms.
+    two = ps.simulate(tr, levels=[ps.Level(4), ps.Level(8)], engine={"kind": "timed"}, device=FIXED_5MS,
+                      link=(6e-3, 3e-5))
+    assert two.summary["rt_mean_ms"] == pytest.approx(17.03, abs=1e-9)
+    assert two.summary["net_messages"] == 40
+
+
+def test_open_loop_with_an_admission_limit_reports_the_wait(distinct_trace):
+    tr = ps.open_trace(distinct_trace, "lirs")  # no timestamps: every request arrives at 0
+    r = ps.simulate(tr, size=4, engine={"kind": "timed", "replay": "open", "max_outstanding": 1}, device=FIXED_5MS)
+    s = r.summary
+    assert (s["admission_wait_max_ms"], s["rt_max_ms"], s["requests_incomplete"]) == (95.0, 100.0, 0)
+
+
+def test_engine_keys_and_timing_tables_are_checked_naming_the_key(lirs_trace):
+    tr = ps.open_trace(lirs_trace, "lirs")
+    bad = [
+        ({"engine": {"replay": "open"}}, "engine.replay"),
+        ({"engine": {"kind": "timed", "replay": "ajar"}}, "engine.replay"),
+        ({"engine": {"kind": "timed", "iodepth": 0}}, "engine.iodepth"),
+        ({"engine": {"kind": "timed", "replay": "open", "think_ms": 1}}, "engine.think_ms"),
+        ({"engine": {"kind": "timed", "thinkk": 1}}, "thinkk"),
+        ({"engine": {"kind": "timed"}, "link": {"alpha_ms": -1}}, "link.alpha_ms"),
+        ({"engine": {"kind": "timed"}, "device": {"name": "cheetah9lp", "rpm": 0}}, "device.rpm"),
+        ({"engine": {"kind": "timed"}, "device": "floppy"}, "cheetah9lp"),
+        ({"engine": {"kind": "timed"}, "scheduler": {"fifo_batch": 0}}, "scheduler.fifo_batch"),
+        ({"device": "cheetah9lp"}, "engine.kind = 'timed'"),
+    ]
+    for extra, needle in bad:
+        cfg = {"level": [{"size": 4}], **extra}
+        with pytest.raises(ps.ConfigError, match=None) as e:
+            ps.simulate(tr, cfg)
+        assert needle in str(e.value), (extra, str(e.value))
+
+
+def test_a_trace_past_the_end_of_the_device_is_a_config_error(tmp_path):
+    p = tmp_path / "far.lirs.trace"
+    p.write_text("1\n99999999999\n")
+    with pytest.raises(ps.ConfigError, match="past the end of device"):
+        ps.simulate(ps.open_trace(str(p), "lirs"), size=4, engine={"kind": "timed"})
+
+
+def test_a_timed_toml_config_runs_from_python_and_the_command_line(tmp_path, spc_trace):
+    toml = tmp_path / "timed.toml"
+    toml.write_text(
+        f"[trace]\npath = {spc_trace!r}\n\n"
+        "[[level]]\nname = 'client'\nsize = 16\nprefetcher = { name = 'obl', variant = 'always' }\n\n"
+        "[[level]]\nname = 'server'\nsize = '2x'\n\n"
+        "[engine]\nkind = 'timed'\nreplay = 'open'\ntime_scale = 0.5\n\n"
+        "[link]\nalpha_ms = 1.0\nbeta_ms_per_page = 0.01\n\n"
+        "[device]\nname = 'cheetah9lp'\n\n[scheduler]\npolicy = 'clook'\n"
+    )
+    r = ps.simulate(config=str(toml))
+    assert r.summary["replay"] == "open" and r.summary["device"] == "cheetah9lp"
+    p = cli("run", str(toml), "-f", "json")
+    assert p.returncode == 0, p.stderr
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    assert [x["name"] for x in rows] == ["client", "server"]
+    assert rows[0]["rt_mean_ms"] == pytest.approx(r.summary["rt_mean_ms"])
+    p = cli("run", str(toml))
+    assert p.returncode == 0 and "response time (open loop, 50 reads)" in p.stdout and "device cheetah9lp" in p.stdout
+    bad = tmp_path / "bad.toml"
+    bad.write_text(toml.read_text().replace("replay = 'open'", "replay = 'open'\niodepth = 2"))
+    p = cli("run", str(bad))
+    assert p.returncode == 2 and "engine.iodepth" in p.stderr
+
+
+def test_device_bench_prints_service_times_of_the_standard_patterns():
+    p = cli("device", "bench", "cheetah9lp", "-f", "json")
+    assert p.returncode == 0, p.stderr
+    rows = [json.loads(x) for x in p.stdout.splitlines()]
+    by = {r["pattern"]: r for r in rows}
+    # DiskSim 4.0's Cheetah 9LP: 8.82 ms for isolated random one-sector reads.
+    assert by["random_isolated sectors=1 align=1 gap=100ms"]["mean_service_ms"] == pytest.approx(8.82, rel=0.03)
+    assert any(k.startswith("seek_distance") for k in by) and any(k.startswith("sequential") for k in by)
+    p = cli("device", "bench", "fixed", "-p", "read_latency_ms=2")
+    assert p.returncode == 0 and "mean_service_ms" in p.stdout.splitlines()[0]
+    assert {r["mean_service_ms"] for r in ps.device_bench({"name": "fixed", "read_latency_ms": 2.0})} == {2.0}
+    p = cli("device", "bench", "floppy")
+    assert p.returncode == 2 and "unknown device 'floppy'" in p.stderr
+    p = cli("list", "devices")
+    assert p.returncode == 0 and "cheetah9lp" in p.stdout
+    assert "nvme" in ps.devices()
+
+
+def test_a_real_trace_runs_timed_with_the_instant_engine_counts_at_zero_latency():
+    path = shared_trace("arc/OLTP.lis.zst")
+    tr = ps.open_trace(path)
+    cfg = {"level": [{"size": "5%", "prefetcher": {"name": "obl", "variant": "always"}}, {"size": "2x"}],
+           "engine": {"limit": 100000}}
+    instant = ps.simulate(tr, cfg)
+    zero = ps.simulate(tr, cfg, engine={"kind": "timed", "replay": "open"}, link=(0, 0), device=ZERO)
+    assert zero.levels == instant.levels
+    timed = ps.simulate(tr, cfg, engine={"kind": "timed", "per_stream": False, "think": "none"})
+    assert timed.summary["rt_requests"] == 100000 and timed.summary["device_requests"] > 0
