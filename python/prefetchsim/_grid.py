@@ -55,6 +55,16 @@ def _dumps(v: Any) -> str:
     return json.dumps(v, sort_keys=True, separators=(",", ":"))
 
 
+def _clone(v: Any) -> Any:
+    """A copy of JSON-like data (dicts, lists, scalars); several times faster than copy.deepcopy, which
+    matters when a grid has 100,000 points."""
+    if isinstance(v, dict):
+        return {k: _clone(x) for k, x in v.items()}
+    if isinstance(v, list):
+        return [_clone(x) for x in v]
+    return v
+
+
 def _digest(text: str) -> str:
     return hashlib.sha256(text.encode()).hexdigest()[:32]
 
@@ -102,8 +112,9 @@ def check_path(path: str, parts: list[str | int], canonical: Mapping[str, Any]) 
             if not isinstance(node, list):
                 raise _err(f"sweep: unknown axis {path!r}: {walked or 'the config'} is not a list")
             if p >= len(node):
-                raise _err(f"sweep: unknown axis {path!r}: {walked} has {len(node)} entries "
-                           f"({walked}[0]..{walked}[{len(node) - 1}])")
+                n = len(node)
+                have = f"{walked}[0]" if n == 1 else f"{walked}[0]..{walked}[{n - 1}]"
+                raise _err(f"sweep: unknown axis {path!r}: {walked} has {n} entr{'y' if n == 1 else 'ies'} ({have})")
             node, walked = node[p], f"{walked}[{p}]"
             continue
         if not isinstance(node, dict):
@@ -141,7 +152,7 @@ def set_path(doc: dict[str, Any], parts: list[str | int], value: Any, path: str)
     if isinstance(last, int):
         if not isinstance(node, list) or last >= len(node):
             raise _err(f"sweep: axis {path!r}: the config has {len(node) if isinstance(node, list) else 0} entries there")
-    node[last] = copy.deepcopy(value)
+    node[last] = _clone(value)
 
 
 # ---------------------------------------------------------------- canonical configs and trace identity
@@ -481,13 +492,13 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
                 sets[key] = vals[j]
                 if key in col_of:
                     labels[col_of[key]] = _label_value(vals[j])
-        point = copy.deepcopy({k: v for k, v in doc.items() if k != "trace"})
-        point["trace"] = copy.deepcopy(_as_trace_value(base_trace)) if base_trace is not None else None
+        point = {k: _clone(v) for k, v in doc.items() if k != "trace"}
+        point["trace"] = _clone(_as_trace_value(base_trace)) if base_trace is not None else None
         for key in sorted(sets, key=lambda k: len(parsed[k])):
             parts = parsed[key]
             if parts[0] == "trace":
                 if len(parts) == 1:
-                    point["trace"] = copy.deepcopy(_as_trace_value(sets[key]))
+                    point["trace"] = _clone(_as_trace_value(sets[key]))
                     continue
                 if point["trace"] is None:
                     raise _err(f"sweep.{key}: there is no [trace] table to set it in")
@@ -512,7 +523,7 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
                 raise _err(f"sweep: {e} (grid point {where})") from None
             got = (canon, _dumps(canon))
             canon_cache[ckey] = got
-        rid = run_id(tref.trace_id, got[0])
+        rid = _digest(tref.trace_id + "\n" + got[1])
         if rid in seen:
             duplicates += 1
             continue

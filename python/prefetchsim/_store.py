@@ -359,8 +359,13 @@ def read_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
             df = pd.read_parquet(p)
         elif p.endswith((".json", ".jsonl")):
             df = pd.read_json(p, lines=True)
-        else:
+        elif p.endswith((".csv", ".csv.gz")):
             df = pd.read_csv(p)
+        elif p.endswith((".sqlite", ".sqlite3", ".db")):
+            raise _core.ConfigError(f"{p}: not an SQLite results database")
+        else:
+            raise _core.ConfigError(f"{p}: unknown results file; give a results database (.sqlite), "
+                                    ".csv, .jsonl or .parquet")
         if filters:
             df = _filter_frame(df, filters)
         frames.append(df)

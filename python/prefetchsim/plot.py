@@ -25,6 +25,7 @@ from __future__ import annotations
 
 import math
 import os
+import re
 from collections.abc import Sequence
 from typing import Any
 
@@ -98,6 +99,9 @@ def label(col: str) -> str:
     for suffix, unit in _UNITS:
         if col.endswith(suffix):
             return f"{col[: -len(suffix)].replace('_', ' ')} ({unit})"
+    m = re.fullmatch(r"level(\d+)_(.+)", col)
+    if m:  # an axis column of a sweep: level0_size -> "L1 size"
+        return f"L{int(m[1]) + 1} {m[2].replace('_', ' ')}"
     if col.endswith("_share") or col == "share":
         return f"{col.replace('_', ' ')} (%)"
     return col.replace("_", " ")
@@ -271,10 +275,8 @@ def mrc(df, x: str | None = None, y: str = "miss_ratio", hue: str | Sequence[str
 def _bars(ax, df, x: str, y: str, hue_cols: list[str]) -> int:
     lab, series = _hue_values(df, hue_cols)
     cats = list(dict.fromkeys(df[x]))
-    try:
-        cats = sorted(cats)
-    except TypeError:
-        pass
+    if all(isinstance(c, (int, float)) for c in cats):
+        cats = sorted(cats)  # numbers in order; anything else (sizes as "5%", names) as the grid has them
     n = max(1, len(series))
     width = 0.8 / n
     for i, s in enumerate(series):
@@ -449,8 +451,8 @@ def improvement(df, metric: str, *, scheme: str = "scheme", baseline: str, case:
                     ax.text(j, i, f"{vals[i, j]:+.1f}%", ha="center", va="center", fontsize="small",
                             color="black")
     cb = ax.figure.colorbar(im, ax=ax)
-    cb.set_label(f"improvement of {label(metric)} over {baseline} (%)")
-    ax.set_title(title or f"{label(metric)}: improvement over {baseline}")
+    cb.set_label(f"improvement over {baseline} (%)")
+    ax.set_title(title or f"{label(metric)}: improvement over {baseline}", fontsize="medium")
     return ax
 
 
