@@ -15,16 +15,13 @@ import prefetchsim as ps
 import pytest
 from prefetchsim._deps import MissingDependency
 from prefetchsim._store import Store, export
+from prefetchsim.cli import main
 
 TWO_LEVELS = {
     "trace": {"path": "oltp-like", "format": "synthetic", "params": {"requests": 4000, "seed": 2}},
     "level": [{"name": "client", "size": "2%", "prefetcher": "obl"}, {"name": "server", "size": "2x", "policy": "arc"}],
     "sweep": {"level[0].size": ["1%", "2%", "5%"], "level[1].policy": ["arc", "lru"]},
 }
-
-
-def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "prefetchsim", *args], capture_output=True, text=True, cwd=cwd)
 
 
 @pytest.fixture(scope="module")
@@ -90,29 +87,28 @@ def test_a_failing_write_leaves_no_partial_task(tmp_path):
         assert s.con.execute("SELECT COUNT(*) FROM attempts").fetchone()[0] == 0
 
 
-def test_filters_in_python_and_on_the_command_line(db):
+def test_filters_in_python_and_on_the_command_line(db, capsys):
     df = ps.results(db, ["level1_policy=lru", "level=1", "capacity_blocks>=10"])
     assert set(df.level1_policy) == {"lru"} and set(df.level) == {1} and len(df) == 3
     assert len(ps.results(db, {"level0_size": ["1%", "5%"], "level": 0})) == 4
     with pytest.raises(ps.ConfigError, match="--filter polcy: no such column"):
         ps.results(db, ["polcy=lru"])
-    p = cli("results", str(db), "--filter", "level0_size=1%,2%", "--filter", "level=0", "-f", "csv")
-    assert p.returncode == 0, p.stderr
-    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert main(["results", str(db), "--filter", "level0_size=1%,2%", "--filter", "level=0", "-f", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
     assert len(rows) == 4 and {r["level0_size"] for r in rows} == {"1%", "2%"}
-    p = cli("results", str(db), "--filter", "level=0", "-f", "json")
-    assert p.returncode == 0 and len(p.stdout.splitlines()) == 6 and "hit_ratio" in json.loads(p.stdout.splitlines()[0])
-    p = cli("results", str(db), "--filter", "level=1")
-    lines = p.stdout.splitlines()
-    assert p.returncode == 0 and len(lines) == 7 and "level1_policy" in lines[0] and "hit_ratio" in lines[0]
-    p = cli("results", str(db), "--filter", "nope=1")
-    assert p.returncode == 2 and "nope" in p.stderr
+    assert main(["results", str(db), "--filter", "level=0", "-f", "json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 6 and "hit_ratio" in json.loads(lines[0])
+    assert main(["results", str(db), "--filter", "level=1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 7 and "level1_policy" in lines[0] and "hit_ratio" in lines[0]
+    assert main(["results", str(db), "--filter", "nope=1"]) == 2
+    assert "nope" in capsys.readouterr().err
 
 
 def test_export_to_csv_and_json_lines_round_trips(db, tmp_path):
     for name in ("r.csv", "r.jsonl"):
-        p = cli("results", str(db), "--export", str(tmp_path / name))
-        assert p.returncode == 0, p.stderr
+        assert main(["results", str(db), "--export", str(tmp_path / name)]) == 0
         back = ps.results(tmp_path / name)
         assert len(back) == 12 and list(back.hits) == list(ps.results(db).hits)
     # CSV results filter like a database.
@@ -139,10 +135,11 @@ def test_the_cli_reports_a_missing_parquet_engine_with_exit_2(db, tmp_path):
     assert p.returncode == 2 and "pip install pyarrow" in p.stderr
 
 
-def test_not_a_database_is_a_clear_error(tmp_path):
+def test_not_a_database_is_a_clear_error(tmp_path, capsys):
     bad = tmp_path / "x.sqlite"
     bad.write_text("hello")
-    p = cli("results", str(bad))
-    assert p.returncode == 2 and "x.sqlite" in p.stderr
-    p = cli("results", str(tmp_path / "missing.sqlite"))
-    assert p.returncode == 2 and "no such results file" in p.stderr
+    assert main(["results", str(bad)]) == 2
+    assert "x.sqlite: not an SQLite results database" in capsys.readouterr().err
+    assert main(["results", str(tmp_path / "missing.sqlite")]) == 2
+    assert "no such results file" in capsys.readouterr().err
+    assert main(["sweep", "nope.toml", "--db", str(tmp_path / "no" / "such" / "dir.sqlite")]) == 2

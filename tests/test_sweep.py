@@ -16,6 +16,7 @@ from pathlib import Path
 
 import prefetchsim as ps
 import pytest
+from prefetchsim.cli import main
 
 ZIPF = {"path": "zipf", "format": "synthetic", "params": {"requests": 5000, "seed": 1}}
 
@@ -278,7 +279,7 @@ def test_failed_runs_are_recorded_and_the_others_kept(tmp_path):
     assert n == 1
 
 
-def test_shards_partition_the_grid_deterministically(tmp_path):
+def test_shards_partition_the_grid_deterministically(tmp_path, monkeypatch, capsys):
     s = spec(**{"level[0].size": [f"{i}%" for i in range(1, 11)], "level[0].policy": ["lru", "arc"]})
     p = ps.sweep_plan(s)
     shards = [p.shard(k, 3) for k in range(3)]
@@ -288,23 +289,26 @@ def test_shards_partition_the_grid_deterministically(tmp_path):
     # A run keeps its shard when the grid grows.
     bigger = ps.sweep_plan(spec(**{"level[0].size": [f"{i}%" for i in range(1, 11)], "level[0].policy": ["lru", "arc", "fifo"]}))
     assert {r.run_id for r in shards[1].runs} <= {r.run_id for r in bigger.shard(1, 3).runs}
-    # The CLI writes each shard to its own database; merged, they are the grid.
-    path = tmp_path / "sh.toml"
-    import json
-
-    path.write_text("[trace]\n" + "".join(f"{k} = {json.dumps(v)}\n" for k, v in ZIPF.items() if k != "params")
-                    + 'params = { requests = 5000, seed = 1 }\n[[level]]\nsize = "5%"\n[sweep]\n'
-                    + '"level[0].size" = [' + ", ".join(f'"{i}%"' for i in range(1, 11)) + ']\n"level[0].policy" = ["lru", "arc"]\n')
+    # Each shard into its own database (the CLI's default name); merged, they are the grid.
+    monkeypatch.chdir(tmp_path)
     for k in range(3):
-        r = cli("sweep", str(path), "--shard", f"{k}/3", "--workers", "1", cwd=tmp_path)
-        assert r.returncode == 0, r.stderr
+        ps.sweep(s, ThreadPoolExecutor(2), db=f"sh.shard-{k}-of-3.sqlite", shard=f"{k}/3")
+    path = write_spec(tmp_path / "sh.toml", "[trace]\npath = 'zipf'\nformat = 'synthetic'\n"
+                                            "params = { requests = 5000, seed = 1 }\n[[level]]\nsize = '5%'\n[sweep]\n"
+                                            "'level[0].size' = [" + ", ".join(f"'{i}%'" for i in range(1, 11)) + "]\n"
+                                            "'level[0].policy' = ['lru', 'arc']\n")
+    # A resubmitted array task finds its shard done.
+    assert main(["sweep", path, "--shard", "1/3", "--dry-run", "-f", "csv"]) == 0
+    out = capsys.readouterr()
+    assert "sh.shard-1-of-3.sqlite" in out.err and "True" in out.out and "False" not in out.out
     dbs = sorted(str(x) for x in tmp_path.glob("sh.shard-*-of-3.sqlite"))
     assert len(dbs) == 3
-    r = cli("results", *dbs, "--export", "all.sqlite", cwd=tmp_path)
-    assert r.returncode == 0, r.stderr
+    assert main(["results", *dbs, "--export", "all.sqlite"]) == 0
     merged = ps.results(tmp_path / "all.sqlite")
     assert sorted(merged.run_id) == sorted(r.run_id for r in p.runs)
     assert (merged.runs_executed == 1).all()
+    # Reading the shards together gives the same rows.
+    assert sorted(ps.results(dbs).run_id) == sorted(merged.run_id)
 
 
 def _rows_in(db: Path) -> int:

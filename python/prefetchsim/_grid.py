@@ -151,7 +151,8 @@ def set_path(doc: dict[str, Any], parts: list[str | int], value: Any, path: str)
     last = parts[-1]
     if isinstance(last, int):
         if not isinstance(node, list) or last >= len(node):
-            raise _err(f"sweep: axis {path!r}: the config has {len(node) if isinstance(node, list) else 0} entries there")
+            n = len(node) if isinstance(node, list) else 0
+            raise _err(f"sweep: axis {path!r}: the config has {n} entries there")
     node[last] = _clone(value)
 
 
@@ -297,6 +298,7 @@ class Run:
     config: dict[str, Any]
     canonical: dict[str, Any]
     labels: dict[str, Any]
+    index: int = 0  # position in the full grid (kept by shards): the order results are read back in
 
 
 @dataclass
@@ -329,7 +331,8 @@ class SweepPlan:
 
     def __repr__(self) -> str:
         sh = f", shard {self.shard_of[0]}/{self.shard_of[1]}" if self.shard_of else ""
-        return f"SweepPlan({self.name!r}: {len(self.runs)} runs over {len(self.traces)} trace(s), axes {self.columns}{sh})"
+        return (f"SweepPlan({self.name!r}: {len(self.runs)} runs over {len(self.traces)} trace(s), "
+                f"axes {self.columns}{sh})")
 
     def shard(self, k: int, n: int) -> SweepPlan:
         """Shard ``k`` of ``n`` (0 <= k < n): the runs whose identity hash is k modulo n. The split
@@ -528,7 +531,7 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
             duplicates += 1
             continue
         seen.add(rid)
-        runs.append(Run(rid, tref.trace_id, point, got[0], labels))
+        runs.append(Run(rid, tref.trace_id, point, got[0], labels, len(runs)))
     traces = {t.trace_id: t for t in traces_by_key.values()}
     return SweepPlan(runs, traces, columns, name, {**doc, "sweep": dict(sweep_tbl)}, preset, duplicates,
                      excluded=excluded)
@@ -551,7 +554,9 @@ def _resolve_trace(value: Any, base_dir: str | None) -> TraceRef:
         t.setdefault("block_size", 4096)
         tr = Trace(t)
     else:
-        tr = _trace_from_table(t, base_dir)
+        # Relative paths are relative to the spec file, or for a dict spec to the current directory,
+        # made absolute so that workers with another working directory find the file.
+        tr = _trace_from_table(t, base_dir or os.getcwd())
     # Opening reads nothing but a format's first bytes: unknown generators, parameters and formats fail
     # here, before any run.
     _core.head(tr._json(), 0)

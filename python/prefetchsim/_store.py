@@ -8,7 +8,8 @@ Tables (schema version 1):
     record exactly as the core defines it (``name``, ``policy``, ``prefetcher``, ``capacity_blocks``,
     ``hits``, ``hit_ratio`` ...; new metrics become new columns), the run totals (``trace_requests``,
     ``trace_blocks``, ``warmup_requests``, ``stopped_early``), and ``config`` (canonical JSON),
-    ``trace_spec`` (JSON), ``sweep``, ``version``, ``host``, ``pid``, ``task_wall_s``, ``finished_at``.
+    ``trace_spec`` (JSON), ``sweep``, ``grid_index`` (position in that sweep's grid: the order rows are
+    read back in), ``version``, ``host``, ``pid``, ``task_wall_s``, ``finished_at``.
     One row per level keeps it a plain pandas frame: filter ``level == 0`` for single-level studies,
     use ``level`` as the hue for per-level plots.
 ``attempts``
@@ -41,7 +42,8 @@ SCHEMA_VERSION = 1
 
 _HEAD = [("run_id", "TEXT NOT NULL"), ("level", "INTEGER NOT NULL"), ("trace", "TEXT"), ("trace_id", "TEXT")]
 _TOTALS = ["trace_requests", "trace_blocks", "warmup_requests", "stopped_early"]
-_INFO = [("config", "TEXT"), ("trace_spec", "TEXT"), ("sweep", "TEXT"), ("version", "TEXT"), ("host", "TEXT"),
+_INFO = [("config", "TEXT"), ("trace_spec", "TEXT"), ("sweep", "TEXT"), ("grid_index", "INTEGER"),
+         ("version", "TEXT"), ("host", "TEXT"),
          ("pid", "INTEGER"), ("task_wall_s", "REAL"), ("finished_at", "TEXT")]
 
 
@@ -103,9 +105,15 @@ class Store:
             if not is_database(self.path):
                 raise _core.ConfigError(f"{self.path}: not an SQLite results database")
         # Autocommit mode: transactions are explicit (one per finished task).
-        self.con = sqlite3.connect(self.path, isolation_level=None, timeout=60)
+        try:
+            self.con = sqlite3.connect(self.path, isolation_level=None, timeout=60)
+        except sqlite3.Error as e:
+            raise _core.ConfigError(f"{self.path}: cannot open the results database: {e}") from None
         try:
             self._setup(readonly)
+        except sqlite3.DatabaseError as e:
+            self.con.close()
+            raise _core.ConfigError(f"{self.path}: not a usable results database: {e}") from None
         except BaseException:
             self.con.close()
             raise
@@ -235,7 +243,9 @@ class Store:
         sql = (f"SELECT {sel}, COALESCE(a.n, 0) AS runs_executed, r.rowid AS _row FROM runs r LEFT JOIN "
                "(SELECT run_id, COUNT(*) AS n FROM attempts WHERE status = 'done' GROUP BY run_id) a "
                "USING (run_id)")
-        sql = f"SELECT * FROM ({sql}){f' WHERE {where}' if where else ''} ORDER BY _row"
+        # Grid order of the sweep that ran each run (rows are stored in the order tasks finished).
+        order = "sweep, grid_index, level, _row" if "grid_index" in cols else "_row"
+        sql = f"SELECT * FROM ({sql}){f' WHERE {where}' if where else ''} ORDER BY {order}"
         df = pd.read_sql_query(sql, self.con, params=params).drop(columns="_row")
         if run_ids is not None:
             order = {r: i for i, r in enumerate(run_ids)}

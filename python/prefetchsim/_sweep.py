@@ -151,6 +151,19 @@ def _as_executor(executor: Any) -> Executor:
     raise _core.ConfigError(f"executor: expected a concurrent.futures.Executor or a dask Client, got {executor!r}")
 
 
+def _executor_workers(executor: Any) -> int | None:
+    """How many tasks an executor runs at once, when it says (a Dask client, a standard pool)."""
+    for obj in (executor, getattr(executor, "_client", None)):
+        nthreads = getattr(obj, "nthreads", None)
+        if callable(nthreads):
+            try:
+                return max(1, sum(nthreads().values()))
+            except Exception:  # a client that cannot answer now: fall back to the defaults
+                return None
+    n = getattr(executor, "_max_workers", None)
+    return n if isinstance(n, int) and n > 0 else None
+
+
 def _shares(run_canonical: Mapping[str, Any]) -> list[float | None]:
     out: list[float | None] = []
     for lv in run_canonical["level"]:
@@ -212,6 +225,7 @@ def _rows(p: SweepPlan, t: Task, result: Mapping[str, Any]) -> tuple[list[dict[s
         tail = {"trace_requests": raw["requests"], "trace_blocks": raw["blocks"],
                 "warmup_requests": raw["warmup_requests"], "stopped_early": raw["stopped_early"],
                 "config": _dumps(run.config), "trace_spec": _dumps(t.trace.spec), "sweep": p.name,
+                "grid_index": run.index,
                 "version": _core.__version__, "host": result["host"], "pid": result["pid"],
                 "task_wall_s": result["wall_s"], "finished_at": finished}
         rows += [{**base, **lv, **tail} for lv in raw["levels"]]
@@ -272,7 +286,7 @@ def sweep(
         already = len(p.runs) - len(todo)
         owned = executor is None
         cores = os.cpu_count() or 1
-        nworkers = max(1, workers or cores) if owned else max(1, workers or 1)
+        nworkers = max(1, workers or cores) if owned else max(1, workers or _executor_workers(executor) or 1)
         todo_plan = SweepPlan(todo, p.traces, p.columns, p.name, p.spec, p.preset)
         tasks = todo_plan.tasks(batch_size, nworkers)
         if owned:

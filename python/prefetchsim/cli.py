@@ -426,9 +426,9 @@ def cmd_results(args: argparse.Namespace) -> int:
     return 0
 
 
-_NOT_AXES = {"run_id", "trace", "level", "trace_id", "config", "trace_spec", "sweep", "version", "host", "pid",
-             "task_wall_s", "finished_at", "runs_executed", "trace_requests", "trace_blocks", "warmup_requests",
-             "stopped_early"}
+_NOT_AXES = {"run_id", "trace", "level", "trace_id", "config", "trace_spec", "sweep", "grid_index", "version", "host",
+             "pid", "task_wall_s", "finished_at", "runs_executed", "trace_requests", "trace_blocks",
+             "warmup_requests", "stopped_early"}
 
 
 def _core_metric_names() -> set[str]:
@@ -443,7 +443,8 @@ def cmd_plot(args: argparse.Namespace) -> int:
 
     df = read_results(args.results, args.filter or ())
     if df.empty:
-        raise _core.ConfigError(f"{', '.join(args.results)}: no rows to plot" + (" (after --filter)" if args.filter else ""))
+        after = " (after --filter)" if args.filter else ""
+        raise _core.ConfigError(f"{', '.join(args.results)}: no rows to plot{after}")
     hue = args.hue.split(",") if args.hue else None
     fig, ax = plot.new_figure(figsize=(args.width, args.height))
     kw: dict[str, Any] = {"ax": ax, "title": args.title}

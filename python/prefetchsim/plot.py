@@ -71,9 +71,10 @@ _UNITS = (("_ms", "ms"), ("_us", "µs"), ("_ns", "ns"), ("_s", "s"), ("_pct", "%
 _RT_NAMES = {"rt": "response time", "mean": "mean", "p50": "median", "p95": "95th percentile",
              "p99": "99th percentile", "max": "maximum", "model": "model", "split": "(Split proxy)"}
 _HUE_CANDIDATES = ("scheme", "algorithm", "policy", "prefetcher", "trace")
-_NOT_CASES = {"run_id", "trace_id", "config", "trace_spec", "sweep", "version", "host", "pid", "task_wall_s",
-              "finished_at", "runs_executed", "name", "level", "stopped_early", "warmup_requests", "trace_blocks",
-              "trace_requests", "disk_mean_ms", "seed", "requests", "generator"}
+# Columns that never tell cases apart (provenance, run totals, the Split experiment's constants).
+_NOT_CASES = {"run_id", "trace_id", "config", "trace_spec", "sweep", "grid_index", "version", "host", "pid",
+              "task_wall_s", "finished_at", "runs_executed", "name", "level", "stopped_early", "warmup_requests",
+              "trace_blocks", "trace_requests", "disk_mean_ms", "seed", "requests", "generator"}
 
 
 def _mpl():
@@ -285,7 +286,8 @@ def _bars(ax, df, x: str, y: str, hue_cols: list[str]) -> int:
         pos = [j + (i - (n - 1) / 2) * width for j in range(len(cats))]
         ax.bar(pos, [vals.get(c, float("nan")) for c in cats], width=width * 0.95, label=s or None)
     ax.set_xticks(range(len(cats)))
-    ax.set_xticklabels([str(c) for c in cats], rotation=30 if len(cats) > 6 else 0, ha="right" if len(cats) > 6 else "center")
+    many = len(cats) > 6
+    ax.set_xticklabels([str(c) for c in cats], rotation=30 if many else 0, ha="right" if many else "center")
     return len(series)
 
 
@@ -405,7 +407,8 @@ def improvement_table(df, metric: str, *, scheme: str = "scheme", baseline: str,
     _need(df, metric, scheme)
     df = _level(df, level)
     if baseline not in set(df[scheme]):
-        raise ValueError(f"baseline {baseline!r} is not a value of {scheme!r}; values: {', '.join(map(str, df[scheme].unique()))}")
+        have = ", ".join(map(str, df[scheme].unique()))
+        raise ValueError(f"baseline {baseline!r} is not a value of {scheme!r}; values: {have}")
     case = list(case) if case is not None else _case_cols(df, [metric, scheme])
     _need(df, *case)
     _check_unique(df, [*case, scheme], f"improvement of {metric}")
