@@ -410,3 +410,44 @@ def test_a_dask_local_cluster_gives_the_rows_of_the_local_run():
     assert no_timing(local).equals(no_timing(remote))
     assert no_timing(local).equals(no_timing(via_executor))
     assert set(remote.pid) != {os.getpid()}
+
+
+def test_the_run_bar_uses_tqdm_when_installed_and_a_plain_line_otherwise(monkeypatch):
+    import io
+    import types
+
+    from prefetchsim import _progress
+
+    monkeypatch.setattr(_progress, "optional", lambda name: None)
+    out = io.StringIO()
+    bar = _progress.RunBar(10, initial=4, progress=True, desc="grid", stream=out)
+    bar.update(6)
+    bar.close()
+    assert "grid: 10/10 runs (100%)" in out.getvalue() and out.getvalue().endswith("\n")
+    quiet = io.StringIO()
+    bar = _progress.RunBar(10, progress=None, stream=quiet)  # not a terminal, not forced
+    bar.update(10)
+    bar.close()
+    assert quiet.getvalue() == ""
+
+    calls = []
+
+    class FakeTqdm:
+        def __init__(self, **kw):
+            calls.append(("init", kw["total"], kw["initial"], kw["unit"]))
+
+        def update(self, n):
+            calls.append(("update", n))
+
+        def set_postfix_str(self, s, refresh=True):
+            calls.append(("postfix", s))
+
+        def close(self):
+            calls.append(("close",))
+
+    monkeypatch.setattr(_progress, "optional", lambda name: types.SimpleNamespace(tqdm=FakeTqdm))
+    bar = _progress.RunBar(10, initial=2, progress=True, stream=io.StringIO())
+    bar.set_requests(3_000_000)
+    bar.update(8)
+    bar.close()
+    assert calls == [("init", 10, 2, "run"), ("postfix", "3.0M requests in running tasks"), ("update", 8), ("close",)]

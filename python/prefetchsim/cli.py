@@ -382,6 +382,8 @@ def cmd_results(args: argparse.Namespace) -> int:
             raise _core.ConfigError("--failures/--sessions: give one results database")
         with Store(args.db[0], readonly=True) as st:
             df = st.failures() if args.failures else st.sessions()
+        if args.sessions and args.output_format == "table":
+            df = df.drop(columns="spec")  # the whole spec is for CSV/JSON, not for a terminal
         out, close = _output(args)
         try:
             _emit(_records(df), args.output_format, out)
