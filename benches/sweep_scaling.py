@@ -3,8 +3,10 @@ wall time of each and the speed-up. Not a test: run it by hand on an otherwise i
 
     python benches/sweep_scaling.py [--requests N] [--workers 1,2] [--repeat R]
 
-Prints the load average before and after, since on a shared machine other work eats into the ratio.
-Target: >= 1.7x on 2 cores.
+Prints the load average before and after, since on a shared machine other work eats into the ratio, and
+a reference measured in the same run: the same 16 configs through `simulate_many` in this process with
+1 and 2 Rust threads (no processes, no database), so that the sweep's own cost and its scaling can be told
+apart from the machine's. Target: >= 1.7x on 2 cores.
 """
 
 from __future__ import annotations
@@ -52,6 +54,25 @@ def main() -> None:
     for w, t in times.items():
         if base and w != 1:
             print(f"speed-up {w} workers / 1 worker: {base / t:.2f}x")
+    # Reference: the core alone, the same configs in this process.
+    plan = ps.sweep_plan(s)
+    tr = next(iter(plan.traces.values())).open()
+    configs = [r.config for r in plan.runs]
+    ref: dict[int, float] = {}
+    for t in sorted({1, *times}):
+        best = float("inf")
+        for _ in range(args.repeat):
+            t0 = time.perf_counter()
+            ps.simulate_many(tr, configs, threads=t)
+            best = min(best, time.perf_counter() - t0)
+        ref[t] = best
+        print(f"  reference simulate_many, {t} thread(s): {best:6.2f} s")
+        if t in times:
+            print(f"    sweep / reference at {t}: {times[t] / best:.2f} (1.00 = no sweep overhead)")
+    if 1 in ref:
+        for t, v in ref.items():
+            if t != 1:
+                print(f"reference speed-up {t} threads / 1 thread: {ref[1] / v:.2f}x")
     print(f"load average after: {os.getloadavg()[0]:.2f}")
 
 
