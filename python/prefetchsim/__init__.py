@@ -8,9 +8,11 @@ Quick start::
                                 ps.Level("2x", policy="arc")])
     r.summary          # dict of the first level's metrics
     r.to_pandas()      # one row per level
+    df = ps.sweep("grid.toml")                         # a grid of runs on all cores, stored in grid.sqlite
+    ps.plot.mrc(df)                                    # matplotlib Axes
 
 The model runs in Rust (``prefetchsim._core``); this package is the Python face: traces, configs,
-results and the ``prefetchsim`` command line.
+results, sweeps, plots and the ``prefetchsim`` command line.
 """
 
 from __future__ import annotations
@@ -19,12 +21,17 @@ from ._core import ConfigError, PrefetchsimError, TraceError, __version__
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
 from ._trace import Trace, open_trace, synthetic
+from ._grid import SweepPlan
+from ._grid import plan as sweep_plan
+from ._sweep import results, sweep
+from . import plot
 
 __all__ = [
     "ConfigError",
     "Level",
     "PrefetchsimError",
     "Result",
+    "SweepPlan",
     "Trace",
     "TraceError",
     "__version__",
@@ -34,8 +41,12 @@ __all__ = [
     "generators",
     "open_trace",
     "policies",
+    "plot",
     "prefetchers",
+    "results",
     "simulate",
     "simulate_many",
+    "sweep",
+    "sweep_plan",
     "synthetic",
 ]

@@ -2,4 +2,6 @@
 
 from .cli import main
 
-raise SystemExit(main())
+# Guarded: sweep workers are spawned processes, which import the parent's main module again.
+if __name__ == "__main__":
+    raise SystemExit(main())

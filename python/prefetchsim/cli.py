@@ -17,6 +17,7 @@ from importlib import resources
 from typing import Any
 
 from . import _core
+from ._deps import MissingDependency
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import device_bench, devices, load_config, simulate_many
 from ._trace import Trace, open_trace, synthetic
@@ -336,6 +337,198 @@ def cmd_device_bench(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from ._grid import plan
+    from ._store import Store
+    from ._sweep import _parse_shard, default_db, sweep
+
+    shard = _parse_shard(args.shard)
+    p = plan(args.spec, preset=args.preset)
+    total = len(p)
+    if shard is not None:
+        p = p.shard(*shard)
+    db = args.db or default_db(args.spec, shard)
+    notes = []
+    if p.excluded:
+        notes.append(f"{p.excluded} excluded")
+    if p.duplicates:
+        notes.append(f"{p.duplicates} duplicate point(s) run once")
+    note = f" ({', '.join(notes)})" if notes else ""
+    where = f"shard {shard[0]}/{shard[1]}: {len(p)} of {total}" if shard else f"{len(p)}"
+    if args.dry_run:
+        done = set()
+        if os.path.exists(db):
+            with Store(db, readonly=True) as st:
+                done = st.done_ids()
+        grid = p.grid()
+        grid.insert(1, "done", grid.run_id.isin(done))
+        sys.stderr.write(f"prefetchsim: {where} runs{note} over {len(p.traces)} trace(s), "
+                         f"{int(grid.done.sum())} already in {db}\n")
+        out, close = _output(args)
+        try:
+            _emit(grid.to_dict("records"), args.output_format or "table", out)
+        finally:
+            if close:
+                out.close()
+        return 0
+    executor = None
+    client = None
+    if args.scheduler:
+        from ._deps import require
+
+        distributed = require("distributed", "--scheduler")
+        if args.scheduler.endswith(".json"):
+            client = distributed.Client(scheduler_file=args.scheduler)
+        else:
+            client = distributed.Client(args.scheduler)
+        executor = client
+    sys.stderr.write(f"prefetchsim: sweep {p.name!r}: {where} runs{note}; results in {db}\n")
+    t0 = time.monotonic()
+    try:
+        df = sweep(p, executor, db=db, workers=args.workers, threads=args.threads, batch_size=args.batch_size,
+                   progress=args.progress)
+    except KeyboardInterrupt:
+        sys.stderr.write(f"prefetchsim: finished runs are kept in {db}; run the same command again to resume\n")
+        raise
+    finally:
+        if client is not None:
+            client.close()
+    sys.stderr.write(f"prefetchsim: {df.run_id.nunique() if len(df) else 0} runs in {db} "
+                     f"({time.monotonic() - t0:.1f} s)\n")
+    if args.output_format or args.output:
+        out, close = _output(args)
+        try:
+            fmt = args.output_format or ("csv" if str(args.output).endswith(".csv") else "table")
+            _emit(_records(df), fmt, out, _table_columns(df, p.columns))
+        finally:
+            if close:
+                out.close()
+    return 0
+
+
+def _records(df) -> list[dict[str, Any]]:
+    """DataFrame rows as plain Python values (NaN and missing as empty)."""
+    import math
+
+    rows = df.to_dict("records")
+    return [{k: ("" if isinstance(v, float) and math.isnan(v) else v) for k, v in r.items()} for r in rows]
+
+
+def _table_columns(df, axes: Sequence[str]) -> list[str]:
+    cols = ["trace", *axes, "level", *[c for c in _TABLE_COLUMNS if c not in ("requests",)], "runs_executed"]
+    return [c for c in dict.fromkeys(cols) if c in df.columns]
+
+
+def cmd_results(args: argparse.Namespace) -> int:
+    from ._store import Store, export, is_database, read_results
+
+    if args.failures or args.sessions:
+        if len(args.db) != 1 or not is_database(args.db[0]):
+            raise _core.ConfigError("--failures/--sessions: give one results database")
+        with Store(args.db[0], readonly=True) as st:
+            df = st.failures() if args.failures else st.sessions()
+        if args.sessions and args.output_format == "table":
+            df = df.drop(columns="spec")  # the whole spec is for CSV/JSON, not for a terminal
+        out, close = _output(args)
+        try:
+            _emit(_records(df), args.output_format, out)
+        finally:
+            if close:
+                out.close()
+        return 0
+    if args.export and args.export.endswith((".sqlite", ".db")):
+        if args.filter:
+            raise _core.ConfigError("--export to a database merges whole databases; --filter applies to CSV, "
+                                    "JSON and Parquet exports")
+        with Store(args.export) as st:
+            added = 0
+            for src in args.db:
+                if not is_database(src):
+                    raise _core.ConfigError(f"{src}: only results databases merge into a database")
+                added += st.merge_from(src)
+        sys.stderr.write(f"prefetchsim: {added} rows added to {args.export}\n")
+        return 0
+    df = read_results(args.db, args.filter or ())
+    if args.export:
+        export(df, args.export)
+        sys.stderr.write(f"prefetchsim: {len(df)} rows written to {args.export}\n")
+        return 0
+    cols = None
+    if args.columns:
+        cols = [c.strip() for c in args.columns.split(",")]
+        missing = [c for c in cols if c not in df.columns]
+        if missing:
+            raise _core.ConfigError(f"--columns {missing[0]}: no such column; columns: {', '.join(df.columns)}")
+        if args.output_format != "table":
+            df = df[cols]
+    elif args.output_format == "table":
+        axes = [c for c in df.columns if c not in _NOT_AXES and c not in _core_metric_names()]
+        cols = _table_columns(df, [c for c in axes if c not in ("run_id", "trace")])
+    out, close = _output(args)
+    try:
+        _emit(_records(df), args.output_format, out, cols)
+    finally:
+        if close:
+            out.close()
+    return 0
+
+
+_NOT_AXES = {"run_id", "trace", "level", "trace_id", "config", "trace_spec", "sweep", "grid_index", "version", "host",
+             "pid", "task_wall_s", "finished_at", "runs_executed", "trace_requests", "trace_blocks",
+             "warmup_requests", "stopped_early"}
+
+
+def _core_metric_names() -> set[str]:
+    from ._store import level_record_keys
+
+    return set(level_record_keys())
+
+
+def cmd_plot(args: argparse.Namespace) -> int:
+    from . import plot
+    from ._store import read_results
+
+    df = read_results(args.results, args.filter or ())
+    if df.empty:
+        after = " (after --filter)" if args.filter else ""
+        raise _core.ConfigError(f"{', '.join(args.results)}: no rows to plot{after}")
+    hue = args.hue.split(",") if args.hue else None
+    fig, ax = plot.new_figure(figsize=(args.width, args.height))
+    kw: dict[str, Any] = {"ax": ax, "title": args.title}
+    k = args.kind
+    try:
+        if k == "mrc":
+            plot.mrc(df, x=args.x, y=args.y or "miss_ratio", hue=hue, level=args.level,
+                     logx="auto" if args.logx is None else args.logx, **kw)
+        elif k == "response-time":
+            plot.response_time(df, x=args.x, metric=args.metric or args.y or "rt_mean_ms", hue=hue,
+                               kind=args.style or "bar", level=args.level, logy=bool(args.logy), **kw)
+        elif k == "unused-prefetch":
+            plot.unused_prefetch(df, x=args.x, y=args.y or "unused_prefetch", hue=hue, level=args.level,
+                                 kind=args.style or "line", **kw)
+        elif k == "levels":
+            plot.level_hit_ratios(df, x=args.x, y=args.y or "hit_ratio", kind=args.style or "bar", **kw)
+        elif k == "improvement":
+            if not args.baseline:
+                raise _core.ConfigError("plot improvement: --baseline SCHEME is required")
+            plot.improvement(df, args.metric or args.y or "rt_mean_ms", scheme=args.scheme, baseline=args.baseline,
+                             case=args.case.split(",") if args.case else None, level=args.level, **kw)
+        elif k == "timeseries":
+            if not args.y:
+                raise _core.ConfigError("plot timeseries: --y COLUMN[,COLUMN] is required")
+            plot.timeseries(df, args.y.split(","), time=args.x, hue=hue, logy=bool(args.logy), **kw)
+        else:
+            if not (args.x and args.y):
+                raise _core.ConfigError("plot line: --x and --y are required")
+            plot.line(df, args.x, args.y, hue, level=args.level, logx="auto" if args.logx is None else args.logx,
+                      logy=bool(args.logy), **kw)
+    except ValueError as e:
+        raise _core.ConfigError(f"plot {k}: {e}") from None
+    plot.savefig(fig, args.output)
+    sys.stderr.write(f"prefetchsim: {args.output}\n")
+    return 0
+
+
 def cmd_list(args: argparse.Namespace) -> int:
     tables = {
         "policies": policies, "prefetchers": prefetchers, "formats": formats, "generators": generators,
@@ -423,6 +616,71 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_argument("-o", "--output", help="write results to this file instead of stdout")
     db.set_defaults(func=cmd_device_bench)
 
+    sw = sub.add_parser(
+        "sweep", help="run a grid of configs (a sweep spec) on all cores or a cluster, resumably",
+        description="Run every run of SPEC.toml (a run config with a [sweep] table of axes) that the results "
+                    "database does not hold yet. Progress on stderr; Ctrl-C keeps what finished, and running the "
+                    "same command again resumes.")
+    sw.add_argument("spec", help="sweep spec (TOML)")
+    sw.add_argument("--db", help="results database (default: SPEC-NAME.sqlite in the current directory)")
+    sw.add_argument("--preset", help="a named preset of the spec ([sweep.presets.NAME])")
+    sw.add_argument("--shard", metavar="K/N", help="run only shard K of N (0 <= K < N), e.g. a job-array index")
+    sw.add_argument("--workers", type=int, default=None, help="local worker processes (default: all cores)")
+    sw.add_argument("--threads", type=int, default=None, help="Rust threads per task (default: cores / workers)")
+    sw.add_argument("--batch-size", type=int, default=None, help="configs per task (default: automatic)")
+    sw.add_argument("--scheduler", metavar="ADDRESS|FILE.json",
+                    help="run on a Dask cluster: a scheduler address (tcp://host:8786) or scheduler file")
+    sw.add_argument("--dry-run", action="store_true", help="list the grid (and what is done) without running")
+    sw.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default=None,
+                    help="also print the grid's rows to stdout in this format")
+    sw.add_argument("-o", "--output", help="write the grid's rows to this file")
+    sw.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
+                    help="progress bar on stderr (default: when stderr is a terminal)")
+    sw.set_defaults(func=cmd_sweep)
+
+    rs = sub.add_parser("results", help="list, filter and export a results database",
+                        description="Rows of one or more results databases (shards are combined), CSV or Parquet "
+                                    "files. Filters: KEY=VALUE (a comma list matches any), KEY!=V, KEY<V, KEY<=V, "
+                                    "KEY>V, KEY>=V.")
+    rs.add_argument("db", nargs="+", help="results database(s) (or CSV/JSON-lines/Parquet exports)")
+    rs.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep matching rows (repeatable)")
+    rs.add_argument("--columns", help="comma list of columns to show")
+    rs.add_argument("--export", metavar="FILE",
+                    help="write the rows to FILE.csv, .parquet (needs pyarrow) or .jsonl; FILE.sqlite merges the "
+                         "databases (e.g. the shards of a job array) into one")
+    rs.add_argument("--failures", action="store_true", help="list failed run attempts instead")
+    rs.add_argument("--sessions", action="store_true", help="list the sweep sessions instead")
+    rs.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table")
+    rs.add_argument("-o", "--output", help="write to this file instead of stdout")
+    rs.set_defaults(func=cmd_results)
+
+    from .plot import KINDS
+
+    pl = sub.add_parser("plot", help="draw results: mrc, response-time, unused-prefetch, levels, improvement ...",
+                        description="Draw a figure from results (a database, CSV, JSON-lines or Parquet) to a "
+                                    "file (PNG, SVG, PDF by extension).")
+    pl.add_argument("kind", choices=list(KINDS))
+    pl.add_argument("results", nargs="+", help="results database(s) or CSV/Parquet files")
+    pl.add_argument("-o", "--output", required=True, help="image file (.png, .svg, .pdf)")
+    pl.add_argument("--x", help="column on the x axis (default: by kind, e.g. capacity_blocks for mrc)")
+    pl.add_argument("--y", help="column on the y axis (default: by kind, e.g. miss_ratio for mrc)")
+    pl.add_argument("--hue", help="column(s), comma-separated, that split lines/bars (default: what varies "
+                                   "among scheme, policy, prefetcher, trace)")
+    pl.add_argument("--metric", help="response-time / improvement metric (default rt_mean_ms)")
+    pl.add_argument("--scheme", default="scheme", help="improvement: the column naming the schemes")
+    pl.add_argument("--baseline", help="improvement: the baseline scheme")
+    pl.add_argument("--case", help="improvement: comma list of the columns that make a case")
+    pl.add_argument("--level", type=int, default=0, help="which level for single-level plots (default 0)")
+    pl.add_argument("--style", choices=["bar", "line"], default=None, help="bars or lines where both make sense")
+    pl.add_argument("--logx", action=argparse.BooleanOptionalAction, default=None,
+                    help="log x axis (default: when sizes span decades)")
+    pl.add_argument("--logy", action=argparse.BooleanOptionalAction, default=None, help="log y axis")
+    pl.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep matching rows (repeatable)")
+    pl.add_argument("--title", default=None)
+    pl.add_argument("--width", type=float, default=6.4, help="inches")
+    pl.add_argument("--height", type=float, default=4.2, help="inches")
+    pl.set_defaults(func=cmd_plot)
+
     ls = sub.add_parser("list", help="list policies, prefetchers, trace formats, generators or devices")
     ls.add_argument("what", nargs="?", choices=["policies", "prefetchers", "formats", "generators", "devices"])
     ls.set_defaults(func=cmd_list)
@@ -435,6 +693,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         return int(args.func(args) or 0)
     except _core.PrefetchsimError as e:
+        sys.stderr.write(f"prefetchsim: error: {e}\n")
+        return 2
+    except MissingDependency as e:
         sys.stderr.write(f"prefetchsim: error: {e}\n")
         return 2
     except KeyboardInterrupt:

@@ -378,6 +378,28 @@ fn check_config(config_json: &str) -> PyResult<()> {
     validate_components(&c).map_err(|e| config_err(&e))
 }
 
+/// A hierarchy config (JSON) as the core reads it, as JSON: checked like `check_config`, every
+/// hierarchy-level default filled in, sizes parsed (`"5%"` and `0.05` agree) and component names
+/// resolved to their registered names (aliases and case folded). Sweeps hash this form, so spelling
+/// differences do not make distinct runs.
+#[pyfunction]
+fn canonical_config(config_json: &str) -> PyResult<String> {
+    let mut c = HierarchyConfig::from_json(parse_json("config", config_json)?).map_err(|e| config_err(&e))?;
+    for (i, l) in c.level.iter_mut().enumerate() {
+        let path = format!("level[{i}]");
+        let (pf_name, pf) =
+            prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher).map_err(|e| config_err(&e))?;
+        let (policy_name, _) = policy::build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)
+            .map_err(|e| config_err(&e))?;
+        // A `first+second` shorthand resolves to "stack" and would lose its parts: keep it as written.
+        if !l.prefetcher.name.contains('+') {
+            l.prefetcher.name = pf_name.to_string();
+        }
+        l.policy.name = policy_name.to_string();
+    }
+    serde_json::to_string(&c).map_err(|e| PrefetchsimError::new_err(format!("config: {e}")))
+}
+
 /// Mean response time (ms) of isolated random reads of `sectors` on device `model` (a preset name):
 /// the "mean disk response time" of the Split paper's response-time proxy.
 #[pyfunction]
@@ -439,6 +461,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(device_bench, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(canonical_config, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -105,34 +105,28 @@ def gains(curves) -> list[dict[str, Any]]:
     return out
 
 
-def _plots(curves, studies, out_dir: str) -> None:
-    try:
-        import matplotlib
+def _plots(curves, studies, out_dir: str) -> list[str]:
+    """Drawn with :mod:`prefetchsim.plot`: a hit-ratio curve per trace (one line per scheme, cache size
+    as % of the footprint on a log axis) and one figure per parameter study (hit ratio and precision)."""
+    from .. import plot
+    from .._deps import MissingDependency
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        sys.stderr.write("prefetchsim: matplotlib is not installed (pip install 'prefetchsim[plot]'); no plots\n")
-        return
+    written = []
+    try:
+        plot.new_figure()
+    except MissingDependency as e:
+        sys.stderr.write(f"prefetchsim: {e}; no plots\n")
+        return written
     for trace, sub in curves.groupby("trace"):
-        fig, ax = plt.subplots(figsize=(6, 4))
-        for scheme in SCHEMES:
-            p = sub[sub.scheme == scheme]
-            ax.plot(p.share * 100, p.hit_ratio, marker=".", label=scheme)
-        ax.set(xscale="log", xlabel="cache size (% of footprint)", ylabel="hit ratio", title=f"Mithril: {trace}")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, f"mithril-{trace}.png"), dpi=120)
-        plt.close(fig)
+        fig, ax = plot.new_figure(figsize=(6.4, 4.2))
+        plot.mrc(sub, x="share", y="hit_ratio", hue="scheme", logx=True, ax=ax, title=f"Mithril: {trace}")
+        written.append(plot.savefig(fig, os.path.join(out_dir, f"mithril-{trace}.png")))
     for (trace, param), sub in studies.groupby(["trace", "parameter"]):
-        fig, ax = plt.subplots(figsize=(5, 3.5))
-        ax.plot(sub.value, sub.hit_ratio, marker="o", label="hit ratio")
-        ax.plot(sub.value, sub.precision, marker="s", label="precision")
-        ax.set(xlabel=param, title=f"{trace}: {param}")
-        ax.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, f"mithril-{trace}-{param}.png"), dpi=120)
-        plt.close(fig)
+        fig, ax = plot.new_figure(figsize=(5.2, 3.6))
+        plot.line(sub, x="value", y=["hit_ratio", "precision"], ax=ax, sort_x=False, xlabel=f"{param} (Mithril-LRU)",
+                  ylabel="ratio", title=f"{trace}: {param}")
+        written.append(plot.savefig(fig, os.path.join(out_dir, f"mithril-{trace}-{param}.png")))
+    return written
 
 
 def check_names() -> None:

@@ -107,27 +107,25 @@ def summary(df) -> list[dict[str, Any]]:
     return out
 
 
-def _plots(df, out_dir: str) -> None:
-    try:
-        import matplotlib
+def _plots(df, out_dir: str) -> list[str]:
+    """One figure per workload, drawn with :mod:`prefetchsim.plot`: the prefetch hit rate and the
+    paper's response-time proxy against the cache size, one line per policy."""
+    from .. import plot
+    from .._deps import MissingDependency
 
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        sys.stderr.write("prefetchsim: matplotlib is not installed (pip install 'prefetchsim[plot]'); no plots\n")
-        return
+    written = []
     for w, spec in WORKLOADS.items():
         sub = df[df.workload == w]
         if sub.empty:
             continue
-        fig, (a, b) = plt.subplots(1, 2, figsize=(10, 4))
-        for label in POLICIES:
-            p = sub[sub.policy == label]
-            a.plot(p.cache_blocks, p.prefetch_hit_rate, marker=".", label=label)
-            b.plot(p.cache_blocks, p.rt_model_split_ms, marker=".", label=label)
-        a.set(xlabel="cache size (blocks)", ylabel="prefetch hit rate", title=f"{w}: {spec['title']}")
-        b.set(xlabel="cache size (blocks)", ylabel="mean response time (ms)", title="(1 - hit rate) x disk mean")
-        a.legend()
-        fig.tight_layout()
-        fig.savefig(os.path.join(out_dir, f"split-{w}.png"), dpi=120)
-        plt.close(fig)
+        try:
+            fig, (a, b) = plot.new_figure(ncols=2, figsize=(11, 4.2))
+        except MissingDependency as e:
+            sys.stderr.write(f"prefetchsim: {e}; no plots\n")
+            return written
+        plot.mrc(sub, x="cache_blocks", y="prefetch_hit_rate", hue="policy", logx=False, ax=a,
+                 title=f"{w}: {spec['title']}")
+        plot.response_time(sub, x="cache_blocks", metric="rt_model_split_ms", hue="policy", kind="line", ax=b,
+                           logx=False, title="(1 - hit rate) x Cheetah 9LP random-read mean")
+        written.append(plot.savefig(fig, os.path.join(out_dir, f"split-{w}.png")))
+    return written

@@ -1,0 +1,415 @@
+"""The results store: an SQLite database (stdlib ``sqlite3``) that a sweep writes as each task finishes.
+
+Tables (schema version 1):
+
+``runs``
+    One row per (run, level), primary key ``(run_id, level)``: ``run_id`` (the stable hash of trace
+    identity and canonical config), ``trace`` (label), ``trace_id``, the sweep's axis columns, the level
+    record exactly as the core defines it (``name``, ``policy``, ``prefetcher``, ``capacity_blocks``,
+    ``hits``, ``hit_ratio`` ...; new metrics become new columns), the run totals (``trace_requests``,
+    ``trace_blocks``, ``warmup_requests``, ``stopped_early``), and ``config`` (canonical JSON),
+    ``trace_spec`` (JSON), ``sweep``, ``grid_index`` (position in that sweep's grid: the order rows are
+    read back in), ``version``, ``host``, ``pid``, ``task_wall_s``, ``finished_at``.
+    One row per level keeps it a plain pandas frame: filter ``level == 0`` for single-level studies,
+    use ``level`` as the hue for per-level plots.
+``attempts``
+    One row per execution of a run that came back (``done``) or failed (``failed``, with the error):
+    ``runs_executed`` in :func:`read` counts the ``done`` ones, so a run executed twice is visible.
+``sessions``
+    One row per ``sweep`` invocation: start and end, status (running, finished, interrupted, failed),
+    runs planned, already done, executed and failed, the shard and the executor.
+``columns``
+    Which columns are axes, metrics or run totals (plots use it to pick defaults).
+
+The database is in WAL mode and every finished task is one transaction (its runs, their attempts and
+the session's counters), so a killed sweep leaves a consistent database that the next sweep resumes.
+"""
+
+from __future__ import annotations
+
+import datetime as _dt
+import json
+import os
+import socket
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from functools import cache
+from typing import Any
+
+from . import _core
+
+SCHEMA_VERSION = 1
+
+_HEAD = [("run_id", "TEXT NOT NULL"), ("level", "INTEGER NOT NULL"), ("trace", "TEXT"), ("trace_id", "TEXT")]
+_TOTALS = ["trace_requests", "trace_blocks", "warmup_requests", "stopped_early"]
+_INFO = [("config", "TEXT"), ("trace_spec", "TEXT"), ("sweep", "TEXT"), ("grid_index", "INTEGER"),
+         ("version", "TEXT"), ("host", "TEXT"),
+         ("pid", "INTEGER"), ("task_wall_s", "REAL"), ("finished_at", "TEXT")]
+
+
+@cache
+def level_record_keys() -> tuple[str, ...]:
+    """The keys of a level record, as the core defines them (from a one-request run)."""
+    trace = json.dumps({"path": "sequential", "format": "synthetic", "block_size": 4096, "params": {"requests": 1}})
+    raw = json.loads(_core.simulate(trace, json.dumps([{"level": [{"size": 1}]}]), None, 1))
+    return tuple(raw[0]["levels"][0])
+
+
+def reserved_columns() -> set[str]:
+    """Column names an axis must not take."""
+    return ({c for c, _ in _HEAD} | set(_TOTALS) | {c for c, _ in _INFO} | set(level_record_keys())
+            | {"runs_executed"})
+
+
+def now() -> str:
+    return _dt.datetime.now(_dt.timezone.utc).isoformat(timespec="seconds")
+
+
+def _sql_type(v: Any) -> str:
+    if isinstance(v, bool) or isinstance(v, int):
+        return "INTEGER"
+    if isinstance(v, float):
+        return "REAL"
+    return "TEXT"
+
+
+def _sql_value(v: Any) -> Any:
+    if isinstance(v, bool):
+        return int(v)
+    if isinstance(v, (dict, list)):
+        return json.dumps(v, sort_keys=True)
+    return v
+
+
+def _q(name: str) -> str:
+    return '"' + name.replace('"', '""') + '"'
+
+
+def is_database(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is an SQLite file (by its header, not its name)."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(16) == b"SQLite format 3\x00"
+    except OSError:
+        return False
+
+
+class Store:
+    """An open results database. ``path=None`` keeps it in memory (no resume)."""
+
+    def __init__(self, path: str | os.PathLike[str] | None, readonly: bool = False):
+        self.path = ":memory:" if path is None else os.fspath(path)
+        if readonly:
+            if not os.path.exists(self.path):
+                raise _core.ConfigError(f"{self.path}: no such results database")
+            if not is_database(self.path):
+                raise _core.ConfigError(f"{self.path}: not an SQLite results database")
+        # Autocommit mode: transactions are explicit (one per finished task).
+        try:
+            self.con = sqlite3.connect(self.path, isolation_level=None, timeout=60)
+        except sqlite3.Error as e:
+            raise _core.ConfigError(f"{self.path}: cannot open the results database: {e}") from None
+        try:
+            self._setup(readonly)
+        except sqlite3.DatabaseError as e:
+            self.con.close()
+            raise _core.ConfigError(f"{self.path}: not a usable results database: {e}") from None
+        except BaseException:
+            self.con.close()
+            raise
+
+    def _setup(self, readonly: bool) -> None:
+        c = self.con
+        c.execute("PRAGMA busy_timeout = 60000")
+        if readonly:
+            tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+            if "runs" not in tables:
+                raise _core.ConfigError(f"{self.path}: not a prefetchsim results database (no runs table)")
+        else:
+            if self.path != ":memory:":
+                c.execute("PRAGMA journal_mode = WAL")
+                c.execute("PRAGMA synchronous = NORMAL")
+            c.execute("BEGIN IMMEDIATE")
+            c.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+            head = ", ".join(f"{_q(n)} {t}" for n, t in _HEAD)
+            c.execute(f"CREATE TABLE IF NOT EXISTS runs ({head}, PRIMARY KEY (run_id, level))")
+            c.execute("""CREATE TABLE IF NOT EXISTS attempts (
+                run_id TEXT NOT NULL, session INTEGER, task INTEGER, host TEXT, pid INTEGER,
+                started_at TEXT, wall_s REAL, status TEXT NOT NULL, error TEXT)""")
+            c.execute("CREATE INDEX IF NOT EXISTS attempts_run ON attempts (run_id)")
+            c.execute("""CREATE TABLE IF NOT EXISTS sessions (
+                id INTEGER PRIMARY KEY, started_at TEXT, ended_at TEXT, status TEXT, sweep TEXT,
+                preset TEXT, shard TEXT, planned INTEGER, already_done INTEGER, executed INTEGER,
+                failed INTEGER, executor TEXT, host TEXT, pid INTEGER, spec TEXT)""")
+            c.execute("CREATE TABLE IF NOT EXISTS columns (name TEXT PRIMARY KEY, kind TEXT)")
+            c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+            c.execute("INSERT OR IGNORE INTO meta VALUES ('created_by', ?)", (f"prefetchsim {_core.__version__}",))
+            c.execute("COMMIT")
+        row = c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if row is None or int(row[0]) != SCHEMA_VERSION:
+            raise _core.ConfigError(f"{self.path}: results schema version {row and row[0]}, this prefetchsim "
+                                    f"reads version {SCHEMA_VERSION}")
+        self._cols = self._columns()
+
+    def _columns(self) -> list[str]:
+        return [r[1] for r in self.con.execute("PRAGMA table_info(runs)")]
+
+    def close(self) -> None:
+        self.con.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -------------------------------------------------------------- writing
+
+    def done_ids(self) -> set[str]:
+        """Runs already in the store (the ones a resumed sweep skips)."""
+        return {r[0] for r in self.con.execute("SELECT DISTINCT run_id FROM runs")}
+
+    def begin_session(self, info: Mapping[str, Any]) -> int:
+        cur = self.con.execute(
+            "INSERT INTO sessions (started_at, status, sweep, preset, shard, planned, already_done, executed, "
+            "failed, executor, host, pid, spec) VALUES (?, 'running', ?, ?, ?, ?, ?, 0, 0, ?, ?, ?, ?)",
+            (now(), info.get("sweep"), info.get("preset"), info.get("shard"), info.get("planned"),
+             info.get("already_done"), info.get("executor"), socket.gethostname(), os.getpid(),
+             json.dumps(info.get("spec"), default=str)),
+        )
+        return int(cur.lastrowid or 0)
+
+    def end_session(self, session: int, status: str) -> None:
+        self.con.execute("UPDATE sessions SET ended_at = ?, status = ? WHERE id = ?", (now(), status, session))
+
+    def _ensure(self, row: Mapping[str, Any], kinds: Mapping[str, str]) -> None:
+        for k, v in row.items():
+            if k not in self._cols:
+                # Axis columns get no type, so a mixed axis ("5%", 1000) keeps each value's type.
+                typ = "" if kinds.get(k) == "axis" else _sql_type(v)
+                self.con.execute(f"ALTER TABLE runs ADD COLUMN {_q(k)} {typ}")
+                self._cols.append(k)
+            if k in kinds:
+                self.con.execute("INSERT OR IGNORE INTO columns VALUES (?, ?)", (k, kinds[k]))
+
+    def write_task(self, session: int, rows: Sequence[Mapping[str, Any]], attempts: Sequence[Mapping[str, Any]],
+                   kinds: Mapping[str, str]) -> None:
+        """The rows of a finished task and its attempts, in one transaction."""
+        c = self.con
+        c.execute("BEGIN IMMEDIATE")
+        try:
+            for row in rows:
+                self._ensure(row, kinds)
+                cols = list(row)
+                c.execute(f"INSERT OR IGNORE INTO runs ({', '.join(_q(k) for k in cols)}) "
+                          f"VALUES ({', '.join('?' * len(cols))})", [_sql_value(row[k]) for k in cols])
+            for a in attempts:
+                c.execute("INSERT INTO attempts (run_id, session, task, host, pid, started_at, wall_s, status, error) "
+                          "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                          (a["run_id"], session, a.get("task"), a.get("host"), a.get("pid"), a.get("started_at"),
+                           a.get("wall_s"), a["status"], a.get("error")))
+            done = sum(a["status"] == "done" for a in attempts)
+            failed = len(attempts) - done
+            c.execute("UPDATE sessions SET executed = executed + ?, failed = failed + ? WHERE id = ?",
+                      (done, failed, session))
+            c.execute("COMMIT")
+        except BaseException:
+            c.execute("ROLLBACK")
+            raise
+
+    # -------------------------------------------------------------- reading
+
+    def kinds(self) -> dict[str, str]:
+        return dict(self.con.execute("SELECT name, kind FROM columns").fetchall())
+
+    def ordered_columns(self) -> list[str]:
+        """Keys and axes first, then the level record, run totals, provenance."""
+        kinds = self.kinds()
+        cols = self._columns()
+        axes = [c for c in cols if kinds.get(c) == "axis"]
+        info = [n for n, _ in _INFO]
+        head = ["run_id", "trace", *axes, "level"]
+        rest = [c for c in cols if c not in head and c not in info and c not in _TOTALS and c != "trace_id"]
+        return head + rest + [c for c in _TOTALS if c in cols] + ["trace_id"] + [c for c in info if c in cols]
+
+    def read(self, filters: Iterable[str] | Mapping[str, Any] = (), run_ids: Iterable[str] | None = None):
+        """The runs table as a pandas DataFrame (plus ``runs_executed``), optionally filtered:
+        ``["policy=lru,arc", "capacity_blocks>=1000"]`` or ``{"policy": "lru"}``."""
+        import pandas as pd
+
+        cols = self.ordered_columns()
+        where, params = parse_filters(filters, set(cols) | {"runs_executed"})
+        sel = ", ".join(f"r.{_q(c)}" for c in cols)
+        sql = (f"SELECT {sel}, COALESCE(a.n, 0) AS runs_executed, r.rowid AS _row FROM runs r LEFT JOIN "
+               "(SELECT run_id, COUNT(*) AS n FROM attempts WHERE status = 'done' GROUP BY run_id) a "
+               "USING (run_id)")
+        # Grid order of the sweep that ran each run (rows are stored in the order tasks finished).
+        order = "sweep, grid_index, level, _row" if "grid_index" in cols else "_row"
+        sql = f"SELECT * FROM ({sql}){f' WHERE {where}' if where else ''} ORDER BY {order}"
+        df = pd.read_sql_query(sql, self.con, params=params).drop(columns="_row")
+        if run_ids is not None:
+            order = {r: i for i, r in enumerate(run_ids)}
+            df = df[df.run_id.isin(order)]
+            df = df.assign(_o=df.run_id.map(order)).sort_values(["_o", "level"], kind="stable").drop(columns="_o")
+            df = df.reset_index(drop=True)
+        return df
+
+    def failures(self):
+        import pandas as pd
+
+        return pd.read_sql_query("SELECT * FROM attempts WHERE status = 'failed' ORDER BY rowid", self.con)
+
+    def sessions(self):
+        import pandas as pd
+
+        return pd.read_sql_query("SELECT * FROM sessions ORDER BY id", self.con)
+
+    def merge_from(self, other: str) -> int:
+        """Copy the runs and attempts of another results database (a shard) into this one; runs already
+        here are kept. Returns the number of (run, level) rows added."""
+        with Store(other, readonly=True) as src:
+            src_cols = src._columns()
+            kinds = src.kinds()
+        c = self.con
+        c.execute("ATTACH DATABASE ? AS src", (other,))
+        try:
+            c.execute("BEGIN IMMEDIATE")
+            try:
+                types = {r[1]: r[2] for r in c.execute("PRAGMA src.table_info(runs)")}
+                for col in src_cols:
+                    if col not in self._cols:
+                        c.execute(f"ALTER TABLE runs ADD COLUMN {_q(col)} {types.get(col) or ''}")
+                        self._cols.append(col)
+                for k, v in kinds.items():
+                    c.execute("INSERT OR IGNORE INTO columns VALUES (?, ?)", (k, v))
+                before = c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
+                cl = ", ".join(_q(x) for x in src_cols)
+                c.execute(f"INSERT OR IGNORE INTO runs ({cl}) SELECT {cl} FROM src.runs")
+                c.execute("INSERT INTO attempts SELECT * FROM src.attempts")
+                added = c.execute("SELECT COUNT(*) FROM runs").fetchone()[0] - before
+                c.execute("COMMIT")
+            except BaseException:
+                c.execute("ROLLBACK")
+                raise
+        finally:
+            c.execute("DETACH DATABASE src")
+        return int(added)
+
+
+_OPS = ("!=", ">=", "<=", "=", ">", "<")
+
+
+def _filter_value(text: str) -> Any:
+    for conv in (int, float):
+        try:
+            return conv(text)
+        except ValueError:
+            pass
+    return text
+
+
+def parse_filters(filters: Iterable[str] | Mapping[str, Any], columns: set[str]) -> tuple[str, list[Any]]:
+    """SQL for ``k=v`` filters (``=`` with a comma list means any of them; also ``!=``, ``<``, ``<=``,
+    ``>``, ``>=``). An unknown column is a ConfigError naming it."""
+    items: list[tuple[str, str, Any]] = []
+    if isinstance(filters, Mapping):
+        items = [(k, "=", v) for k, v in filters.items()]
+    else:
+        for f in filters:
+            for op in _OPS:
+                k, sep, v = f.partition(op)
+                if sep and k.strip():
+                    items.append((k.strip(), op, v.strip()))
+                    break
+            else:
+                raise _core.ConfigError(f"--filter: expected KEY=VALUE (or !=, <, <=, >, >=), got {f!r}")
+    clauses, params = [], []
+    for k, op, v in items:
+        if k not in columns:
+            raise _core.ConfigError(f"--filter {k}: no such column; columns: {', '.join(sorted(columns))}")
+        if op == "=" and isinstance(v, (list, tuple)):
+            vals = list(v)
+        elif op == "=" and isinstance(v, str) and "," in v:
+            vals = [_filter_value(x.strip()) for x in v.split(",")]
+        else:
+            vals = None
+        if vals is not None:
+            clauses.append(f"{_q(k)} IN ({', '.join('?' * len(vals))})")
+            params += vals
+        else:
+            clauses.append(f"{_q(k)} {op} ?")
+            params.append(_filter_value(v) if isinstance(v, str) else _sql_value(v))
+    return " AND ".join(clauses), params
+
+
+# ------------------------------------------------------------------ results files
+
+
+def read_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]],
+                 filters: Iterable[str] | Mapping[str, Any] = ()):
+    """Results as a DataFrame from one or more results databases, CSV, JSON-lines or Parquet files
+    (shards are concatenated; a run in several is kept once)."""
+    import pandas as pd
+
+    if isinstance(paths, (str, os.PathLike)):
+        paths = [paths]
+    frames = []
+    for p in paths:
+        p = os.fspath(p)
+        if not os.path.exists(p):
+            raise _core.ConfigError(f"{p}: no such results file")
+        if is_database(p):
+            with Store(p, readonly=True) as s:
+                frames.append(s.read(filters))
+            continue
+        if p.endswith((".parquet", ".pq")):
+            from ._deps import require
+
+            require("pyarrow", "reading Parquet")
+            df = pd.read_parquet(p)
+        elif p.endswith((".json", ".jsonl")):
+            df = pd.read_json(p, lines=True)
+        elif p.endswith((".csv", ".csv.gz")):
+            df = pd.read_csv(p)
+        elif p.endswith((".sqlite", ".sqlite3", ".db")):
+            raise _core.ConfigError(f"{p}: not an SQLite results database")
+        else:
+            raise _core.ConfigError(f"{p}: unknown results file; give a results database (.sqlite), "
+                                    ".csv, .jsonl or .parquet")
+        if filters:
+            df = _filter_frame(df, filters)
+        frames.append(df)
+    df = pd.concat(frames, ignore_index=True) if len(frames) > 1 else frames[0]
+    if len(frames) > 1 and {"run_id", "level"} <= set(df.columns):
+        df = df.drop_duplicates(["run_id", "level"]).reset_index(drop=True)
+    return df
+
+
+def _filter_frame(df, filters):
+    """The same filters over a DataFrame (results read from CSV or Parquet), through in-memory SQLite."""
+    import pandas as pd
+
+    con = sqlite3.connect(":memory:")
+    try:
+        df.to_sql("runs", con, index=False)
+        where, params = parse_filters(filters, set(df.columns))
+        return pd.read_sql_query(f"SELECT * FROM runs WHERE {where}", con, params=params)
+    finally:
+        con.close()
+
+
+def export(df, path: str | os.PathLike[str]) -> str:
+    """Write results by the file's extension: ``.csv``, ``.parquet`` (needs pyarrow), ``.jsonl``/``.json``."""
+    p = os.fspath(path)
+    if p.endswith((".parquet", ".pq")):
+        from ._deps import require
+
+        require("pyarrow", "exporting Parquet")
+        df.to_parquet(p, index=False)
+    elif p.endswith((".jsonl", ".json")):
+        df.to_json(p, orient="records", lines=True)
+    elif p.endswith(".csv"):
+        df.to_csv(p, index=False)
+    else:
+        raise _core.ConfigError(f"--export {p}: unknown file type; use .csv, .parquet, .jsonl or .sqlite")
+    return p

@@ -1,0 +1,145 @@
+"""The results store: schema (one row per run and level, keyed by the run hash), transactions, resume,
+filters, exports (CSV, JSON lines, Parquet or a clear error), merging shards, the `results` command."""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import sqlite3
+import subprocess
+import sys
+from concurrent.futures import ThreadPoolExecutor
+
+import prefetchsim as ps
+import pytest
+from prefetchsim._deps import MissingDependency
+from prefetchsim._store import Store, export
+from prefetchsim.cli import main
+
+TWO_LEVELS = {
+    "trace": {"path": "oltp-like", "format": "synthetic", "params": {"requests": 4000, "seed": 2}},
+    "level": [{"name": "client", "size": "2%", "prefetcher": "obl"}, {"name": "server", "size": "2x", "policy": "arc"}],
+    "sweep": {"level[0].size": ["1%", "2%", "5%"], "level[1].policy": ["arc", "lru"]},
+}
+
+
+@pytest.fixture(scope="module")
+def db(tmp_path_factory):
+    path = tmp_path_factory.mktemp("store") / "two.sqlite"
+    ps.sweep(TWO_LEVELS, ThreadPoolExecutor(2), db=path)
+    return path
+
+
+def test_one_row_per_run_and_level_keyed_by_the_run_hash(db):
+    con = sqlite3.connect(db)
+    try:
+        pk = [r[1] for r in sorted(con.execute("PRAGMA table_info(runs)"), key=lambda r: r[5]) if r[5]]
+        tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        (mode,) = con.execute("PRAGMA journal_mode").fetchone()
+        kinds = dict(con.execute("SELECT name, kind FROM columns"))
+    finally:
+        con.close()
+    assert pk == ["run_id", "level"] and mode == "wal"
+    assert {"runs", "attempts", "sessions", "columns", "meta"} <= tables
+    assert kinds["level0_size"] == "axis" and kinds["hit_ratio"] == "metric" and kinds["trace_requests"] == "total"
+    df = ps.results(db)
+    assert len(df) == 12 and df.run_id.nunique() == 6
+    assert list(df.columns[:5]) == ["run_id", "trace", "level0_size", "level1_policy", "level"]
+    assert list(df[df.level == 1].name.unique()) == ["server"]
+    # The full config of each run, as run, is kept beside its metrics; rerunning it gives the same numbers.
+    row = df[(df.level0_size == "5%") & (df.level1_policy == "lru")]
+    cfg = json.loads(row.config.iloc[0])
+    again = ps.simulate(ps.Trace(json.loads(row.trace_spec.iloc[0])), cfg)
+    assert [lv["hits"] for lv in again.levels] == list(row.sort_values("level").hits)
+
+
+def test_a_second_sweep_of_the_same_spec_runs_nothing(db):
+    before = ps.results(db)
+    again = ps.sweep(TWO_LEVELS, ThreadPoolExecutor(2), db=db)
+    assert len(again) == 12 and (again.runs_executed == 1).all()
+    with Store(db, readonly=True) as s:
+        sessions = s.sessions()
+    assert list(sessions.executed) == [6, 0] and list(sessions.already_done) == [0, 6]
+    assert list(sessions.status) == ["finished", "finished"]
+    assert before.drop(columns="runs_executed").equals(ps.results(db).drop(columns="runs_executed"))
+
+
+def test_a_grown_grid_runs_only_the_new_points(tmp_path):
+    path = tmp_path / "g.sqlite"
+    small = {**TWO_LEVELS, "sweep": {"level[0].size": ["1%", "2%"]}}
+    ps.sweep(small, ThreadPoolExecutor(2), db=path)
+    grown = {**TWO_LEVELS, "sweep": {"level[0].size": ["1%", "2%", "5%"], "level[0].prefetcher": ["obl"]}}
+    df = ps.sweep(grown, ThreadPoolExecutor(2), db=path)
+    # `prefetcher = "obl"` is the base value: the axis spells it out, the runs are the same.
+    assert len(df) == 6
+    with Store(path, readonly=True) as s:
+        assert list(s.sessions().executed) == [2, 1]
+
+
+def test_a_failing_write_leaves_no_partial_task(tmp_path):
+    with Store(tmp_path / "t.sqlite") as s:
+        sid = s.begin_session({"sweep": "t"})
+        rows = [{"run_id": "a", "level": 0, "hits": 1}, {"run_id": "a", "level": 1, "hits": object()}]
+        with pytest.raises(sqlite3.Error):
+            s.write_task(sid, rows, [{"run_id": "a", "status": "done"}], {})
+        assert s.done_ids() == set()
+        assert s.con.execute("SELECT COUNT(*) FROM attempts").fetchone()[0] == 0
+
+
+def test_filters_in_python_and_on_the_command_line(db, capsys):
+    df = ps.results(db, ["level1_policy=lru", "level=1", "capacity_blocks>=10"])
+    assert set(df.level1_policy) == {"lru"} and set(df.level) == {1} and len(df) == 3
+    assert len(ps.results(db, {"level0_size": ["1%", "5%"], "level": 0})) == 4
+    with pytest.raises(ps.ConfigError, match="--filter polcy: no such column"):
+        ps.results(db, ["polcy=lru"])
+    assert main(["results", str(db), "--filter", "level0_size=1%,2%", "--filter", "level=0", "-f", "csv"]) == 0
+    rows = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    assert len(rows) == 4 and {r["level0_size"] for r in rows} == {"1%", "2%"}
+    assert main(["results", str(db), "--filter", "level=0", "-f", "json"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 6 and "hit_ratio" in json.loads(lines[0])
+    assert main(["results", str(db), "--filter", "level=1"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert len(lines) == 7 and "level1_policy" in lines[0] and "hit_ratio" in lines[0]
+    assert main(["results", str(db), "--filter", "nope=1"]) == 2
+    assert "nope" in capsys.readouterr().err
+
+
+def test_export_to_csv_and_json_lines_round_trips(db, tmp_path):
+    for name in ("r.csv", "r.jsonl"):
+        assert main(["results", str(db), "--export", str(tmp_path / name)]) == 0
+        back = ps.results(tmp_path / name)
+        assert len(back) == 12 and list(back.hits) == list(ps.results(db).hits)
+    # CSV results filter like a database.
+    assert len(ps.results(tmp_path / "r.csv", ["level=0"])) == 6
+
+
+def test_parquet_needs_pyarrow_and_says_how_to_install_it(db, tmp_path, monkeypatch):
+    monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if not installed
+    with pytest.raises(MissingDependency, match=r"pip install pyarrow"):
+        export(ps.results(db), tmp_path / "r.parquet")
+    assert not (tmp_path / "r.parquet").exists()
+
+
+def test_parquet_round_trips_when_pyarrow_is_installed(db, tmp_path):
+    pytest.importorskip("pyarrow", reason="pyarrow is optional (Parquet export)")
+    export(ps.results(db), tmp_path / "r.parquet")
+    assert list(ps.results(tmp_path / "r.parquet").hit_ratio) == list(ps.results(db).hit_ratio)
+
+
+def test_the_cli_reports_a_missing_parquet_engine_with_exit_2(db, tmp_path):
+    code = ("import sys; sys.modules['pyarrow'] = None; from prefetchsim.cli import main; "
+            f"raise SystemExit(main(['results', {str(db)!r}, '--export', {str(tmp_path / 'x.parquet')!r}]))")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert p.returncode == 2 and "pip install pyarrow" in p.stderr
+
+
+def test_not_a_database_is_a_clear_error(tmp_path, capsys):
+    bad = tmp_path / "x.sqlite"
+    bad.write_text("hello")
+    assert main(["results", str(bad)]) == 2
+    assert "x.sqlite: not an SQLite results database" in capsys.readouterr().err
+    assert main(["results", str(tmp_path / "missing.sqlite")]) == 2
+    assert "no such results file" in capsys.readouterr().err
+    assert main(["sweep", "nope.toml", "--db", str(tmp_path / "no" / "such" / "dir.sqlite")]) == 2

@@ -1,0 +1,453 @@
+"""Sweeps: spec grids (axes, named axes, exclude rules, presets), stable run identities, execution on
+local processes, any executor and a Dask LocalCluster, shards, progress, Ctrl-C and resume."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import prefetchsim as ps
+import pytest
+from prefetchsim.cli import main
+
+ZIPF = {"path": "zipf", "format": "synthetic", "params": {"requests": 5000, "seed": 1}}
+
+
+def spec(**sweep):
+    return {"trace": dict(ZIPF), "level": [{"size": "5%"}], "sweep": sweep}
+
+
+def write_spec(path: Path, text: str) -> str:
+    path.write_text(text)
+    return str(path)
+
+
+def cli(*args: str, cwd=None) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "prefetchsim", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def no_timing(df):
+    """Rows without what differs between executions of the same run (where and when it ran)."""
+    return df.drop(columns=["host", "pid", "task_wall_s", "finished_at"]).reset_index(drop=True)
+
+
+# ----------------------------------------------------------------------------- the grid
+
+
+def test_grid_is_the_product_of_the_axes_minus_excluded_points():
+    p = ps.sweep_plan(spec(**{
+        "level[0].size": ["1%", "5%", "10%"],
+        "level[0].policy": ["lru", "arc", "fifo"],
+        "level[0].prefetcher": ["none", "obl"],
+        "exclude": [{"level[0].policy": "fifo", "level[0].prefetcher": "obl"},
+                    {"level[0].size": "1%", "level[0].policy": ["arc", "fifo"]}],
+    }))
+    # 3 x 3 x 2 = 18; rule 1 drops fifo+obl at 3 sizes (3), rule 2 drops arc/fifo at 1% (4, one already gone).
+    assert len(p) == 18 - 3 - 3 and p.excluded == 6
+    assert p.columns == ["level0_size", "level0_policy", "level0_prefetcher"]
+    g = p.grid()
+    assert not ((g.level0_policy == "fifo") & (g.level0_prefetcher == "obl")).any()
+    assert set(g[g.level0_size == "1%"].level0_policy) == {"lru"}
+    # Grid order: the last axis varies fastest.
+    assert list(g.level0_prefetcher[:2]) == ["none", "obl"]
+
+
+def test_lists_outside_the_sweep_table_are_not_axes():
+    # A two-level hierarchy is a list in the config; only [sweep] entries are axes.
+    p = ps.sweep_plan({"trace": ZIPF, "level": [{"size": 100}, {"size": "2x"}], "sweep": {"level[1].size": ["2x", "4x"]}})
+    assert len(p) == 2
+    assert [r.config["level"][1]["size"] for r in p.runs] == ["2x", "4x"]
+    assert all(len(r.config["level"]) == 2 for r in p.runs)
+
+
+def test_named_axes_set_several_keys_and_label_the_rows():
+    p = ps.sweep_plan({
+        "trace": ZIPF, "level": [{"size": "5%"}],
+        "sweep": {"level[0].size": ["1%", "5%"],
+                  "named": {"scheme": {"LRU": {"level[0].policy": "lru"},
+                                       "ARC+OBL": {"level[0].policy": "arc", "level[0].prefetcher": "obl"}}},
+                  "exclude": [{"scheme": "ARC+OBL", "level[0].size": "1%"}]},
+    })
+    assert [(r.labels["level0_size"], r.labels["scheme"]) for r in p.runs] == [("1%", "LRU"), ("5%", "LRU"), ("5%", "ARC+OBL")]
+    arc = p.runs[-1].config["level"][0]
+    assert arc["policy"] == "arc" and arc["prefetcher"] == "obl"
+
+
+def test_a_parameter_axis_turns_a_component_name_into_a_table():
+    p = ps.sweep_plan({"trace": ZIPF, "level": [{"size": 100, "policy": "splitlru"}],
+                       "sweep": {"level[0].policy.up_ratio": [0.5, "2/3"]}})
+    assert [r.config["level"][0]["policy"] for r in p.runs] == [
+        {"name": "splitlru", "up_ratio": 0.5}, {"name": "splitlru", "up_ratio": "2/3"}]
+
+
+def test_a_preset_replaces_axes_and_adds_rules():
+    s = spec(**{"level[0].size": ["1%", "5%", "10%"], "level[0].policy": ["lru", "arc"],
+                "presets": {"quick": {"level[0].size": ["5%"], "exclude": [{"level[0].policy": "arc"}]}}})
+    assert len(ps.sweep_plan(s)) == 6
+    quick = ps.sweep_plan(s, preset="quick")
+    assert [(r.labels["level0_size"], r.labels["level0_policy"]) for r in quick.runs] == [("5%", "lru")]
+
+
+def test_a_trace_axis_and_trace_parameters(tmp_path, spc_trace):
+    # Strings are files (relative to the spec); tables are [trace] tables; trace.params.* are axes too.
+    local = tmp_path / "local.spc"
+    shutil.copy(spc_trace, local)
+    path = write_spec(tmp_path / "t.toml", """
+[trace]
+path = "zipf"
+format = "synthetic"
+params = { requests = 2000 }
+[[level]]
+size = 8
+[sweep]
+"trace" = [{ path = "zipf", format = "synthetic", params = { requests = 2000 } }, "local.spc"]
+"trace.params.seed" = [1, 2]
+""")
+    with pytest.raises(ps.ConfigError, match="trace"):
+        # seed is a generator parameter: a file's reader has no `seed`.
+        ps.sweep(path, ThreadPoolExecutor(2), db=None)
+    path = write_spec(tmp_path / "t2.toml", """
+[[level]]
+size = 8
+[sweep]
+"trace" = [{ path = "zipf", format = "synthetic", params = { requests = 2000, seed = 1 }, label = "zipf-1" },
+           { path = "zipf", format = "synthetic", params = { requests = 2000, seed = 2 }, label = "zipf-2" },
+           "local.spc"]
+"level[0].policy" = ["lru", "fifo"]
+""")
+    p = ps.sweep_plan(path)
+    assert len(p) == 6 and len(p.traces) == 3
+    assert sorted(t.label for t in p.traces.values()) == ["local.spc", "zipf-1", "zipf-2"]
+    # A task never mixes traces.
+    assert all(len({r.trace_id for r in t.runs}) == 1 for t in p.tasks(batch_size=4))
+    df = ps.sweep(path, ThreadPoolExecutor(2), db=None)
+    assert set(df.trace) == {"zipf-1", "zipf-2", "local.spc"}
+    assert df[df.trace == "local.spc"].demand_accesses.iloc[0] == 100
+
+
+def test_the_example_spec_of_the_readme_expands():
+    from conftest import REPO
+
+    spec_path = REPO / "experiments" / "oltp-mrc.toml"
+    p = ps.sweep_plan(spec_path)
+    assert (len(p), p.excluded, len(p.traces)) == (144, 18, 3)
+    assert len(ps.sweep_plan(spec_path, preset="quick")) == 24
+    readme = (REPO / "README.md").read_text()
+    assert "experiments/oltp-mrc.toml`: 144 runs, 24 with `--preset quick`" in readme
+
+
+# ----------------------------------------------------------------------------- identities
+
+
+def _rid(level, engine=None, trace=None):
+    doc = {"trace": trace or ZIPF, "level": [level]}
+    if engine is not None:
+        doc["engine"] = engine
+    return ps.sweep_plan(doc).runs[0].run_id
+
+
+def test_run_ids_ignore_key_order_spelling_and_spelled_out_defaults():
+    base = _rid({"size": "5%"})
+    assert base == _rid({"size": 0.05})
+    assert base == _rid({"policy": "LRU", "size": "5%", "prefetcher": "off"})
+    assert base == _rid({"size": "5%", "policy": {"name": "lru"}, "options": {"pf_second_chance": 0}})
+    assert base == _rid({"size": "5%"}, engine={"warmup_requests": 0})
+    assert base != _rid({"size": "6%"})
+    assert base != _rid({"size": "5%"}, engine={"warmup_requests": 10})
+    assert base != _rid({"size": "5%"}, trace={**ZIPF, "params": {"requests": 5000, "seed": 2}})
+    # The hash is the same in another process (no per-process salt).
+    code = ("import prefetchsim as ps; print(ps.sweep_plan({'trace': %r, 'level': [{'size': '5%%'}]}).runs[0].run_id)"
+            % (ZIPF,))
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == base
+
+
+def test_a_file_trace_is_identified_by_content_not_path(tmp_path, spc_trace):
+    a = tmp_path / "a" / "scan.spc"
+    b = tmp_path / "b" / "renamed.spc"
+    for p in (a, b):
+        p.parent.mkdir()
+        shutil.copy(spc_trace, p)
+    ida = _rid({"size": 8}, trace={"path": str(a)})
+    assert ida == _rid({"size": 8}, trace={"path": str(b)})
+    with open(b, "a") as f:
+        f.write("0,999,4096,r,1.0\n")
+    assert ida != _rid({"size": 8}, trace={"path": str(b)})
+    assert ida != _rid({"size": 8}, trace={"path": str(a), "mode": "objects"})
+
+
+# ----------------------------------------------------------------------------- bad specs
+
+
+@pytest.mark.parametrize("sweep,needles", [
+    ({"level[0].polcy": ["lru"]}, ["level[0].polcy", "polcy"]),
+    ({"level[3].size": [1]}, ["level[3].size", "level has 1 entry"]),
+    ({"enigne.warmup_requests": [0]}, ["enigne"]),
+    ({"trace.blok_size": [512]}, ["trace.blok_size"]),
+    ({"level[0].size": ["12 parsecs"]}, ["level[0].size", "12 parsecs"]),
+    ({"level[0].policy": ["lru", "lur"]}, ["level[0].policy", "unknown policy 'lur'"]),
+    ({"level[0].policy.up_ratio": [0.5]}, ["level[0].policy", "up_ratio"]),
+    ({"level[0].size": "5%"}, ["sweep.level[0].size", "list"]),
+    ({"level[0].size": []}, ["sweep.level[0].size", "list"]),
+    ({"level[0].policy": ["lru"], "exclude": [{"level[0].polcy": "lru"}]}, ["sweep.exclude[0]", "level[0].polcy"]),
+    ({"level[0].policy": ["lru"], "exclude": [{"level[0].policy": "arc"}]}, ["sweep.exclude[0].level[0].policy", "arc"]),
+    ({"level[0].policy": ["lru"], "named": {"s": {"a": {"level[0].policy": "arc"}}}}, ["sweep.named.s", "level[0].policy"]),
+    ({"named": {"policy": {"a": {"level[0].prefetcher": "obl"}}}}, ["policy", "results column"]),
+])
+def test_bad_specs_raise_a_config_error_naming_the_key(sweep, needles):
+    with pytest.raises(ps.ConfigError) as e:
+        ps.sweep_plan(spec(**sweep))
+    for n in needles:
+        assert n in str(e.value), (n, str(e.value))
+
+
+def test_unknown_preset_and_bad_shard_name_the_key():
+    with pytest.raises(ps.ConfigError, match=r"sweep.presets: unknown preset 'fast'.*quick"):
+        ps.sweep_plan(spec(**{"level[0].size": ["1%"], "presets": {"quick": {"level[0].size": ["5%"]}}}), preset="fast")
+    with pytest.raises(ps.ConfigError, match="shard"):
+        ps.sweep(spec(**{"level[0].size": ["1%"]}), db=None, shard="3/2")
+
+
+def test_the_cli_exits_2_on_a_bad_spec(tmp_path):
+    path = write_spec(tmp_path / "bad.toml", '[trace]\npath = "zipf"\nformat = "synthetic"\n[[level]]\nsize = 10\n'
+                                             '[sweep]\n"level[0].polcy" = ["lru"]\n')
+    p = cli("sweep", path, cwd=tmp_path)
+    assert p.returncode == 2 and "level[0].polcy" in p.stderr and p.stdout == ""
+    p = cli("sweep", path.replace("bad", "missing"), cwd=tmp_path)
+    assert p.returncode == 2 and "no such sweep spec" in p.stderr
+    good = write_spec(tmp_path / "good.toml", '[trace]\npath = "zipf"\nformat = "synthetic"\n[[level]]\nsize = 10\n'
+                                              '[sweep]\n"level[0].size" = [10]\n')
+    p = cli("sweep", good, "--preset", "nope", cwd=tmp_path)
+    assert p.returncode == 2 and "unknown preset 'nope'" in p.stderr
+    assert not (tmp_path / "good.sqlite").exists()
+
+
+# ----------------------------------------------------------------------------- running
+
+
+def test_rows_equal_plain_simulations_and_keep_the_grid_order():
+    s = spec(**{"level[0].size": ["10%", "1%"], "level[0].policy": ["arc", "lru"]})
+    df = ps.sweep(s, ThreadPoolExecutor(2), db=None)
+    assert list(zip(df.level0_size, df.level0_policy)) == [("10%", "arc"), ("10%", "lru"), ("1%", "arc"), ("1%", "lru")]
+    tr = ps.synthetic("zipf", requests=5000, seed=1)
+    for _, row in df.iterrows():
+        lv = ps.simulate(tr, size=row.level0_size, policy=row.level0_policy).levels[0]
+        assert (row.capacity_blocks, row.hits, row.hit_ratio) == (lv["capacity_blocks"], lv["hits"], lv["hit_ratio"])
+    assert (df.runs_executed == 1).all()
+
+
+def test_local_processes_run_the_grid_with_a_progress_bar_when_forced(tmp_path):
+    path = write_spec(tmp_path / "bar.toml", '[trace]\npath = "zipf"\nformat = "synthetic"\nparams = { requests = 3000 }\n'
+                                             '[[level]]\nsize = "5%"\n[sweep]\n"level[0].policy" = ["lru", "arc"]\n'
+                                             '"level[0].size" = ["1%", "5%"]\n')
+    p = cli("sweep", path, "--progress", "--workers", "2", "-f", "csv", cwd=tmp_path)
+    assert p.returncode == 0, p.stderr
+    assert re.search(r"\b4/4\b", p.stderr), p.stderr
+    assert p.stdout.count("\n") == 5 and (tmp_path / "bar.sqlite").exists()
+    # Not a terminal and not forced: quiet (a summary line, no bar).
+    p = cli("sweep", path, "--db", "other.sqlite", cwd=tmp_path)
+    assert p.returncode == 0 and "4/4" not in p.stderr and "runs/s" not in p.stderr
+    assert p.stdout == ""
+
+
+def test_a_thread_pool_or_any_executor_gives_the_rows_of_local_processes():
+    s = spec(**{"level[0].size": ["1%", "5%"], "level[0].policy": ["lru", "clock"]})
+    a = ps.sweep(s, db=None, workers=2)
+    b = ps.sweep(s, ThreadPoolExecutor(3), db=None, batch_size=1)
+    assert no_timing(a).equals(no_timing(b))
+
+
+def test_failed_runs_are_recorded_and_the_others_kept(tmp_path):
+    # 0.001% of a 5000-request zipf footprint is less than a block: fails at run time, not in the spec.
+    s = spec(**{"level[0].size": ["0.001%", "5%", "10%"]})
+    db = tmp_path / "f.sqlite"
+    with pytest.raises(ps.PrefetchsimError, match=r"1 of 3 runs failed.*less than one block"):
+        ps.sweep(s, ThreadPoolExecutor(2), db=db, batch_size=3)
+    df = ps.results(db)
+    assert sorted(df.level0_size) == ["10%", "5%"]
+    with sqlite3.connect(db) as con:
+        (n,) = con.execute("SELECT COUNT(*) FROM attempts WHERE status = 'failed'").fetchone()
+    con.close()
+    assert n == 1
+
+
+def test_shards_partition_the_grid_deterministically(tmp_path, monkeypatch, capsys):
+    s = spec(**{"level[0].size": [f"{i}%" for i in range(1, 11)], "level[0].policy": ["lru", "arc"]})
+    p = ps.sweep_plan(s)
+    shards = [p.shard(k, 3) for k in range(3)]
+    ids = [r.run_id for sh in shards for r in sh.runs]
+    assert sorted(ids) == sorted(r.run_id for r in p.runs) and len(set(ids)) == len(ids)
+    assert [r.run_id for r in ps.sweep_plan(s).shard(1, 3).runs] == [r.run_id for r in shards[1].runs]
+    # A run keeps its shard when the grid grows.
+    bigger = ps.sweep_plan(spec(**{"level[0].size": [f"{i}%" for i in range(1, 11)], "level[0].policy": ["lru", "arc", "fifo"]}))
+    assert {r.run_id for r in shards[1].runs} <= {r.run_id for r in bigger.shard(1, 3).runs}
+    # Each shard into its own database (the CLI's default name); merged, they are the grid.
+    monkeypatch.chdir(tmp_path)
+    for k in range(3):
+        ps.sweep(s, ThreadPoolExecutor(2), db=f"sh.shard-{k}-of-3.sqlite", shard=f"{k}/3")
+    path = write_spec(tmp_path / "sh.toml", "[trace]\npath = 'zipf'\nformat = 'synthetic'\n"
+                                            "params = { requests = 5000, seed = 1 }\n[[level]]\nsize = '5%'\n[sweep]\n"
+                                            "'level[0].size' = [" + ", ".join(f"'{i}%'" for i in range(1, 11)) + "]\n"
+                                            "'level[0].policy' = ['lru', 'arc']\n")
+    # A resubmitted array task finds its shard done.
+    assert main(["sweep", path, "--shard", "1/3", "--dry-run", "-f", "csv"]) == 0
+    out = capsys.readouterr()
+    assert "sh.shard-1-of-3.sqlite" in out.err and "True" in out.out and "False" not in out.out
+    dbs = sorted(str(x) for x in tmp_path.glob("sh.shard-*-of-3.sqlite"))
+    assert len(dbs) == 3
+    assert main(["results", *dbs, "--export", "all.sqlite"]) == 0
+    merged = ps.results(tmp_path / "all.sqlite")
+    assert sorted(merged.run_id) == sorted(r.run_id for r in p.runs)
+    assert (merged.runs_executed == 1).all()
+    # Reading the shards together gives the same rows.
+    assert sorted(ps.results(dbs).run_id) == sorted(merged.run_id)
+
+
+def _rows_in(db: Path) -> int:
+    if not db.exists():
+        return 0
+    con = sqlite3.connect(db, timeout=5)
+    try:
+        return con.execute("SELECT COUNT(DISTINCT run_id) FROM runs").fetchone()[0]
+    except sqlite3.OperationalError:
+        return 0
+    finally:
+        con.close()
+
+
+def _kill_and_resume(tmp_path: Path, text: str, runs: int, kill_at: int, levels: int = 1) -> None:
+    """Run the sweep CLI, SIGINT it once ``kill_at`` runs are stored, run it again: the grid must end
+    complete, each run executed once, and the sessions must say so."""
+    path = write_spec(tmp_path / "kill.toml", text)
+    db = tmp_path / "kill.sqlite"
+    cmd = [sys.executable, "-m", "prefetchsim", "sweep", path, "--workers", "2", "--batch-size", "1"]
+    p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while _rows_in(db) < kill_at and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert p.poll() is None, "the sweep finished before it could be interrupted"
+    t0 = time.monotonic()
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=60)
+    assert p.returncode == 130, err
+    assert time.monotonic() - t0 < 10, "Ctrl-C must stop the workers promptly"
+    assert "run the same command again to resume" in err
+    kept = _rows_in(db)
+    assert kill_at <= kept < runs
+
+    p2 = subprocess.run(cmd, cwd=tmp_path, capture_output=True, text=True, timeout=900)
+    assert p2.returncode == 0, p2.stderr
+    df = ps.results(db)
+    assert len(df) == runs * levels and df.run_id.nunique() == runs
+    assert (df.runs_executed == 1).all(), "no finished run may run again"
+    con = sqlite3.connect(db)
+    try:
+        sessions = con.execute("SELECT status, already_done, executed FROM sessions ORDER BY id").fetchall()
+        (done_attempts,) = con.execute("SELECT COUNT(*) FROM attempts WHERE status = 'done'").fetchone()
+        (mode,) = con.execute("PRAGMA journal_mode").fetchone()
+    finally:
+        con.close()
+    assert mode == "wal"
+    assert [s[0] for s in sessions] == ["interrupted", "finished"]
+    assert sessions[1][1] == sessions[0][2] == kept and sessions[0][2] + sessions[1][2] == runs == done_attempts
+    print(f"{runs} runs: interrupted after {kept}, resumed {sessions[1][2]}; {done_attempts} executions")
+
+
+def test_an_interrupted_sweep_resumes_without_redoing_or_duplicating_runs(tmp_path):
+    # 24 runs of ~0.2 s each over 2 workers; SIGINT once some rows exist, then the same command again.
+    _kill_and_resume(tmp_path, """
+[trace]
+path = "zipf"
+format = "synthetic"
+params = { requests = 1000000, seed = 3 }
+[[level]]
+size = "5%"
+[sweep]
+"level[0].size" = ["1%", "2%", "4%", "8%", "16%", "32%"]
+"level[0].policy" = ["lru", "arc", "fifo", "clock"]
+""", runs=24, kill_at=4)
+
+
+@pytest.mark.slow
+def test_the_200_run_acceptance_sweep_killed_halfway_resumes(tmp_path):
+    # The issue's acceptance size; run by hand: pytest -m slow -k 200_run -s
+    _kill_and_resume(tmp_path, """
+[trace]
+path = "oltp-like"
+format = "synthetic"
+params = { requests = 400000, seed = 5 }
+[[level]]
+name = "client"
+size = "5%"
+[[level]]
+name = "server"
+size = "2x"
+policy = "arc"
+[sweep]
+"level[0].size" = ["0.5%", "1%", "2%", "3%", "5%", "8%", "10%", "15%", "20%", "30%"]
+"level[0].policy" = ["lru", "arc", "fifo", "clock", "2q"]
+"level[0].prefetcher" = ["none", "obl", "linux", "amp"]
+""", runs=200, kill_at=100, levels=2)
+
+
+def test_a_dask_local_cluster_gives_the_rows_of_the_local_run():
+    distributed = pytest.importorskip("distributed", reason="the cluster extra (prefetchsim[cluster]) is not installed")
+    s = spec(**{"level[0].size": ["1%", "5%", "20%"], "level[0].policy": ["lru", "arc"], "level[0].prefetcher": ["none", "obl"]})
+    local = ps.sweep(s, db=None, workers=2)
+    with distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None) as cluster:
+        with distributed.Client(cluster) as client:
+            remote = ps.sweep(s, client, db=None)
+            via_executor = ps.sweep(s, client.get_executor(), db=None, batch_size=1)
+    assert len(local) == 12
+    assert no_timing(local).equals(no_timing(remote))
+    assert no_timing(local).equals(no_timing(via_executor))
+    assert set(remote.pid) != {os.getpid()}
+
+
+def test_the_run_bar_uses_tqdm_when_installed_and_a_plain_line_otherwise(monkeypatch):
+    import io
+    import types
+
+    from prefetchsim import _progress
+
+    monkeypatch.setattr(_progress, "optional", lambda name: None)
+    out = io.StringIO()
+    bar = _progress.RunBar(10, initial=4, progress=True, desc="grid", stream=out)
+    bar.update(6)
+    bar.close()
+    assert "grid: 10/10 runs (100%)" in out.getvalue() and out.getvalue().endswith("\n")
+    quiet = io.StringIO()
+    bar = _progress.RunBar(10, progress=None, stream=quiet)  # not a terminal, not forced
+    bar.update(10)
+    bar.close()
+    assert quiet.getvalue() == ""
+
+    calls = []
+
+    class FakeTqdm:
+        def __init__(self, **kw):
+            calls.append(("init", kw["total"], kw["initial"], kw["unit"]))
+
+        def update(self, n):
+            calls.append(("update", n))
+
+        def set_postfix_str(self, s, refresh=True):
+            calls.append(("postfix", s))
+
+        def close(self):
+            calls.append(("close",))
+
+    monkeypatch.setattr(_progress, "optional", lambda name: types.SimpleNamespace(tqdm=FakeTqdm))
+    bar = _progress.RunBar(10, initial=2, progress=True, stream=io.StringIO())
+    bar.set_requests(3_000_000)
+    bar.update(8)
+    bar.close()
+    assert calls == [("init", 10, 2, "run"), ("postfix", "3.0M requests in running tasks"), ("update", 8), ("close",)]
