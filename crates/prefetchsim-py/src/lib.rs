@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use prefetchsim_core::config::{ConfigError as CoreConfigError, HierarchyConfig};
-use prefetchsim_core::engine::{run_instant, Hierarchy, RequestSource, SourceError};
+use prefetchsim_core::engine::{run_instant, Hierarchy, RequestSource, SourceError, SourceReport};
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::{policy, prefetch};
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
@@ -76,6 +76,10 @@ impl RequestSource for Interruptible<'_> {
         let n = self.src.fill(buf, max)?;
         self.done.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
+    }
+
+    fn report(&self) -> SourceReport {
+        self.src.report()
     }
 }
 
@@ -166,7 +170,7 @@ fn simulate(
     let stop = AtomicBool::new(false);
     let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
     let needs_fp = configs.iter().any(HierarchyConfig::needs_footprint);
-    let results: Vec<Result<RunResult, PyErr>> = run_detached(py, progress, &done, &stop, || {
+    let results: Vec<Result<(RunResult, SourceReport), PyErr>> = run_detached(py, progress, &done, &stop, || {
         let footprint = if needs_fp {
             match count_footprint(&spec, &stop) {
                 Ok(n) => Some(n),
@@ -182,14 +186,22 @@ fn simulate(
     .collect();
     let mut out = Vec::with_capacity(results.len());
     for r in results {
-        out.push(result_json(&r?));
+        let (r, rep) = r?;
+        out.push(result_json(&r, &rep));
     }
     Ok(Value::Array(out).to_string())
 }
 
-/// A run result as JSON: run totals and one flat record per level, in the schema order of
-/// `LevelReport::record`.
-fn result_json(r: &RunResult) -> Value {
+/// What the trace source skipped or noticed, as the keys results and `trace info` carry.
+fn report_json(rep: &SourceReport, into: &mut serde_json::Map<String, Value>) {
+    into.insert("skipped_records".into(), json!(rep.skipped));
+    into.insert("skipped_messages".into(), json!(rep.skipped_messages));
+    into.insert("time_backwards".into(), json!(rep.time_backwards));
+}
+
+/// A run result as JSON: run totals, what the source skipped, and one flat record per level, in the schema
+/// order of `LevelReport::record`.
+fn result_json(r: &RunResult, rep: &SourceReport) -> Value {
     let levels: Vec<Value> = r
         .levels
         .iter()
@@ -199,13 +211,17 @@ fn result_json(r: &RunResult) -> Value {
             Value::Object(rec)
         })
         .collect();
-    json!({
+    let mut out = json!({
         "requests": r.requests,
         "blocks": r.blocks,
         "warmup_requests": r.warmup_requests,
         "stopped_early": r.stopped_early,
-        "levels": levels,
-    })
+    });
+    if let Value::Object(m) = &mut out {
+        report_json(rep, m);
+        m.insert("levels".into(), Value::Array(levels));
+    }
+    out
 }
 
 /// Build each level with a placeholder size of one block: checks names and parameters, not sizes.
@@ -240,9 +256,10 @@ fn run_all(
     threads: usize,
     done: &AtomicU64,
     stop: &AtomicBool,
-) -> Vec<Result<RunResult, WorkerError>> {
+) -> Vec<Result<(RunResult, SourceReport), WorkerError>> {
     let next = AtomicU64::new(0);
-    let mut slots: Vec<Option<Result<RunResult, WorkerError>>> = (0..configs.len()).map(|_| None).collect();
+    let mut slots: Vec<Option<Result<(RunResult, SourceReport), WorkerError>>> =
+        (0..configs.len()).map(|_| None).collect();
     let slots_mx = std::sync::Mutex::new(&mut slots);
     std::thread::scope(|s| {
         for _ in 0..threads.min(configs.len()).max(1) {
@@ -268,7 +285,7 @@ fn run_one(
     footprint: Option<u64>,
     done: &AtomicU64,
     stop: &AtomicBool,
-) -> Result<RunResult, WorkerError> {
+) -> Result<(RunResult, SourceReport), WorkerError> {
     let mut h = Hierarchy::build(cfg, spec.block_size, footprint).map_err(WorkerError::Config)?;
     let mut src: Box<dyn RequestSource + Send> = spec.open().map_err(|e| WorkerError::Source(Box::new(e)))?;
     let mut last = 0u64;
@@ -279,7 +296,7 @@ fn run_one(
     };
     let r = run_instant(src.as_mut(), &mut h, &cfg.engine, &mut tick).map_err(WorkerError::Source)?;
     done.fetch_add(r.requests - last, Ordering::Relaxed);
-    Ok(r)
+    Ok((r, src.report()))
 }
 
 /// Count the unique blocks of a trace.
@@ -301,12 +318,13 @@ fn trace_info(py: Python<'_>, trace_json: &str, window: Option<u32>, gap: Option
     rule.gap = gap.unwrap_or(rule.gap);
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let st = run_detached(py, None, &done, &stop, || -> Result<TraceStats, SourceError> {
+    let (st, rep) = run_detached(py, None, &done, &stop, || -> Result<(TraceStats, SourceReport), SourceError> {
         let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
-        TraceStats::compute(&mut src, spec.block_size, rule)
+        let st = TraceStats::compute(&mut src, spec.block_size, rule)?;
+        Ok((st, src.report()))
     })?
     .map_err(|e| source_err(&e))?;
-    serde_json::to_string(&st).map_err(|e| PrefetchsimError::new_err(e.to_string()))
+    with_report(&st, &rep)
 }
 
 /// Write a trace as oracleGeneral or CSV (`trace convert`); returns a JSON summary.
@@ -317,12 +335,22 @@ fn convert(py: Python<'_>, trace_json: &str, output: &str, to: &str, per_block: 
     let shape = if per_block { OracleShape::PerBlock } else { OracleShape::Objects };
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let summary = run_detached(py, None, &done, &stop, || -> Result<writer::WriteSummary, SourceError> {
+    let (summary, rep) = run_detached(py, None, &done, &stop, || -> Result<_, SourceError> {
         let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
-        writer::write(&mut src, output, to, spec.block_size, shape)
+        let summary = writer::write(&mut src, output, to, spec.block_size, shape)?;
+        Ok((summary, src.report()))
     })?
     .map_err(|e| source_err(&e))?;
-    serde_json::to_string(&summary).map_err(|e| PrefetchsimError::new_err(e.to_string()))
+    with_report(&summary, &rep)
+}
+
+/// `value` (a flat record) as JSON text with the source report's keys appended.
+fn with_report(value: &impl serde::Serialize, rep: &SourceReport) -> PyResult<String> {
+    let mut v = serde_json::to_value(value).map_err(|e| PrefetchsimError::new_err(e.to_string()))?;
+    if let Value::Object(m) = &mut v {
+        report_json(rep, m);
+    }
+    Ok(v.to_string())
 }
 
 /// A request as a Python tuple: (time_ns, op, first, len, stream, client).

@@ -3,4 +3,5 @@
 mod common;
 mod history;
 mod readers;
+mod robust;
 mod stats;
