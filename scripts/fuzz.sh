@@ -24,6 +24,8 @@ for t in "${targets[@]}"; do [[ " ${TARGETS[*]} " == *" $t "* ]] || usage; done
 command -v cargo-fuzz >/dev/null || { echo "scripts/fuzz.sh: needs cargo-fuzz (cargo install cargo-fuzz)" >&2; exit 2; }
 
 target_dir="${CARGO_TARGET_DIR:-../target}/fuzz"
+# The fuzz crate is outside the workspace (and scripts/test.sh's clippy): lint it here.
+cargo clippy --locked --all-targets --target-dir "$target_dir-clippy" -- -D warnings
 cargo fuzz build -s none --target-dir "$target_dir"
 mkdir -p logs
 for t in "${targets[@]}"; do

@@ -34,6 +34,12 @@ class Level:
 
     def to_config(self) -> dict[str, Any]:
         """The ``[[level]]`` table for this level."""
+        for key in ("policy", "prefetcher"):
+            if not isinstance(getattr(self, key), str):
+                raise TypeError(f"Level.{key} must be a registered name (str), not {type(getattr(self, key)).__name__}")
+        for key in ("policy_params", "prefetcher_params", "options"):
+            if not isinstance(getattr(self, key), Mapping):
+                raise TypeError(f"Level.{key} must be a dict, not {type(getattr(self, key)).__name__}")
         d: dict[str, Any] = {
             "size": self.size,
             "policy": {"name": self.policy, **self.policy_params},
@@ -170,7 +176,7 @@ def _hierarchy(config, levels, engine, size, policy, prefetcher) -> tuple[dict[s
         if levels is None:
             if size is None:
                 raise _core.ConfigError("simulate: give a config, levels=[Level(...)], or size=")
-            levels = [Level(size, policy or "lru", prefetcher or "none")]
+            levels = [Level(size, "lru" if policy is None else policy, "none" if prefetcher is None else prefetcher)]
         doc = {"level": [lv.to_config() if isinstance(lv, Level) else dict(lv) for lv in levels]}
     if engine is not None:
         doc["engine"] = {**doc.get("engine", {}), **engine}

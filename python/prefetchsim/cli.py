@@ -403,9 +403,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except _core.PrefetchsimError as e:
-        sys.stderr.write(f"prefetchsim: error: {e}\n")
-        return 2
     except KeyboardInterrupt:
         sys.stderr.write("prefetchsim: interrupted\n")
         return 130
@@ -413,3 +410,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Output closed early (e.g. piped into `head`): not an error of ours.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except (_core.PrefetchsimError, ValueError, OSError) as e:
+        # ValueError: an argument out of range (a negative --window); OSError: an output that cannot be written.
+        sys.stderr.write(f"prefetchsim: error: {e}\n")
+        return 2

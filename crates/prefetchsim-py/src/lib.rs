@@ -16,7 +16,7 @@ use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
@@ -49,6 +49,22 @@ fn source_err(e: &SourceError) -> PyErr {
     match e.downcast_ref::<CoreTraceError>() {
         Some(t) => trace_err(t),
         None => PrefetchsimError::new_err(e.to_string()),
+    }
+}
+
+/// A non-negative integer argument of at most `max`: out of range is a `ValueError` naming the argument
+/// (PyO3 alone raises `OverflowError` for negative or huge values); not an integer is a `TypeError`.
+fn uint_arg(v: Option<&Bound<'_, PyAny>>, name: &str, default: u64, max: u64) -> PyResult<u64> {
+    let Some(v) = v else { return Ok(default) };
+    if v.is_none() {
+        return Ok(default);
+    }
+    let out_of_range = || PyValueError::new_err(format!("{name} = {v} is out of range (0 to {max})"));
+    match v.extract::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        Ok(_) => Err(out_of_range()),
+        Err(e) if e.is_instance_of::<PyOverflowError>(v.py()) => Err(out_of_range()),
+        Err(e) => Err(e),
     }
 }
 
@@ -142,14 +158,19 @@ fn run_detached<T: Send>(
 /// `trace_json`; returns a JSON list of results, in config order. `progress(n)` is called about ten
 /// times a second with the number of requests processed so far (over all configs).
 #[pyfunction]
-#[pyo3(signature = (trace_json, configs_json, progress=None, threads=0))]
+#[pyo3(signature = (trace_json, configs_json, progress=None, threads=None))]
 fn simulate(
     py: Python<'_>,
     trace_json: &str,
     configs_json: &str,
     progress: Option<&Bound<'_, PyAny>>,
-    threads: usize,
+    threads: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
+    let threads = uint_arg(threads, "threads", 0, 4096)? as usize;
+    if let Some(p) = progress.filter(|p| !p.is_none() && !p.is_callable()) {
+        return Err(PyTypeError::new_err(format!("progress must be callable, not {}", p.get_type())));
+    }
+    let progress = progress.filter(|p| !p.is_none());
     let spec = parse_spec(trace_json)?;
     let raw = parse_json("configs", configs_json)?;
     let Value::Array(items) = raw else {
@@ -311,11 +332,16 @@ fn footprint(py: Python<'_>, trace_json: &str) -> PyResult<u64> {
 /// Statistics of a trace (`trace info`) as JSON; `window` and `gap` tune the random-request rule.
 #[pyfunction]
 #[pyo3(signature = (trace_json, window=None, gap=None))]
-fn trace_info(py: Python<'_>, trace_json: &str, window: Option<u32>, gap: Option<u64>) -> PyResult<String> {
-    let spec = parse_spec(trace_json)?;
+fn trace_info(
+    py: Python<'_>,
+    trace_json: &str,
+    window: Option<&Bound<'_, PyAny>>,
+    gap: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let mut rule = RandomRule::default();
-    rule.window = window.unwrap_or(rule.window);
-    rule.gap = gap.unwrap_or(rule.gap);
+    rule.window = uint_arg(window, "window", u64::from(rule.window), u64::from(u32::MAX))? as u32;
+    rule.gap = uint_arg(gap, "gap", rule.gap, u64::MAX)?;
+    let spec = parse_spec(trace_json)?;
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let (st, rep) = run_detached(py, None, &done, &stop, || -> Result<(TraceStats, SourceReport), SourceError> {
@@ -358,7 +384,12 @@ type RequestRow = (u64, &'static str, u64, u32, u32, u32);
 
 /// The first `n` requests of a trace as (time_ns, op, first, len, stream, client) tuples.
 #[pyfunction]
-fn head(trace_json: &str, n: usize) -> PyResult<Vec<RequestRow>> {
+fn head(trace_json: &str, n: &Bound<'_, PyAny>) -> PyResult<Vec<RequestRow>> {
+    if n.is_none() {
+        return Err(PyTypeError::new_err("n must be an integer, not None"));
+    }
+    let n = uint_arg(Some(n), "n", 0, u64::MAX)?;
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
     let spec = parse_spec(trace_json)?;
     let mut src = spec.open().map_err(|e| trace_err(&e))?;
     let mut buf = Vec::with_capacity(n.min(1 << 20));
@@ -401,8 +432,17 @@ fn check_config(config_json: &str) -> PyResult<()> {
 /// Mean response time (ms) of isolated random reads of `sectors` on device `model` (a preset name):
 /// the "mean disk response time" of the Split paper's response-time proxy.
 #[pyfunction]
-#[pyo3(signature = (model, sectors=1, count=10_000, seed=1))]
-fn device_random_read_ms(model: &str, sectors: u32, count: u32, seed: u64) -> PyResult<f64> {
+#[pyo3(signature = (model, sectors=None, count=None, seed=None))]
+fn device_random_read_ms(
+    model: &str,
+    sectors: Option<&Bound<'_, PyAny>>,
+    count: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+) -> PyResult<f64> {
+    // A request of up to 2^20 sectors (512 MiB) and 10^7 reads: more is no longer a response-time probe.
+    let sectors = uint_arg(sectors, "sectors", 1, 1 << 20)? as u32;
+    let count = uint_arg(count, "count", 10_000, 10_000_000)? as u32;
+    let seed = uint_arg(seed, "seed", 1, u64::MAX)?;
     use prefetchsim_core::config::ComponentSpec;
     use prefetchsim_core::device::{self, bench};
     let mut dev = device::build("device", &ComponentSpec::named(model), seed).map_err(|e| config_err(&e))?;

@@ -13,6 +13,7 @@
 //! }
 //! ```
 
+pub mod blockset;
 pub mod compress;
 pub mod detect;
 pub mod error;
