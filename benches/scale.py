@@ -24,7 +24,7 @@ def main() -> None:
     a = ap.parse_args()
     params = f"requests={int(a.requests)},objects={int(a.objects)}"
     print(f"zipf {params}; {a.policy}; one child process per size")
-    print(f"{'size':>10} {'capacity':>10} {'wall s':>8} {'M req/s':>8} {'peak RSS MiB':>13}")
+    print(f"{'size':>10} {'capacity':>10} {'wall s':>8} {'CPU s':>8} {'M req/s (CPU)':>14} {'peak RSS MiB':>13}")
     for size in a.sizes.split(","):
         argv = [a.python, "-m", "prefetchsim", "sim", "zipf", "synthetic", a.policy, size, "-t", params,
                 "-f", "csv", "--threads", "1"]
@@ -39,8 +39,9 @@ def main() -> None:
             sys.exit(f"{' '.join(argv)} failed: {err}")
         header, row = out.splitlines()[:2]
         rec = dict(zip(header.split(","), row.split(","), strict=True))
-        print(f"{size:>10} {rec['capacity_blocks']:>10} {wall:8.1f} {a.requests / wall / 1e6:8.1f} "
-              f"{usage.ru_maxrss / 1024:13.0f}")
+        cpu = usage.ru_utime + usage.ru_stime
+        print(f"{size:>10} {rec['capacity_blocks']:>10} {wall:8.1f} {cpu:8.1f} {a.requests / cpu / 1e6:14.1f} "
+              f"{usage.ru_maxrss / 1024:13.0f}", flush=True)
 
 
 if __name__ == "__main__":
