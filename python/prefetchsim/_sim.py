@@ -34,6 +34,12 @@ class Level:
 
     def to_config(self) -> dict[str, Any]:
         """The ``[[level]]`` table for this level."""
+        for key in ("policy", "prefetcher"):
+            if not isinstance(getattr(self, key), str):
+                raise TypeError(f"Level.{key} must be a registered name (str), not {type(getattr(self, key)).__name__}")
+        for key in ("policy_params", "prefetcher_params", "options"):
+            if not isinstance(getattr(self, key), Mapping):
+                raise TypeError(f"Level.{key} must be a dict, not {type(getattr(self, key)).__name__}")
         d: dict[str, Any] = {
             "size": self.size,
             "policy": {"name": self.policy, **self.policy_params},
@@ -90,10 +96,22 @@ class Result:
             "blocks": self.raw["blocks"],
             "warmup_requests": self.raw["warmup_requests"],
             "stopped_early": self.raw["stopped_early"],
+            "skipped_records": self.raw["skipped_records"],
+            "time_backwards": self.raw["time_backwards"],
         }
         s.update(self.timing or {})
         s.update(self.levels[0])
         return s
+
+    @property
+    def skipped(self) -> dict[str, Any]:
+        """What reading the trace skipped (``skip_bad``) or noticed: ``records`` skipped, the first
+        ``messages``, and ``time_backwards`` (records earlier than the one before, kept in file order)."""
+        return {
+            "records": self.raw["skipped_records"],
+            "messages": list(self.raw["skipped_messages"]),
+            "time_backwards": self.raw["time_backwards"],
+        }
 
     def to_dict(self) -> dict[str, Any]:
         return {"summary": self.summary, "levels": self.levels, "config": self.config}
@@ -153,15 +171,27 @@ def _trace_from_table(tr: Mapping[str, Any], base: str | None) -> Trace:
         path = os.path.join(base, path)
     fmt = t.pop("format", None)
     params = t.pop("params", {})
-    known = {"block_size", "mode", "ops", "sector_size"}
+    known = {"block_size", "mode", "ops", "sector_size", "skip_bad"}
     unknown = sorted(set(t) - known)
     if unknown:
         raise _core.ConfigError(f"trace.{unknown[0]}: unknown key; valid keys: path, format, params, {', '.join(sorted(known))}")
     return open_trace(path, fmt, **t, **params)
 
 
+def _dumps(what: str, value: Any) -> str:
+    """JSON for the core; NaN and infinity (which JSON cannot hold) are a ConfigError naming ``what``."""
+    try:
+        return json.dumps(value, allow_nan=False)
+    except ValueError as e:
+        raise _core.ConfigError(f"{what}: {e} (NaN and infinity are not valid values)") from None
+
+
 def _as_trace(trace: Trace | str | os.PathLike[str]) -> Trace:
-    return trace if isinstance(trace, Trace) else open_trace(trace)
+    if isinstance(trace, Trace):
+        return trace
+    if not isinstance(trace, (str, os.PathLike)):
+        raise TypeError(f"trace must be a Trace, a path or a path-like, not {type(trace).__name__}")
+    return open_trace(trace)
 
 
 def _link_table(link: Mapping[str, Any] | Sequence[float]) -> dict[str, Any]:
@@ -184,7 +214,7 @@ def _hierarchy(
         if levels is None:
             if size is None:
                 raise _core.ConfigError("simulate: give a config, levels=[Level(...)], or size=")
-            levels = [Level(size, policy or "lru", prefetcher or "none")]
+            levels = [Level(size, "lru" if policy is None else policy, "none" if prefetcher is None else prefetcher)]
         doc = {"level": [lv.to_config() if isinstance(lv, Level) else dict(lv) for lv in levels]}
     if engine is not None:
         doc["engine"] = {**doc.get("engine", {}), **engine}
@@ -243,8 +273,16 @@ def simulate_many(
     The footprint, when a size needs it, is measured once. Results come back in config order.
     """
     tr = _as_trace(trace)
+    if isinstance(threads, bool) or not isinstance(threads, int):
+        raise TypeError(f"threads must be an integer, not {type(threads).__name__}")
+    if not 0 <= threads <= 4096:
+        raise _core.ConfigError(f"threads: {threads} is out of range (0 = all cores, at most 4096)")
+    if isinstance(configs, (str, bytes, Mapping)):
+        raise TypeError("configs must be an iterable of hierarchy configs (dicts), not a single one")
     docs = [dict(c) for c in configs]
-    raw = json.loads(_core.simulate(tr._json(), json.dumps(docs), progress, threads))
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable, not {type(progress).__name__}")
+    raw = json.loads(_core.simulate(tr._json(), _dumps("configs", docs), progress, threads))
     return [Result(r, d, tr) for r, d in zip(raw, docs, strict=True)]
 
 

@@ -9,6 +9,16 @@ from typing import Any
 from . import _core
 
 _MODES = ("blocks", "objects")
+_U64_MAX = 2**64 - 1
+
+
+def _check_int(key: str, value: Any, least: int) -> None:
+    """``value`` must be an integer (not a bool) from ``least`` to 2^64-1, else a TypeError or a
+    ConfigError naming ``key``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise TypeError(f"{key} must be an integer, not {type(value).__name__}")
+    if not least <= value <= _U64_MAX:
+        raise _core.ConfigError(f"{key}: {value} is out of range ({least} to 2^64-1)")
 _OPS = ("all", "reads", "writes")
 
 
@@ -38,7 +48,10 @@ class Trace:
         return int(self._spec.get("block_size", 4096))
 
     def _json(self) -> str:
-        return json.dumps(self._spec)
+        try:
+            return json.dumps(self._spec, allow_nan=False)
+        except ValueError as e:
+            raise _core.ConfigError(f"trace: {e} (NaN and infinity are not valid values)") from None
 
     def footprint(self) -> int:
         """Unique blocks (or objects) the trace touches; one pass, remembered."""
@@ -84,6 +97,7 @@ def open_trace(
     mode: str = "blocks",
     ops: str = "all",
     sector_size: int = 512,
+    skip_bad: int = 0,
     **params: Any,
 ) -> Trace:
     """Open a trace file. The format is detected from the name and content unless given.
@@ -92,14 +106,26 @@ def open_trace(
     ``mode="objects"`` makes each request one object named by its start address (libCacheSim's
     convention). ``ops`` keeps ``"all"`` requests, ``"reads"`` or ``"writes"``. Extra keyword arguments
     are format parameters (the generic CSV reader's column spec, the multi-real layout, ...).
+
+    Reading is strict: the first malformed record raises :class:`TraceError` naming the file, the line and
+    its byte offset (or the record and its byte offset) and the field. ``skip_bad=N`` skips and counts up to
+    ``N`` bad records instead (a results' ``skipped_records`` and ``skipped_messages`` say which) and raises
+    on the next one; I/O errors, corrupt compression and a truncated binary tail are never skipped.
     """
     if mode not in _MODES:
         raise _core.ConfigError(f"trace.mode: unknown mode {mode!r}; choose one of {', '.join(_MODES)}")
     if ops not in _OPS:
         raise _core.ConfigError(f"trace.ops: unknown ops filter {ops!r}; choose one of {', '.join(_OPS)}")
+    _check_int("trace.block_size", block_size, 1)
+    _check_int("trace.sector_size", sector_size, 1)
+    _check_int("trace.skip_bad", skip_bad, 0)
+    if format is not None and not isinstance(format, str):
+        raise TypeError(f"format must be a string or None, not {type(format).__name__}")
     p = os.fspath(path)
     if not os.path.exists(p):
         raise _core.TraceError(f"{p}: no such file")
+    if os.path.isdir(p):
+        raise _core.TraceError(f"{p}: is a directory, not a trace file")
     spec: dict[str, Any] = {
         "path": p,
         "block_size": block_size,
@@ -107,6 +133,7 @@ def open_trace(
         "mode": mode,
         "ops": ops,
         "params": params,
+        "skip_bad": skip_bad,
     }
     if format not in (None, "auto"):
         spec["format"] = format
@@ -116,4 +143,7 @@ def open_trace(
 def synthetic(name: str, *, block_size: int = 4096, **params: Any) -> Trace:
     """A built-in seeded workload (``prefetchsim.generators()`` lists them), e.g.
     ``synthetic("oltp-like", requests=200_000, seed=7)``."""
+    if not isinstance(name, str):
+        raise TypeError(f"generator name must be a string, not {type(name).__name__}")
+    _check_int("trace.block_size", block_size, 1)
     return Trace({"path": name, "format": "synthetic", "block_size": block_size, "params": params})

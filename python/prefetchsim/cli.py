@@ -90,8 +90,21 @@ def _open(args: argparse.Namespace) -> Trace:
         block_size=args.block_size,
         mode=args.mode,
         ops=args.ops,
+        skip_bad=args.skip_bad,
         **params,
     )
+
+
+def _warn_skipped(path: str, report: dict[str, Any], limit: int) -> None:
+    """One warning line on stderr when reading skipped bad records (then the first messages, indented)."""
+    n = report.get("skipped_records", 0)
+    if not n:
+        return
+    msgs = report.get("skipped_messages", [])
+    sys.stderr.write(f"prefetchsim: warning: skipped {n} bad record(s) of {path} (--skip-bad {limit})"
+                     + (f"; first: {msgs[0]}" if msgs else "") + "\n")
+    for m in msgs[1:]:
+        sys.stderr.write(f"  also: {m}\n")
 
 
 def _emit(rows: list[dict[str, Any]], fmt: str, out: io.TextIOBase, columns: Sequence[str] | None = None) -> None:
@@ -134,6 +147,13 @@ def _add_trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--ops", choices=["all", "reads", "writes"], default="all", help="which operations to keep")
     p.add_argument("-t", "--trace-params", metavar="K=V,...",
                    help="format or generator parameters, e.g. 'obj-id-col=2,delimiter=,,has-header=true'")
+    _add_skip_bad(p)
+
+
+def _add_skip_bad(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--skip-bad", type=int, default=0, metavar="N",
+                   help="skip and count up to N malformed records (reported on stderr); default 0: the first "
+                        "is an error")
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
@@ -148,7 +168,8 @@ def _run_rows(results, labels: list[dict[str, Any]] | None = None) -> list[dict[
     rows = []
     for i, r in enumerate(results):
         for lv in r.levels:
-            row = {"trace": r.trace.path, "trace_requests": r.raw["requests"]}
+            row = {"trace": r.trace.path, "trace_requests": r.raw["requests"],
+                   "trace_skipped": r.raw["skipped_records"]}
             if labels:
                 row.update(labels[i])
             row.update(lv)
@@ -182,9 +203,13 @@ def _timing_lines(results) -> str:
 def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace):
     prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
     try:
-        return simulate_many(trace, docs, progress=prog, threads=getattr(args, "threads", 0))
+        results = simulate_many(trace, docs, progress=prog, threads=getattr(args, "threads", 0))
     finally:
         prog.close()
+    if results:
+        # Every run reads the same trace the same way: one warning says what was skipped.
+        _warn_skipped(trace.path, results[0].raw, trace.spec.get("skip_bad", 0))
+    return results
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
@@ -221,6 +246,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         trace = open_trace(args.trace)
     if trace is None:
         raise _core.ConfigError(f"{path}: no [trace] table and no --trace given")
+    if args.skip_bad:
+        trace = Trace({**trace.spec, "skip_bad": args.skip_bad})
     if args.config is None:
         sys.stderr.write(f"prefetchsim: running the built-in default ({path}) on {trace.path!r}\n")
     results = _simulate(trace, [doc], args)
@@ -238,6 +265,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_trace_info(args: argparse.Namespace) -> int:
     trace = _open(args)
     info = trace.info(window=args.window)
+    _warn_skipped(trace.path, info, args.skip_bad)
     out, close = _output(args)
     try:
         if args.output_format == "table":
@@ -255,6 +283,7 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
 def cmd_trace_convert(args: argparse.Namespace) -> int:
     trace = _open(args)
     summary = trace.convert(args.out, to=args.to, per_block=args.per_block)
+    _warn_skipped(trace.path, summary, args.skip_bad)
     sys.stderr.write(json.dumps(summary) + "\n")
     return 0
 
@@ -568,6 +597,7 @@ def build_parser() -> argparse.ArgumentParser:
                                    "built-in default: a synthetic OLTP-like workload over a two-level hierarchy.")
     r.add_argument("config", nargs="?", help="run config (TOML)")
     r.add_argument("--trace", help="replace the config's [trace] with this file (format detected)")
+    _add_skip_bad(r)
     _add_output_options(r)
     r.set_defaults(func=cmd_run, threads=1)
 
@@ -692,12 +722,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)
-    except _core.PrefetchsimError as e:
-        sys.stderr.write(f"prefetchsim: error: {e}\n")
-        return 2
-    except MissingDependency as e:
-        sys.stderr.write(f"prefetchsim: error: {e}\n")
-        return 2
     except KeyboardInterrupt:
         sys.stderr.write("prefetchsim: interrupted\n")
         return 130
@@ -705,3 +729,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         # Output closed early (e.g. piped into `head`): not an error of ours.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except (_core.PrefetchsimError, MissingDependency, ValueError, OSError) as e:
+        # ValueError: an argument out of range (a negative --window); OSError: an output that cannot be written.
+        sys.stderr.write(f"prefetchsim: error: {e}\n")
+        return 2

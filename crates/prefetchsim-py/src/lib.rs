@@ -9,14 +9,14 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
 use prefetchsim_core::config::{ComponentSpec, ConfigError as CoreConfigError, HierarchyConfig};
-use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError};
+use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport};
 use prefetchsim_core::metrics::{RunResult, Value as RecValue};
 use prefetchsim_core::{device, policy, prefetch};
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
 use pyo3::create_exception;
-use pyo3::exceptions::PyException;
+use pyo3::exceptions::{PyException, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
@@ -55,6 +55,22 @@ fn source_err(e: &SourceError) -> PyErr {
     PrefetchsimError::new_err(e.to_string())
 }
 
+/// A non-negative integer argument of at most `max`: out of range is a `ValueError` naming the argument
+/// (PyO3 alone raises `OverflowError` for negative or huge values); not an integer is a `TypeError`.
+fn uint_arg(v: Option<&Bound<'_, PyAny>>, name: &str, default: u64, max: u64) -> PyResult<u64> {
+    let Some(v) = v else { return Ok(default) };
+    if v.is_none() {
+        return Ok(default);
+    }
+    let out_of_range = || PyValueError::new_err(format!("{name} = {v} is out of range (0 to {max})"));
+    match v.extract::<u64>() {
+        Ok(n) if n <= max => Ok(n),
+        Ok(_) => Err(out_of_range()),
+        Err(e) if e.is_instance_of::<PyOverflowError>(v.py()) => Err(out_of_range()),
+        Err(e) => Err(e),
+    }
+}
+
 fn parse_json(what: &str, text: &str) -> PyResult<Value> {
     serde_json::from_str(text).map_err(|e| ConfigError::new_err(format!("{what}: not valid JSON: {e}")))
 }
@@ -79,6 +95,10 @@ impl RequestSource for Interruptible<'_> {
         let n = self.src.fill(buf, max)?;
         self.done.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
+    }
+
+    fn report(&self) -> SourceReport {
+        self.src.report()
     }
 }
 
@@ -141,14 +161,19 @@ fn run_detached<T: Send>(
 /// `trace_json`; returns a JSON list of results, in config order. `progress(n)` is called about ten
 /// times a second with the number of requests processed so far (over all configs).
 #[pyfunction]
-#[pyo3(signature = (trace_json, configs_json, progress=None, threads=0))]
+#[pyo3(signature = (trace_json, configs_json, progress=None, threads=None))]
 fn simulate(
     py: Python<'_>,
     trace_json: &str,
     configs_json: &str,
     progress: Option<&Bound<'_, PyAny>>,
-    threads: usize,
+    threads: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
+    let threads = uint_arg(threads, "threads", 0, 4096)? as usize;
+    if let Some(p) = progress.filter(|p| !p.is_none() && !p.is_callable()) {
+        return Err(PyTypeError::new_err(format!("progress must be callable, not {}", p.get_type())));
+    }
+    let progress = progress.filter(|p| !p.is_none());
     let spec = parse_spec(trace_json)?;
     let raw = parse_json("configs", configs_json)?;
     let Value::Array(items) = raw else {
@@ -169,7 +194,7 @@ fn simulate(
     let stop = AtomicBool::new(false);
     let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
     let needs_fp = configs.iter().any(HierarchyConfig::needs_footprint);
-    let results: Vec<Result<RunResult, PyErr>> = run_detached(py, progress, &done, &stop, || {
+    let results: Vec<Result<(RunResult, SourceReport), PyErr>> = run_detached(py, progress, &done, &stop, || {
         let footprint = if needs_fp {
             match count_footprint(&spec, &stop) {
                 Ok(n) => Some(n),
@@ -185,7 +210,8 @@ fn simulate(
     .collect();
     let mut out = Vec::with_capacity(results.len());
     for r in results {
-        out.push(result_json(&r?));
+        let (r, rep) = r?;
+        out.push(result_json(&r, &rep));
     }
     Ok(Value::Array(out).to_string())
 }
@@ -194,24 +220,34 @@ fn record_json(rec: Vec<(&'static str, RecValue)>) -> Value {
     Value::Object(rec.into_iter().map(|(k, v)| (k.to_string(), json!(v))).collect())
 }
 
-/// A run result as JSON: run totals and one flat record per level, in the schema order of
-/// `LevelReport::record`; for timed runs also `timing` (the flat run-level record of
+/// What the trace source skipped or noticed, as the keys results and `trace info` carry.
+fn report_json(rep: &SourceReport, into: &mut serde_json::Map<String, Value>) {
+    into.insert("skipped_records".into(), json!(rep.skipped));
+    into.insert("skipped_messages".into(), json!(rep.skipped_messages));
+    into.insert("time_backwards".into(), json!(rep.time_backwards));
+}
+
+/// A run result as JSON: run totals, what the source skipped, and one flat record per level, in the schema
+/// order of `LevelReport::record`; for timed runs also `timing` (the flat run-level record of
 /// `TimingReport::record`), `clients` (one record per client) and `rt_histogram` (read response
 /// times, `[lowest_ns, highest_ns, count]` per non-empty bucket). Time-free runs have none of the three.
-fn result_json(r: &RunResult) -> Value {
+fn result_json(r: &RunResult, rep: &SourceReport) -> Value {
     let levels: Vec<Value> = r.levels.iter().map(|l| record_json(l.record())).collect();
     let mut out = json!({
         "requests": r.requests,
         "blocks": r.blocks,
         "warmup_requests": r.warmup_requests,
         "stopped_early": r.stopped_early,
-        "levels": levels,
     });
-    if let (Some(t), Value::Object(o)) = (&r.timing, &mut out) {
-        o.insert("timing".into(), record_json(t.record()));
-        o.insert("clients".into(), Value::Array(t.client_records().into_iter().map(record_json).collect()));
-        let buckets: Vec<Value> = t.rt_histogram.buckets().map(|(lo, hi, n)| json!([lo, hi, n])).collect();
-        o.insert("rt_histogram".into(), Value::Array(buckets));
+    if let Value::Object(o) = &mut out {
+        report_json(rep, o);
+        o.insert("levels".into(), Value::Array(levels));
+        if let Some(t) = &r.timing {
+            o.insert("timing".into(), record_json(t.record()));
+            o.insert("clients".into(), Value::Array(t.client_records().into_iter().map(record_json).collect()));
+            let buckets: Vec<Value> = t.rt_histogram.buckets().map(|(lo, hi, n)| json!([lo, hi, n])).collect();
+            o.insert("rt_histogram".into(), Value::Array(buckets));
+        }
     }
     out
 }
@@ -248,9 +284,10 @@ fn run_all(
     threads: usize,
     done: &AtomicU64,
     stop: &AtomicBool,
-) -> Vec<Result<RunResult, WorkerError>> {
+) -> Vec<Result<(RunResult, SourceReport), WorkerError>> {
     let next = AtomicU64::new(0);
-    let mut slots: Vec<Option<Result<RunResult, WorkerError>>> = (0..configs.len()).map(|_| None).collect();
+    let mut slots: Vec<Option<Result<(RunResult, SourceReport), WorkerError>>> =
+        (0..configs.len()).map(|_| None).collect();
     let slots_mx = std::sync::Mutex::new(&mut slots);
     std::thread::scope(|s| {
         for _ in 0..threads.min(configs.len()).max(1) {
@@ -276,7 +313,7 @@ fn run_one(
     footprint: Option<u64>,
     done: &AtomicU64,
     stop: &AtomicBool,
-) -> Result<RunResult, WorkerError> {
+) -> Result<(RunResult, SourceReport), WorkerError> {
     let mut h = Hierarchy::build(cfg, spec.block_size, footprint).map_err(WorkerError::Config)?;
     let mut src: Box<dyn RequestSource + Send> = spec.open().map_err(|e| WorkerError::Source(Box::new(e)))?;
     let mut last = 0u64;
@@ -287,7 +324,7 @@ fn run_one(
     };
     let r = engine::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(WorkerError::Source)?;
     done.fetch_add(r.requests - last, Ordering::Relaxed);
-    Ok(r)
+    Ok((r, src.report()))
 }
 
 /// Count the unique blocks of a trace.
@@ -302,19 +339,25 @@ fn footprint(py: Python<'_>, trace_json: &str) -> PyResult<u64> {
 /// Statistics of a trace (`trace info`) as JSON; `window` and `gap` tune the random-request rule.
 #[pyfunction]
 #[pyo3(signature = (trace_json, window=None, gap=None))]
-fn trace_info(py: Python<'_>, trace_json: &str, window: Option<u32>, gap: Option<u64>) -> PyResult<String> {
-    let spec = parse_spec(trace_json)?;
+fn trace_info(
+    py: Python<'_>,
+    trace_json: &str,
+    window: Option<&Bound<'_, PyAny>>,
+    gap: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
     let mut rule = RandomRule::default();
-    rule.window = window.unwrap_or(rule.window);
-    rule.gap = gap.unwrap_or(rule.gap);
+    rule.window = uint_arg(window, "window", u64::from(rule.window), u64::from(u32::MAX))? as u32;
+    rule.gap = uint_arg(gap, "gap", rule.gap, u64::MAX)?;
+    let spec = parse_spec(trace_json)?;
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let st = run_detached(py, None, &done, &stop, || -> Result<TraceStats, SourceError> {
+    let (st, rep) = run_detached(py, None, &done, &stop, || -> Result<(TraceStats, SourceReport), SourceError> {
         let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
-        TraceStats::compute(&mut src, spec.block_size, rule)
+        let st = TraceStats::compute(&mut src, spec.block_size, rule)?;
+        Ok((st, src.report()))
     })?
     .map_err(|e| source_err(&e))?;
-    serde_json::to_string(&st).map_err(|e| PrefetchsimError::new_err(e.to_string()))
+    with_report(&st, &rep)
 }
 
 /// Write a trace as oracleGeneral or CSV (`trace convert`); returns a JSON summary.
@@ -325,12 +368,22 @@ fn convert(py: Python<'_>, trace_json: &str, output: &str, to: &str, per_block: 
     let shape = if per_block { OracleShape::PerBlock } else { OracleShape::Objects };
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let summary = run_detached(py, None, &done, &stop, || -> Result<writer::WriteSummary, SourceError> {
+    let (summary, rep) = run_detached(py, None, &done, &stop, || -> Result<_, SourceError> {
         let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
-        writer::write(&mut src, output, to, spec.block_size, shape)
+        let summary = writer::write(&mut src, output, to, spec.block_size, shape)?;
+        Ok((summary, src.report()))
     })?
     .map_err(|e| source_err(&e))?;
-    serde_json::to_string(&summary).map_err(|e| PrefetchsimError::new_err(e.to_string()))
+    with_report(&summary, &rep)
+}
+
+/// `value` (a flat record) as JSON text with the source report's keys appended.
+fn with_report(value: &impl serde::Serialize, rep: &SourceReport) -> PyResult<String> {
+    let mut v = serde_json::to_value(value).map_err(|e| PrefetchsimError::new_err(e.to_string()))?;
+    if let Value::Object(m) = &mut v {
+        report_json(rep, m);
+    }
+    Ok(v.to_string())
 }
 
 /// A request as a Python tuple: (time_ns, op, first, len, stream, client).
@@ -338,7 +391,12 @@ type RequestRow = (u64, &'static str, u64, u32, u32, u32);
 
 /// The first `n` requests of a trace as (time_ns, op, first, len, stream, client) tuples.
 #[pyfunction]
-fn head(trace_json: &str, n: usize) -> PyResult<Vec<RequestRow>> {
+fn head(trace_json: &str, n: &Bound<'_, PyAny>) -> PyResult<Vec<RequestRow>> {
+    if n.is_none() {
+        return Err(PyTypeError::new_err("n must be an integer, not None"));
+    }
+    let n = uint_arg(Some(n), "n", 0, u64::MAX)?;
+    let n = usize::try_from(n).unwrap_or(usize::MAX);
     let spec = parse_spec(trace_json)?;
     let mut src = spec.open().map_err(|e| trace_err(&e))?;
     let mut buf = Vec::with_capacity(n.min(1 << 20));
@@ -403,8 +461,17 @@ fn canonical_config(config_json: &str) -> PyResult<String> {
 /// Mean response time (ms) of isolated random reads of `sectors` on device `model` (a preset name):
 /// the "mean disk response time" of the Split paper's response-time proxy.
 #[pyfunction]
-#[pyo3(signature = (model, sectors=1, count=10_000, seed=1))]
-fn device_random_read_ms(model: &str, sectors: u32, count: u32, seed: u64) -> PyResult<f64> {
+#[pyo3(signature = (model, sectors=None, count=None, seed=None))]
+fn device_random_read_ms(
+    model: &str,
+    sectors: Option<&Bound<'_, PyAny>>,
+    count: Option<&Bound<'_, PyAny>>,
+    seed: Option<&Bound<'_, PyAny>>,
+) -> PyResult<f64> {
+    // A request of up to 2^20 sectors (512 MiB) and 10^7 reads: more is no longer a response-time probe.
+    let sectors = uint_arg(sectors, "sectors", 1, 1 << 20)? as u32;
+    let count = uint_arg(count, "count", 10_000, 10_000_000)? as u32;
+    let seed = uint_arg(seed, "seed", 1, u64::MAX)?;
     use prefetchsim_core::config::ComponentSpec;
     use prefetchsim_core::device::{self, bench};
     let mut dev = device::build("device", &ComponentSpec::named(model), seed).map_err(|e| config_err(&e))?;

@@ -106,13 +106,21 @@ pub fn open(path: &str) -> Result<Box<dyn BufRead + Send>, TraceError> {
     let n = read_head(&mut f, &mut magic).map_err(io_err)?;
     f.seek(SeekFrom::Start(0)).map_err(io_err)?;
     let kind = Compression::from_magic(&magic[..n]);
-    let raw = |f| BufReader::with_capacity(RAW_BUFFER_SIZE, f);
+    if kind == Compression::None {
+        return Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, f)));
+    }
+    decode(Box::new(BufReader::with_capacity(RAW_BUFFER_SIZE, f)), kind).map_err(io_err)
+}
+
+/// The decompressed bytes of `raw`, compressed as `kind` (from [`Compression::from_magic`] of its first
+/// bytes). Also for input that is not a file: fuzzing and tests decode bytes held in memory.
+pub fn decode(raw: Box<dyn BufRead + Send>, kind: Compression) -> io::Result<Box<dyn BufRead + Send>> {
     let decoded: Box<dyn Read + Send> = match kind {
-        Compression::None => return Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, f))),
-        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw(f))),
-        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(raw(f)).map_err(io_err)?),
-        Compression::Xz => Box::new(xz2::bufread::XzDecoder::new_multi_decoder(raw(f))),
-        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(raw(f))),
+        Compression::None => return Ok(raw),
+        Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(raw)),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(raw)?),
+        Compression::Xz => Box::new(xz2::bufread::XzDecoder::new_multi_decoder(raw)),
+        Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(raw)),
     };
     Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, Tagged { inner: decoded, kind })))
 }

@@ -196,11 +196,22 @@ pub fn detect(path: &str) -> Result<&'static str, TraceError> {
     let stem = stem(path);
     let named = by_name(&stem).map_err(|why| undetected(path, why))?;
     let (head, whole) = head(path)?;
+    detect_named(path, named, &head, whole)
+}
+
+/// The format of a trace named `path` whose decompressed content starts with `head` (`whole` when
+/// that is all of it), without opening any file: [`detect`] after reading the head (also fuzzed).
+pub fn detect_head(path: &str, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
+    let named = by_name(&stem(path)).map_err(|why| undetected(path, why))?;
+    detect_named(path, named, &head[..head.len().min(HEAD_BYTES)], whole && head.len() <= HEAD_BYTES)
+}
+
+fn detect_named(path: &str, named: Option<&'static str>, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
     if let Some(format) = named {
         if head.is_empty() {
             return Ok(format);
         }
-        return match parse_head(format, path, whole_part(format, &head, whole)) {
+        return match parse_head(format, path, whole_part(format, head, whole)) {
             Ok(_) => Ok(format),
             Err(e) => {
                 Err(undetected(path, format!("the name suggests {format}, but the content does not parse as it: {e}")))
@@ -210,10 +221,10 @@ pub fn detect(path: &str) -> Result<&'static str, TraceError> {
     if head.is_empty() {
         return Err(undetected(path, "the file is empty and its name names no format"));
     }
-    if is_binary(&head) {
-        detect_binary(path, &head, whole)
+    if is_binary(head) {
+        detect_binary(path, head, whole)
     } else {
-        detect_text(path, &head, whole)
+        detect_text(path, head, whole)
     }
 }
 

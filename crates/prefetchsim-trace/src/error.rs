@@ -5,8 +5,13 @@ use std::fmt;
 /// Where in a trace file something went wrong.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Location {
-    /// A text trace: 1-based line number.
-    Line(u64),
+    /// A text trace: 1-based line number and the byte offset of the line's start in the decompressed stream.
+    Line {
+        /// Line number.
+        line: u64,
+        /// Byte offset of the line.
+        offset: u64,
+    },
     /// A binary trace: 0-based record index and byte offset of the record.
     Record {
         /// Record index.
@@ -16,10 +21,19 @@ pub enum Location {
     },
 }
 
+impl Location {
+    /// Line `line` of a text trace whose offset is not known yet: [`TraceError::at_line_offset`] fills it
+    /// in where the line is read.
+    #[must_use]
+    pub fn line(line: u64) -> Self {
+        Location::Line { line, offset: 0 }
+    }
+}
+
 impl fmt::Display for Location {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Location::Line(n) => write!(f, "line {n}"),
+            Location::Line { line, offset } => write!(f, "line {line} (byte {offset})"),
             Location::Record { index, offset } => write!(f, "record {index} (byte {offset})"),
         }
     }
@@ -61,6 +75,14 @@ pub enum TraceError {
         /// Record size.
         want: usize,
     },
+    /// More bad records than `skip_bad` allows; `last` is the first one past the limit.
+    #[error("{last} (bad record {n} of this trace, more than skip_bad = {limit} allows)", n = limit + 1)]
+    SkipLimit {
+        /// The `skip_bad` limit.
+        limit: u64,
+        /// The bad record past the limit.
+        last: Box<TraceError>,
+    },
     /// The format name is not registered.
     #[error("{file}: unknown trace format '{name}'; choose one of {choices}")]
     UnknownFormat {
@@ -100,6 +122,25 @@ impl TraceError {
     /// A malformed field.
     pub fn malformed(file: &str, location: Location, field: &str, message: impl Into<String>) -> Self {
         TraceError::Malformed { file: file.to_string(), location, field: field.to_string(), message: message.into() }
+    }
+
+    /// This error with the byte offset of text line `line` filled in, when it is about that line.
+    #[must_use]
+    pub fn at_line_offset(mut self, line: u64, offset: u64) -> Self {
+        if let TraceError::Malformed { location: Location::Line { line: l, offset: o }, .. } = &mut self {
+            if *l == line {
+                *o = offset;
+            }
+        }
+        self
+    }
+
+    /// Whether reading can go on after this error with the next record: true for a malformed record (the
+    /// reader has moved past it), false for I/O errors and corrupt compression (the stream is broken), a
+    /// truncated binary tail (nothing follows it to re-synchronise on) and every error of opening.
+    #[must_use]
+    pub fn is_skippable(&self) -> bool {
+        matches!(self, TraceError::Malformed { .. })
     }
 
     /// A bad option.

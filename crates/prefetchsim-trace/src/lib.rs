@@ -13,10 +13,12 @@
 //! }
 //! ```
 
+pub mod blockset;
 pub mod compress;
 pub mod detect;
 pub mod error;
 pub mod formats;
+pub mod harness;
 pub mod record;
 pub mod spec;
 pub mod stats;

@@ -39,7 +39,9 @@ pub struct RawRecord {
 /// A decoder of one trace format over a decompressed byte stream.
 pub trait RecordReader: Send {
     /// The next record, `Ok(None)` at the end. Malformed data is an error naming file, line/record and
-    /// field; it is never skipped silently.
+    /// field; it is never skipped silently. After a [`TraceError::Malformed`] the reader has moved past the
+    /// bad record and the next call goes on with the one after it (callers may skip, see
+    /// [`TraceSource`](crate::TraceSource)); after any other error the stream is over.
     fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError>;
 
     /// What `addr` counts in this format.

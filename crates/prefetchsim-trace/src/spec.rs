@@ -1,7 +1,7 @@
 //! What to read and how to turn it into block requests: [`TraceSpec`], and the [`TraceSource`] that
 //! streams a trace file (or a generator) as core [`Request`]s.
 
-use prefetchsim_core::engine::{RequestSource, SourceError};
+use prefetchsim_core::engine::{RequestSource, SourceError, SourceReport};
 use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
@@ -67,6 +67,10 @@ pub struct TraceSpec {
     /// the `multi-real` layout options, the generator's parameters.
     #[serde(default)]
     pub params: Map<String, Value>,
+    /// Bad records to skip (and count) before a bad record is an error; 0 (default) is strict. See
+    /// [`TraceSource`] for what can be skipped.
+    #[serde(default)]
+    pub skip_bad: u64,
 }
 
 impl TraceSpec {
@@ -80,6 +84,7 @@ impl TraceSpec {
             mode: Mode::Blocks,
             ops: OpsFilter::All,
             params: Map::new(),
+            skip_bad: 0,
         }
     }
 
@@ -166,7 +171,16 @@ impl RequestSource for OpsFiltered {
         }
         Ok(out.len() - start)
     }
+
+    fn report(&self) -> SourceReport {
+        self.src.report()
+    }
 }
+
+/// The most blocks one request may span: 2^24, 64 GiB of 4 KiB blocks. Real requests are at most a few
+/// MiB; a larger size is a damaged field, and taking it would make one record cost minutes of simulation
+/// and gigabytes of footprint counting.
+pub const MAX_REQUEST_BLOCKS: u64 = 1 << 24;
 
 /// Converts raw records into block requests (block size, mode, ops filter).
 #[derive(Clone, Copy, Debug)]
@@ -207,7 +221,12 @@ impl Converter {
                 (first, end / self.block_size - first + 1)
             }
         };
-        let len = u32::try_from(len).map_err(|_| format!("size of {len} blocks is more than one request can hold"))?;
+        if len > MAX_REQUEST_BLOCKS {
+            return Err(format!(
+                "size of {len} blocks is more than one request may span ({MAX_REQUEST_BLOCKS} blocks: a corrupt size?)"
+            ));
+        }
+        let len = len as u32;
         if first.checked_add(u64::from(len)).is_none() {
             return Err(format!("block {first} is at the end of the 64-bit address space"));
         }
@@ -216,10 +235,28 @@ impl Converter {
 }
 
 /// Records decoded per batch.
-const BATCH: usize = 4096;
+pub(crate) const BATCH: usize = 4096;
+
+/// Messages of skipped records kept for the report (the count goes on).
+pub const SKIPPED_MESSAGES: usize = 5;
 
 /// A trace file streamed as requests: records are decoded in batches (one virtual call per batch)
 /// and converted, so the per-request cost is a tight loop.
+///
+/// **Malformed input.** Strict by default: the first bad record ends the stream with an error naming the
+/// file, the line and its byte offset (text) or the record index and its byte offset (binary), and the
+/// field. With [`TraceSpec::skip_bad`] = N, up to N bad records are skipped and counted (the first
+/// [`SKIPPED_MESSAGES`] messages are kept, see [`RequestSource::report`]) and the N+1th is an error
+/// saying the limit was passed. A bad record is one the reader can step over: a text line that does not
+/// parse, a blank run inside the file or an overlong line, a fixed-size binary record with a bad field
+/// (vscsi version or command, a time that overflows), a record whose size does not fit one request.
+/// What cannot be skipped, whatever N: an I/O error or a corrupt compressed stream (nothing after the
+/// damage can be trusted), and a binary file that ends inside a record (a truncated tail: there is no
+/// next record to re-synchronise on; the records before it are read, then the error comes).
+///
+/// **Time going backwards** is not an error: records stay in file order (the SYSTOR'17 samples are
+/// slightly out of order), and the records earlier than the record before them are counted in the
+/// report's `time_backwards`.
 pub struct TraceSource {
     reader: Box<dyn RecordReader>,
     conv: Converter,
@@ -227,6 +264,9 @@ pub struct TraceSource {
     records: u64,
     raw: Vec<RawRecord>,
     next: usize,
+    skip_bad: u64,
+    report: SourceReport,
+    last_time: u64,
 }
 
 impl TraceSource {
@@ -234,19 +274,51 @@ impl TraceSource {
     #[must_use]
     pub fn new(reader: Box<dyn RecordReader>, spec: &TraceSpec) -> Self {
         let conv = Converter::new(spec, reader.addr_unit());
-        Self { reader, conv, path: spec.path.clone(), records: 0, raw: Vec::with_capacity(BATCH), next: 0 }
+        Self {
+            reader,
+            conv,
+            path: spec.path.clone(),
+            records: 0,
+            raw: Vec::with_capacity(BATCH),
+            next: 0,
+            skip_bad: spec.skip_bad,
+            report: SourceReport::default(),
+            last_time: 0,
+        }
     }
 
-    /// Records read so far (before the ops filter).
+    /// Records read so far (before the ops filter; skipped records are not counted).
     #[must_use]
     pub fn records(&self) -> u64 {
         self.records
     }
 
-    /// The request of a raw record (`None` when the ops filter drops it).
+    /// Skip the bad record of `e` if it can be skipped and the limit allows, else return the error.
+    #[cold]
+    fn skip(&mut self, e: TraceError) -> Result<(), TraceError> {
+        if !e.is_skippable() || self.skip_bad == 0 {
+            return Err(e);
+        }
+        if self.report.skipped >= self.skip_bad {
+            return Err(TraceError::SkipLimit { limit: self.skip_bad, last: Box::new(e) });
+        }
+        self.report.skipped += 1;
+        if self.report.skipped_messages.len() < SKIPPED_MESSAGES {
+            self.report.skipped_messages.push(e.to_string());
+        }
+        Ok(())
+    }
+
+    /// The request of a raw record (`None` when the ops filter drops it or the record is skipped).
     #[inline]
-    fn convert(&self, rec: &RawRecord) -> Result<Option<Request>, TraceError> {
-        self.conv.convert(rec).map_err(|m| TraceError::malformed(&self.path, self.reader.locate(rec.pos), "size", m))
+    fn convert(&mut self, rec: &RawRecord) -> Result<Option<Request>, TraceError> {
+        match self.conv.convert(rec) {
+            Ok(r) => Ok(r),
+            Err(m) => {
+                self.skip(TraceError::malformed(&self.path, self.reader.locate(rec.pos), "size", m))?;
+                Ok(None)
+            }
+        }
     }
 
     /// Make sure undelivered raw records are buffered; false at the end of the trace.
@@ -256,9 +328,24 @@ impl TraceSource {
         }
         self.raw.clear();
         self.next = 0;
-        let n = self.reader.fill_records(&mut self.raw, BATCH)?;
-        self.records += n as u64;
-        Ok(n > 0)
+        while self.raw.len() < BATCH {
+            // On an error the records read before the bad one are already in `raw`.
+            let room = BATCH - self.raw.len();
+            match self.reader.fill_records(&mut self.raw, room) {
+                Ok(_) => break,
+                Err(e) => self.skip(e)?,
+            }
+        }
+        let mut last = self.last_time;
+        let mut backwards = 0;
+        for r in &self.raw {
+            backwards += u64::from(r.time_ns < last);
+            last = r.time_ns;
+        }
+        self.last_time = last;
+        self.report.time_backwards += backwards;
+        self.records += self.raw.len() as u64;
+        Ok(!self.raw.is_empty())
     }
 
     /// The next request, or `None` at the end.
@@ -272,6 +359,12 @@ impl TraceSource {
         }
         Ok(None)
     }
+
+    /// What was skipped and noticed so far.
+    #[must_use]
+    pub fn source_report(&self) -> &SourceReport {
+        &self.report
+    }
 }
 
 impl RequestSource for TraceSource {
@@ -280,13 +373,18 @@ impl RequestSource for TraceSource {
         while buf.len() - start < max && self.refill()? {
             let take = (self.raw.len() - self.next).min(max - (buf.len() - start));
             for i in self.next..self.next + take {
-                if let Some(r) = self.convert(&self.raw[i])? {
+                let rec = self.raw[i];
+                if let Some(r) = self.convert(&rec)? {
                     buf.push(r);
                 }
             }
             self.next += take;
         }
         Ok(buf.len() - start)
+    }
+
+    fn report(&self) -> SourceReport {
+        self.report.clone()
     }
 }
 

@@ -11,8 +11,8 @@
 //! assert_eq!((s.requests, s.footprint_blocks, s.random_requests), (3, 5, 2));
 //! ```
 
+use crate::blockset::BlockSet;
 use prefetchsim_core::engine::{RequestSource, SourceError};
-use prefetchsim_core::policy::table::{block_map, BlockMap};
 use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 
@@ -55,7 +55,7 @@ impl Default for RandomRule {
 /// only the footprint is needed, e.g. to resolve cache sizes given as shares of it). `stop` is polled
 /// between batches; when it returns true the count so far is returned.
 pub fn footprint(src: &mut dyn RequestSource, stop: &dyn Fn() -> bool) -> Result<u64, SourceError> {
-    let mut seen = block_map::<()>(1 << 16);
+    let mut seen = BlockSet::new();
     let mut buf = Vec::with_capacity(8192);
     loop {
         buf.clear();
@@ -64,11 +64,11 @@ pub fn footprint(src: &mut dyn RequestSource, stop: &dyn Fn() -> bool) -> Result
         }
         for r in &buf {
             for b in r.first..r.first + u64::from(r.len.max(1)) {
-                seen.insert(b, ());
+                seen.insert(b);
             }
         }
     }
-    Ok(seen.len() as u64)
+    Ok(seen.len())
 }
 
 /// Statistics of a trace: a flat record whose field names are stable (CLI, JSON and pandas columns).
@@ -137,7 +137,8 @@ impl TraceStats {
 
 /// The streaming accumulator behind [`TraceStats`]: push requests, then [`finish`](Self::finish).
 ///
-/// Memory is proportional to the footprint (a set of blocks with the project's block hasher) plus the
+/// Memory is proportional to the footprint ([`BlockSet`]: a bit per block of the dense range of block
+/// addresses, a hash entry per block of sparse ids) plus the
 /// distinct streams and clients.
 #[derive(Clone, Debug)]
 pub struct StatsCollector {
@@ -146,7 +147,7 @@ pub struct StatsCollector {
     requests: u64,
     reads: u64,
     blocks: u64,
-    footprint: BlockMap<()>,
+    footprint: BlockSet,
     min_block: u64,
     max_block: u64,
     min_time: u64,
@@ -169,14 +170,15 @@ impl StatsCollector {
             requests: 0,
             reads: 0,
             blocks: 0,
-            footprint: block_map(1 << 16),
+            footprint: BlockSet::new(),
             min_block: u64::MAX,
             max_block: 0,
             min_time: u64::MAX,
             max_time: 0,
             streams: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(1)),
             clients: hashbrown::HashSet::with_hasher(foldhash::fast::FixedState::with_seed(2)),
-            recent: Vec::with_capacity(rule.window as usize),
+            // The window fills as requests come; a huge window must not reserve gigabytes up front.
+            recent: Vec::with_capacity((rule.window as usize).min(1 << 12)),
             pos: 0,
             random: 0,
         }
@@ -190,7 +192,7 @@ impl StatsCollector {
         self.reads += u64::from(r.op == Op::Read);
         self.blocks += len;
         for b in r.first..=last {
-            self.footprint.insert(b, ());
+            self.footprint.insert(b);
         }
         self.min_block = self.min_block.min(r.first);
         self.max_block = self.max_block.max(last);
@@ -219,7 +221,7 @@ impl StatsCollector {
     pub fn finish(&self) -> TraceStats {
         let n = self.requests;
         let share = |x: u64| if n == 0 { 0.0 } else { x as f64 / n as f64 };
-        let footprint = self.footprint.len() as u64;
+        let footprint = self.footprint.len();
         TraceStats {
             block_size: self.block_size,
             requests: n,

@@ -5,6 +5,57 @@ use crate::level::AnyLevel;
 use crate::metrics::LevelReport;
 use crate::{policy, prefetch};
 
+/// Bytes of memory per cached block a policy needs at most: measured by `benches/memory.py` (README
+/// "Memory") and rounded up; the table entry, the block index, the policy's links and its ghost lists when
+/// full. Unknown names get the largest.
+#[must_use]
+pub fn policy_bytes_per_block(policy: &str) -> u64 {
+    match policy.trim().to_ascii_lowercase().as_str() {
+        "lru" | "fifo" | "clock" | "splitlru" | "split" | "split_lru" | "second_chance" => 40,
+        "sarc" => 50,
+        "2q" | "twoq" | "two_q" => 70,
+        "streamlru" | "stream_lru" => 80,
+        "arc" => 100,
+        // Qout keeps 4 × capacity ghost entries by default.
+        "mq" => 260,
+        _ => 260,
+    }
+}
+
+/// The machine's physical memory in bytes, when the system says (Linux `/proc/meminfo`).
+fn physical_memory() -> Option<u64> {
+    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    kib.checked_mul(1024)
+}
+
+/// Refuse levels whose metadata alone would not fit in `memory` bytes: the tables are allocated when the
+/// level is built, and an allocation that fails aborts the process (a Python session with it) instead of
+/// returning an error. The estimate is [`policy_bytes_per_block`] per block.
+fn check_memory(cfg: &HierarchyConfig, caps: &[u64], memory: Option<u64>) -> Result<(), ConfigError> {
+    let Some(memory) = memory else { return Ok(()) };
+    let mut total = 0u64;
+    for (i, (l, &cap)) in cfg.level.iter().zip(caps).enumerate() {
+        let per = policy_bytes_per_block(&l.policy.name);
+        total = total.saturating_add(cap.saturating_mul(per));
+        if total > memory {
+            let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
+            return Err(ConfigError::new(
+                format!("level[{i}].size"),
+                format!(
+                    "{cap} blocks need about {:.1} GiB of cache metadata ({per} B per block of '{}'{}), more than                      this machine's {:.1} GiB of memory",
+                    gib(cap.saturating_mul(per)),
+                    l.policy.name,
+                    if i > 0 { ", with the levels above" } else { "" },
+                    gib(memory)
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
 /// Levels top (closest to the application) first, each with its identity for reports.
 pub struct Hierarchy {
     /// The levels.
@@ -20,16 +71,21 @@ impl Hierarchy {
         if block_size == 0 {
             return Err(ConfigError::new("trace.block_size", "the block size must be at least 1 byte"));
         }
-        let mut levels = Vec::with_capacity(cfg.level.len());
-        let mut names = Vec::with_capacity(cfg.level.len());
+        let mut caps = Vec::with_capacity(cfg.level.len());
         let mut above: Option<u64> = None;
         for (i, l) in cfg.level.iter().enumerate() {
-            let path = format!("level[{i}]");
             let cap = l
                 .size
                 .resolve(block_size, footprint, above)
-                .map_err(|m| ConfigError::new(format!("{path}.size"), m))?;
+                .map_err(|m| ConfigError::new(format!("level[{i}].size"), m))?;
             above = Some(cap);
+            caps.push(cap);
+        }
+        check_memory(cfg, &caps, physical_memory())?;
+        let mut levels = Vec::with_capacity(cfg.level.len());
+        let mut names = Vec::with_capacity(cfg.level.len());
+        for (i, (l, &cap)) in cfg.level.iter().zip(&caps).enumerate() {
+            let path = format!("level[{i}]");
             let (pf_name, pf) = prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher)?;
             let (pol_name, mut level) =
                 policy::build_level(&format!("{path}.policy"), &l.policy, cap as usize, l.options.clone(), pf)?;
@@ -65,5 +121,22 @@ impl Hierarchy {
                 counters: l.counters().clone(),
             })
             .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_larger_than_memory_are_refused_before_allocating() {
+        let cfg = HierarchyConfig::from_toml("[[level]]\nsize = 1000\n[[level]]\nsize = '4000000x'\npolicy = 'arc'\n")
+            .unwrap();
+        let e = check_memory(&cfg, &[1000, 4_000_000_000], Some(24 << 30)).unwrap_err();
+        assert_eq!(e.path, "level[1].size");
+        assert!(e.message.contains("4000000000 blocks need about 372.5 GiB"), "{e}");
+        assert!(check_memory(&cfg, &[1000, 1_000_000], Some(24 << 30)).is_ok());
+        assert!(check_memory(&cfg, &[1000, 4_000_000_000], None).is_ok(), "no check where memory is unknown");
+        assert!(physical_memory().is_none_or(|m| m > 1 << 20));
     }
 }

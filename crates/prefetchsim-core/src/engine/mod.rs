@@ -41,6 +41,24 @@ pub type SourceError = Box<dyn std::error::Error + Send + Sync>;
 pub trait RequestSource {
     /// Append up to `max` requests to `buf`; return how many were appended (0 at the end).
     fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError>;
+
+    /// What the source skipped or noticed so far (bad records passed over, time going backwards).
+    /// Default: nothing, for sources that cannot meet bad input.
+    fn report(&self) -> SourceReport {
+        SourceReport::default()
+    }
+}
+
+/// What a source skipped or noticed while reading: results and `trace info` carry it, so that a run
+/// over a damaged trace says so.
+#[derive(Clone, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SourceReport {
+    /// Bad records skipped (a trace read with `skip_bad`).
+    pub skipped: u64,
+    /// The messages of the first few skipped records.
+    pub skipped_messages: Vec<String>,
+    /// Records whose time is earlier than the record's before them (kept, in file order).
+    pub time_backwards: u64,
 }
 
 /// A source over requests already in memory (tests, small examples).

@@ -198,7 +198,11 @@ pub fn build_level(
         }
         "clock" => Box::new(Level::new(capacity, clock::Clock::new(&env, parse_params(path, spec)?), prefetcher, opts)),
         "arc" => Box::new(Level::new(capacity, arc::Arc::new(&env, parse_params(path, spec)?), prefetcher, opts)),
-        "mq" => Box::new(Level::new(capacity, mq::Mq::new(&env, parse_params(path, spec)?), prefetcher, opts)),
+        "mq" => {
+            let params: mq::MqParams = parse_params(path, spec)?;
+            params.validate(path)?;
+            Box::new(Level::new(capacity, mq::Mq::new(&env, params), prefetcher, opts))
+        }
         "2q" => Box::new(Level::new(capacity, two_q::TwoQ::new(&env, parse_params(path, spec)?), prefetcher, opts)),
         "streamlru" => Box::new(Level::new(
             capacity,

@@ -41,6 +41,22 @@ impl Default for MqParams {
     }
 }
 
+impl MqParams {
+    /// The largest explicit Qout history: 2^26 blocks (a few GiB of ghost entries, allocated up front).
+    pub const MAX_HISTORY: usize = 1 << 26;
+
+    /// Check `history` (`path` is the policy's key path).
+    pub fn validate(&self, path: &str) -> Result<(), crate::config::ConfigError> {
+        match self.history {
+            Some(h) if h > Self::MAX_HISTORY => Err(crate::config::ConfigError::new(
+                format!("{path}.history"),
+                format!("{h} blocks is more than the {} a Qout history may hold", Self::MAX_HISTORY),
+            )),
+            _ => Ok(()),
+        }
+    }
+}
+
 fn de_queues<'de, D: serde::Deserializer<'de>>(d: D) -> Result<u8, D::Error> {
     let m = u8::deserialize(d)?;
     if (1..=32).contains(&m) {

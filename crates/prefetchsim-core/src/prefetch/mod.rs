@@ -259,7 +259,11 @@ pub fn build(
             parse_params::<crate::policy::NoParams>(path, spec)?;
             Box::new(none::NoPrefetch)
         }
-        "obl" => Box::new(obl::Obl::new(parse_params(path, spec)?)),
+        "obl" => {
+            let params: obl::OblParams = parse_params(path, spec)?;
+            params.validate(path)?;
+            Box::new(obl::Obl::new(params))
+        }
         "sarc" => {
             let params: sarc::SarcPrefetchParams = parse_params(path, spec)?;
             params.validate(path)?;

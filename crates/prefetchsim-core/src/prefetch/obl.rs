@@ -38,6 +38,22 @@ impl Default for OblParams {
     }
 }
 
+impl OblParams {
+    /// The most previous requests the libCacheSim rule may look at: the ring is allocated up front.
+    pub const MAX_K: u32 = 1 << 16;
+
+    /// Check `k` (`path` is the prefetcher's key path).
+    pub fn validate(&self, path: &str) -> Result<(), crate::config::ConfigError> {
+        if self.k > Self::MAX_K {
+            return Err(crate::config::ConfigError::new(
+                format!("{path}.k"),
+                format!("{} previous requests is more than the {} the rule may look at", self.k, Self::MAX_K),
+            ));
+        }
+        Ok(())
+    }
+}
+
 /// One-block lookahead.
 #[derive(Debug)]
 pub struct Obl {

@@ -18,11 +18,13 @@ struct Window {
     pos: usize,
     end: usize,
     eof: bool,
+    /// Offset of `buf[0]` in the decompressed stream.
+    base: u64,
 }
 
 impl Window {
     fn new(input: Box<dyn BufRead + Send>) -> Self {
-        Self { input, buf: vec![0; CHUNK], pos: 0, end: 0, eof: false }
+        Self { input, buf: vec![0; CHUNK], pos: 0, end: 0, eof: false, base: 0 }
     }
 
     fn available(&self) -> &[u8] {
@@ -35,6 +37,7 @@ impl Window {
         if self.pos > 0 {
             self.buf.copy_within(self.pos..self.end, 0);
             self.end -= self.pos;
+            self.base += self.pos as u64;
             self.pos = 0;
         }
         if self.end == self.buf.len() {
@@ -66,6 +69,12 @@ pub(crate) struct TextInput {
     win: Window,
     file: String,
     line: u64,
+    /// Byte offset of the line last returned (or being read).
+    line_offset: u64,
+    /// A data line read past a bad blank line, handed out by the next call: (number, offset, range).
+    pending: Option<(u64, u64, usize, usize)>,
+    /// Inside a line too long to hold: drop bytes up to the next line break.
+    discarding: bool,
 }
 
 /// Whether a line holds nothing but spaces and tabs.
@@ -75,17 +84,49 @@ fn is_blank(line: &[u8]) -> bool {
 
 impl TextInput {
     pub(crate) fn new(input: Box<dyn BufRead + Send>, file: &str) -> Self {
-        Self { win: Window::new(input), file: file.to_string(), line: 0 }
+        Self {
+            win: Window::new(input),
+            file: file.to_string(),
+            line: 0,
+            line_offset: 0,
+            pending: None,
+            discarding: false,
+        }
+    }
+
+    /// The byte offset of the line last returned by [`Self::next_data_line`].
+    pub(crate) fn line_offset(&self) -> u64 {
+        self.line_offset
     }
 
     /// The byte range of the next line in the buffer (terminator stripped), or `None` at the end.
     fn next_range(&mut self) -> Result<Option<(usize, usize)>, TraceError> {
         loop {
             let avail = self.win.available();
+            if self.discarding {
+                // The rest of an overlong line (already reported): skip it, keep what follows.
+                match memchr::memchr(b'\n', avail) {
+                    Some(i) => {
+                        self.win.pos += i + 1;
+                        self.discarding = false;
+                    }
+                    None if self.win.eof => {
+                        self.win.pos = self.win.end;
+                        self.discarding = false;
+                        return Ok(None);
+                    }
+                    None => {
+                        self.win.pos = self.win.end;
+                        self.win.refill(MAX_LINE).map_err(|e| TraceError::io(&self.file, e))?;
+                    }
+                }
+                continue;
+            }
             if let Some(i) = memchr::memchr(b'\n', avail) {
                 let start = self.win.pos;
                 self.win.pos += i + 1;
                 self.line += 1;
+                self.line_offset = self.win.base + start as u64;
                 let mut end = start + i;
                 if end > start && self.win.buf[end - 1] == b'\r' {
                     end -= 1;
@@ -99,6 +140,7 @@ impl TextInput {
                 let (start, mut end) = (self.win.pos, self.win.end);
                 self.win.pos = end;
                 self.line += 1;
+                self.line_offset = self.win.base + start as u64;
                 if self.win.buf[end - 1] == b'\r' {
                     end -= 1;
                 }
@@ -106,9 +148,14 @@ impl TextInput {
             }
             let progressed = self.win.refill(MAX_LINE).map_err(|e| TraceError::io(&self.file, e))?;
             if !progressed {
+                // Report the line once and drop it: reading can go on at the next line break.
+                self.line += 1;
+                self.line_offset = self.win.base + self.win.pos as u64;
+                self.win.pos = self.win.end;
+                self.discarding = true;
                 return Err(TraceError::malformed(
                     &self.file,
-                    Location::Line(self.line + 1),
+                    Location::Line { line: self.line, offset: self.line_offset },
                     "line",
                     format!("longer than {MAX_LINE} bytes without a line break (binary data read as text?)"),
                 ));
@@ -120,19 +167,25 @@ impl TextInput {
     ///
     /// Blank lines (empty or only spaces/tabs) are skipped only at the end of the file, where editors
     /// and converters leave them; a blank line followed by more data is an error, since it means a
-    /// damaged or concatenated file.
+    /// damaged or concatenated file. The data line after it is kept for the next call, so that a reader
+    /// that skips bad records loses only the blank run.
     pub(crate) fn next_data_line(&mut self) -> Result<Option<(u64, &[u8])>, TraceError> {
+        if let Some((n, offset, s, e)) = self.pending.take() {
+            self.line_offset = offset;
+            return Ok(Some((n, &self.win.buf[s..e])));
+        }
         let mut first_blank = None;
         loop {
             let Some((s, e)) = self.next_range()? else { return Ok(None) };
             if is_blank(&self.win.buf[s..e]) {
-                first_blank.get_or_insert(self.line);
+                first_blank.get_or_insert((self.line, self.line_offset));
                 continue;
             }
-            if let Some(b) = first_blank {
+            if let Some((line, offset)) = first_blank {
+                self.pending = Some((self.line, self.line_offset, s, e));
                 return Err(TraceError::malformed(
                     &self.file,
-                    Location::Line(b),
+                    Location::Line { line, offset },
                     "line",
                     "blank line inside the trace (only trailing blank lines are skipped)",
                 ));
@@ -202,16 +255,22 @@ pub(crate) trait LineParser: Send {
     fn addr_unit(&self) -> AddrUnit;
 }
 
+/// Line offsets remembered for [`RecordReader::locate`]: more than the records of one batch of
+/// [`TraceSource`](crate::TraceSource), which locates errors only within the batch it is converting.
+const RECENT: usize = 8192;
+
 /// A text trace reader: lines from a [`TextInput`], records from a [`LineParser`].
 pub(crate) struct TextReader<P> {
     input: TextInput,
     file: String,
     parser: P,
+    /// `(line, byte offset)` of recent records, at `line % RECENT`.
+    recent: Vec<(u64, u64)>,
 }
 
 impl<P: LineParser> TextReader<P> {
     pub(crate) fn new(input: Box<dyn BufRead + Send>, file: &str, parser: P) -> Self {
-        Self { input: TextInput::new(input, file), file: file.to_string(), parser }
+        Self { input: TextInput::new(input, file), file: file.to_string(), parser, recent: vec![(0, 0); RECENT] }
     }
 
     /// As a boxed [`RecordReader`].
@@ -225,15 +284,22 @@ impl<P: LineParser> TextReader<P> {
 
 impl<P: LineParser> RecordReader for TextReader<P> {
     fn locate(&self, pos: u64) -> Location {
-        Location::Line(pos)
+        let (line, offset) = self.recent[(pos % RECENT as u64) as usize];
+        // Always found for records of the batch being converted; an older record keeps its line only.
+        Location::Line { line: pos, offset: if line == pos { offset } else { 0 } }
     }
 
     fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError> {
         loop {
             let Some((n, line)) = self.input.next_data_line()? else { return Ok(None) };
-            if let Some(mut r) = self.parser.parse(&self.file, n, line)? {
-                r.pos = n;
-                return Ok(Some(r));
+            match self.parser.parse(&self.file, n, line) {
+                Ok(Some(mut r)) => {
+                    r.pos = n;
+                    self.recent[(n % RECENT as u64) as usize] = (n, self.input.line_offset());
+                    return Ok(Some(r));
+                }
+                Ok(None) => {}
+                Err(e) => return Err(e.at_line_offset(n, self.input.line_offset())),
             }
         }
     }
@@ -270,7 +336,9 @@ mod tests {
         let mut t = text(b"1\n\n2\n");
         t.next_data_line().unwrap();
         let e = t.next_data_line().unwrap_err();
-        assert!(matches!(e, TraceError::Malformed { location: Location::Line(2), .. }), "{e}");
+        assert!(matches!(e, TraceError::Malformed { location: Location::Line { line: 2, offset: 2 }, .. }), "{e}");
+        // The data line after the blank run is not lost.
+        assert_eq!(t.next_data_line().unwrap().map(|x| x.0), Some(3));
     }
 
     #[test]

@@ -5,8 +5,11 @@
 //! Rules shared by the readers:
 //! - Streaming: records are decoded out of one reusable buffer; nothing is allocated per line or record,
 //!   and no trace is held in memory.
-//! - Strict: the first bad record is an error naming the file, the line (text, 1-based) or the record
-//!   index and byte offset (binary), and the field by the format's own name. Nothing is skipped silently.
+//! - Strict: the first bad record is an error naming the file, the line (text, 1-based) and its byte offset
+//!   or the record index and its byte offset (binary; offsets count decompressed bytes), and the field by
+//!   the format's own name. Nothing is skipped silently: a reader returns the error having moved past the
+//!   bad record, and [`TraceSource`](crate::TraceSource) skips and counts up to `skip_bad` of them (the
+//!   rule, and what can never be skipped, is documented there).
 //! - Text lines end in `\n` or `\r\n`; the last line may lack one. Blank lines are skipped only at the end
 //!   of a file; a blank line followed by data is an error. Spaces around fields are ignored. Fields the
 //!   simulator does not use (MSR ResponseTime, SYSTOR Response, ARC's last two) are not checked beyond

@@ -141,7 +141,8 @@ fn companion(trace: &str) -> Option<String> {
         .find(|p| Path::new(p).is_file())
 }
 
-/// File sizes from a list `file_id,size_bytes_seen` (header optional).
+/// File sizes from a list `file_id,size_bytes_seen` (header optional). Strict whatever `skip_bad` says:
+/// a wrong list would misplace every file.
 fn read_list(path: &str) -> Result<BTreeMap<u64, u64>, TraceError> {
     let mut input = TextInput::new(compress::open(path)?, path);
     let mut sizes = BTreeMap::new();
@@ -149,34 +150,54 @@ fn read_list(path: &str) -> Result<BTreeMap<u64, u64>, TraceError> {
         if n == 1 && line.starts_with(b"file_id") {
             continue;
         }
-        let mut f = [&b""[..]; 2];
-        let count = split_delim(line, b',', &mut f);
-        if count != 2 {
-            return Err(field_count_error(path, n, count, &LIST_FIELDS));
-        }
-        let id = u64_field(path, n, "file_id", f[0])?;
-        let size = u64_field(path, n, "size_bytes_seen", f[1])?;
+        let entry = || -> Result<(u64, u64), TraceError> {
+            let mut f = [&b""[..]; 2];
+            let count = split_delim(line, b',', &mut f);
+            if count != 2 {
+                return Err(field_count_error(path, n, count, &LIST_FIELDS));
+            }
+            Ok((u64_field(path, n, "file_id", f[0])?, u64_field(path, n, "size_bytes_seen", f[1])?))
+        };
+        let (id, size) = entry().map_err(|e| e.at_line_offset(n, input.line_offset()))?;
         if sizes.insert(id, size).is_some() {
-            return Err(bad_field(path, n, "file_id", format!("file {id} is listed twice")));
+            let e = bad_field(path, n, "file_id", format!("file {id} is listed twice"));
+            return Err(e.at_line_offset(n, input.line_offset()));
         }
     }
     Ok(sizes)
 }
 
-/// File sizes from a first pass over the trace: each file's largest end offset.
-fn scan_sizes(path: &str) -> Result<BTreeMap<u64, u64>, TraceError> {
+/// File sizes from a first pass over the trace: each file's largest end offset. With `skip_bad`, bad lines
+/// are passed over here: the main pass counts and reports them (and fails past the limit).
+fn scan_sizes(path: &str, skip_bad: bool) -> Result<BTreeMap<u64, u64>, TraceError> {
     let mut input = TextInput::new(compress::open(path)?, path);
     let mut sizes: BTreeMap<u64, u64> = BTreeMap::new();
-    while let Some((n, line)) = input.next_data_line()? {
-        let Some(Line { fields: f }) = split(path, n, line)? else { continue };
-        let id = u64_field(path, n, "file_id", f[2])?;
-        let offset = u64_field(path, n, "offset", f[3])?;
-        let size = u64_field(path, n, "size", f[4])?;
-        let end = offset
-            .checked_add(size)
-            .ok_or_else(|| bad_field(path, n, "size", format!("offset {offset} + size {size} overflows 64 bits")))?;
-        let e = sizes.entry(id).or_insert(0);
-        *e = (*e).max(end);
+    loop {
+        let (n, line) = match input.next_data_line() {
+            Ok(Some(x)) => x,
+            Ok(None) => break,
+            Err(e) if skip_bad && e.is_skippable() => continue,
+            Err(e) => return Err(e),
+        };
+        let extent = || -> Result<Option<(u64, u64)>, TraceError> {
+            let Some(Line { fields: f }) = split(path, n, line)? else { return Ok(None) };
+            let id = u64_field(path, n, "file_id", f[2])?;
+            let offset = u64_field(path, n, "offset", f[3])?;
+            let size = u64_field(path, n, "size", f[4])?;
+            let end = offset.checked_add(size).ok_or_else(|| {
+                bad_field(path, n, "size", format!("offset {offset} + size {size} overflows 64 bits"))
+            })?;
+            Ok(Some((id, end)))
+        };
+        match extent() {
+            Ok(Some((id, end))) => {
+                let e = sizes.entry(id).or_insert(0);
+                *e = (*e).max(end);
+            }
+            Ok(None) => {}
+            Err(_) if skip_bad => {}
+            Err(e) => return Err(e.at_line_offset(n, input.line_offset())),
+        }
     }
     Ok(sizes)
 }
@@ -208,7 +229,7 @@ pub(crate) fn open(
         None | Some("contiguous") => {
             let (sizes, source) = match files_opt.or_else(|| companion(path)) {
                 Some(list) => (read_list(&list)?, format!("sizes from {list}")),
-                None => (scan_sizes(path)?, "sizes from a first pass over the trace".to_string()),
+                None => (scan_sizes(path, spec.skip_bad > 0)?, "sizes from a first pass over the trace".to_string()),
             };
             contiguous(&sizes, spec.block_size, source)?
         }

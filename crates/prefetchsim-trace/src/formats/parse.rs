@@ -203,19 +203,19 @@ pub(crate) fn field_count_error(file: &str, line: u64, got: usize, names: &[&str
     if got < want {
         TraceError::malformed(
             file,
-            Location::Line(line),
+            Location::line(line),
             names[got],
             format!("missing: the line has {got} of the {want} fields {list}"),
         )
     } else {
-        TraceError::malformed(file, Location::Line(line), "line", format!("{got} fields, expected {want} ({list})"))
+        TraceError::malformed(file, Location::line(line), "line", format!("{got} fields, expected {want} ({list})"))
     }
 }
 
 /// A malformed-field error on text line `line`.
 #[cold]
 pub(crate) fn bad_field(file: &str, line: u64, field: &str, message: impl Into<String>) -> TraceError {
-    TraceError::malformed(file, Location::Line(line), field, message)
+    TraceError::malformed(file, Location::line(line), field, message)
 }
 
 /// Parse a `u64` field or fail naming it.

@@ -13,7 +13,7 @@ use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 
 use super::sample::{mix64, SimRng, Zipf};
-use super::{bad, check_share};
+use super::{bad, check_share, check_units};
 use crate::error::TraceError;
 
 /// Parameters of the associations generator. Defaults are \[ours\].
@@ -80,9 +80,7 @@ impl Associations {
         if p.group_len < 2 {
             return Err(bad("group_len", "an association needs at least 2 blocks"));
         }
-        if p.concurrency == 0 {
-            return Err(bad("concurrency", "must be at least 1"));
-        }
+        check_units("concurrency", u64::from(p.concurrency))?;
         if p.hot_blocks == 0 {
             return Err(bad("hot_blocks", "must be at least 1"));
         }

@@ -175,6 +175,22 @@ pub(crate) fn bad(key: &str, message: impl Into<String>) -> TraceError {
     TraceError::option(format!("trace.params.{key}"), message)
 }
 
+/// The most streams, files or concurrent groups a generator keeps: each has state allocated when the
+/// generator starts, and 2^32 of them would make the allocation fail, which aborts the process (a Python
+/// session with it) instead of returning an error. 2^22 is far beyond any workload the papers model.
+pub(crate) const MAX_UNITS: u64 = 1 << 22;
+
+/// Check that a count of stateful units (streams, files …) is at least 1 and at most [`MAX_UNITS`].
+pub(crate) fn check_units(key: &str, v: u64) -> Result<(), TraceError> {
+    if v == 0 {
+        Err(bad(key, "must be at least 1"))
+    } else if v > MAX_UNITS {
+        Err(bad(key, format!("{v} is more than the {MAX_UNITS} a generator keeps state for")))
+    } else {
+        Ok(())
+    }
+}
+
 /// Check that a share lies in `[0, 1]`.
 pub(crate) fn check_share(key: &str, v: f64) -> Result<(), TraceError> {
     if (0.0..=1.0).contains(&v) {

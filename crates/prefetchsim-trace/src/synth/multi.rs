@@ -20,7 +20,7 @@ use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 
 use super::sample::{Permutation, SimRng, Zipf};
-use super::{bad, check_interarrival, check_share};
+use super::{bad, check_interarrival, check_share, check_units};
 use crate::error::TraceError;
 
 /// Parameters of `multi-like`.
@@ -109,6 +109,7 @@ impl MultiLike {
         if p.apps == 0 {
             return Err(bad("apps", "must be at least 1"));
         }
+        check_units("files", u64::from(p.files))?;
         if p.files < p.apps {
             return Err(bad("files", format!("must be at least apps ({}), got {}", p.apps, p.files)));
         }

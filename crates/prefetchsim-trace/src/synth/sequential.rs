@@ -8,7 +8,7 @@ use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 
 use super::sample::SimRng;
-use super::{bad, check_interarrival};
+use super::{bad, check_interarrival, check_units};
 use crate::error::TraceError;
 
 /// How several streams share the trace.
@@ -76,9 +76,7 @@ pub struct Sequential {
 impl Sequential {
     /// A generator for `p`.
     pub fn new(p: &SequentialParams) -> Result<Self, TraceError> {
-        if p.streams == 0 {
-            return Err(bad("streams", "must be at least 1"));
-        }
+        check_units("streams", u64::from(p.streams))?;
         if p.len == 0 {
             return Err(bad("len", "must be at least 1 block"));
         }

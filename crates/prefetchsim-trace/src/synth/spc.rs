@@ -21,7 +21,7 @@ use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 
 use super::sample::{Permutation, SimRng, Zipf};
-use super::{bad, blocks_in, check_interarrival, check_share};
+use super::{bad, blocks_in, check_interarrival, check_share, check_units};
 use crate::error::TraceError;
 
 /// Parameters of the SPC-shaped presets. `oltp-like` and `web-like` differ only in their defaults
@@ -158,9 +158,7 @@ impl SpcLike {
         check_interarrival("mean_interarrival_s", p.mean_interarrival_s)?;
         check_range("seq_min_blocks", "seq_max_blocks", p.seq_min_blocks, p.seq_max_blocks)?;
         check_range("random_min_blocks", "random_max_blocks", p.random_min_blocks, p.random_max_blocks)?;
-        if p.streams == 0 {
-            return Err(bad("streams", "must be at least 1"));
-        }
+        check_units("streams", u64::from(p.streams))?;
         if p.volumes == 0 {
             return Err(bad("volumes", "must be at least 1"));
         }

@@ -24,7 +24,7 @@ use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 
 use super::sample::{Permutation, SimRng};
-use super::{bad, blocks_in, check_interarrival};
+use super::{bad, blocks_in, check_interarrival, check_units};
 use crate::error::TraceError;
 
 /// Cheetah 9LP capacity in 512-byte blocks [paper: Split Table 5].
@@ -180,9 +180,7 @@ impl SplitGen {
         if n == 0 {
             return Err(bad("single", "single + multi + random must be at least 1"));
         }
-        if n > u64::from(u32::MAX) {
-            return Err(bad("single", "too many generators"));
-        }
+        check_units("single", n)?;
         check_interarrival("mean_interarrival_s", p.mean_interarrival_s)?;
         if !(p.mean_run.is_finite() && p.mean_run > 0.0 && p.mean_run <= 1e6) {
             return Err(bad("mean_run", format!("must be in (0, 1e6] requests, got {}", p.mean_run)));

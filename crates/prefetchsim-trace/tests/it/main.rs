@@ -3,5 +3,6 @@
 mod common;
 mod history;
 mod readers;
+mod robust;
 mod stats;
 mod timed;
