@@ -8,3 +8,4 @@ mod readahead;
 mod sarc_amp;
 mod split_examples;
 mod split_properties;
+mod step_tap;
