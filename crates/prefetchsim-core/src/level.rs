@@ -20,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::metrics::LevelCounters;
+use crate::policy::list::{Links, List};
 use crate::policy::{flags, BlockTable, Entry, FirstHit, Insert, Placement, Policy, Slot};
 use crate::prefetch::{CacheView, LevelGeometry, Outcome, PrefetchCtx, PrefetchPlan, Prefetcher};
 use crate::request::{Fetch, Request};
@@ -170,6 +171,15 @@ pub struct Level<P: Policy> {
     wants_evictions: bool,
     /// False for the `none` prefetcher: the per-request call and plan are skipped.
     pf_active: bool,
+    /// The prefetcher raises the priority of unused prefetched blocks ([`Prefetcher::raise`]).
+    raises: bool,
+    /// Resident prefetched blocks without a demand access yet (the blocks a raise protects). Every path
+    /// that inserts a prefetched block or removes or first-uses one keeps it exact; `check_invariants`
+    /// verifies it.
+    unused_resident: usize,
+    /// With `raises`: the unused prefetched blocks in prefetch order, newest at the head.
+    raised: List,
+    raised_links: Links,
     counters: LevelCounters,
     outcomes: Vec<Outcome>,
     plan: PrefetchPlan,
@@ -211,6 +221,7 @@ impl<P: Policy> Level<P> {
         let wants_evictions = prefetcher.wants_evictions();
         let pf_active = prefetcher.is_active();
         prefetcher.attach(LevelGeometry { capacity, block_bytes: DEFAULT_BLOCK_BYTES });
+        let raises = prefetcher.raise().is_some();
         let charge = opts.charge_metadata || prefetcher.charge_metadata();
         let mut level = Self {
             table: BlockTable::with_capacity(capacity),
@@ -224,6 +235,10 @@ impl<P: Policy> Level<P> {
             second_chances,
             wants_evictions,
             pf_active,
+            raises,
+            unused_resident: 0,
+            raised: List::default(),
+            raised_links: Links::default(),
             counters: LevelCounters::default(),
             outcomes: Vec::with_capacity(64),
             plan: PrefetchPlan::default(),
@@ -274,31 +289,77 @@ impl<P: Policy> Level<P> {
         &self.policy
     }
 
+    /// Whether the unused prefetched victim `entry` keeps its place because its priority is raised
+    /// ([`crate::prefetch::Raise`]): at most `cap` unused prefetched blocks, fewer than `passes` put-backs of
+    /// this block, and `kept` (the victims already put back during this eviction) has not yet gone
+    /// through all of them (then nothing but raised blocks is left to evict).
+    #[inline]
+    fn raised(&self, kept: usize, entry: &Entry) -> bool {
+        self.raises
+            && kept < self.unused_resident
+            && self.prefetcher.raise().is_some_and(|r| self.unused_resident <= r.cap && entry.chances < r.passes)
+    }
+
+    /// With more unused prefetched blocks than the raise covers, the one prefetched longest ago (not in
+    /// flight): the raised blocks form a partition of `cap` blocks in prefetch order.
+    #[inline]
+    fn raised_overflow(&self) -> Option<Slot> {
+        if !self.raises || self.prefetcher.raise().is_none_or(|r| self.unused_resident <= r.cap) {
+            return None;
+        }
+        self.raised.last_unpinned(&self.raised_links, &self.table)
+    }
+
+    /// The evicted block in `slot` (already out of the policy) leaves the table.
+    fn remove_evicted(&mut self, slot: Slot, entry: Entry) {
+        if entry.unused_prefetch() {
+            self.counters.unused_evicted += 1;
+            self.unused_resident -= 1;
+            if self.raises {
+                self.raised.unlink(&mut self.raised_links, slot);
+            }
+        }
+        self.counters.evictions += 1;
+        self.table.remove(slot);
+        if self.wants_evictions {
+            self.prefetcher.on_evicted(&entry);
+        }
+        if let Some(log) = &mut self.evicted {
+            log.push(entry.block);
+        }
+    }
+
     /// Evict one block to make room. Returns false when no block can be evicted.
     fn evict_one(&mut self) -> bool {
+        if let Some(slot) = self.raised_overflow() {
+            let entry = *self.table.entry(slot);
+            self.policy.on_remove(slot, &self.table);
+            self.remove_evicted(slot, entry);
+            return true;
+        }
+        let mut kept = 0usize;
         loop {
             let Some(slot) = self.policy.victim(&self.table) else {
                 return false;
             };
             let entry = *self.table.entry(slot);
+            if entry.unused_prefetch() && self.raised(kept, &entry) {
+                // Raised priority (STEP §4.4): back to the insertion end, as a second chance puts it, and
+                // the policy picks again (counted as a pass, without calling the prefetcher).
+                kept += 1;
+                let e = self.table.entry_mut(slot);
+                e.chances = e.chances.saturating_add(1);
+                self.policy.on_insert(slot, &self.table, &Insert::second_chance());
+                continue;
+            }
             if entry.unused_prefetch() && entry.chances < self.second_chances {
                 self.table.entry_mut(slot).chances += 1;
                 self.policy.on_insert(slot, &self.table, &Insert::second_chance());
                 self.prefetcher.on_second_chance(&entry, CacheView::new(&self.table, self.data_capacity));
                 continue;
             }
-            if entry.unused_prefetch() {
-                self.counters.unused_evicted += 1;
-            }
-            self.counters.evictions += 1;
             self.policy.on_evicted(slot, &self.table);
-            self.table.remove(slot);
-            if self.wants_evictions {
-                self.prefetcher.on_evicted(&entry);
-            }
-            if let Some(log) = &mut self.evicted {
-                log.push(entry.block);
-            }
+            self.remove_evicted(slot, entry);
             return true;
         }
     }
@@ -395,6 +456,10 @@ impl<P: Policy> Level<P> {
                     continue;
                 };
                 prev = Some((slot, block));
+                self.unused_resident += 1;
+                if self.raises {
+                    self.raised.push_front(&mut self.raised_links, slot);
+                }
                 self.counters.prefetch_issued += 1;
                 self.counters.second_issued += second;
                 match out[from..].last_mut() {
@@ -466,6 +531,10 @@ impl<P: Policy> AnyLevel for Level<P> {
                             self.counters.upper_prefetch_hits += 1;
                         }
                         if first_use {
+                            self.unused_resident -= 1;
+                            if self.raises {
+                                self.raised.unlink(&mut self.raised_links, slot);
+                            }
                             self.counters.prefetch_used += 1;
                             self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
                         }
@@ -565,9 +634,26 @@ impl<P: Policy> AnyLevel for Level<P> {
                 self.data_capacity
             ));
         }
+        let mut unused = 0usize;
         for (slot, e) in self.table.iter() {
             if self.table.get(e.block) != Some(slot) {
                 return Err(format!("block {} in slot {slot} is not mapped to it", e.block));
+            }
+            unused += usize::from(e.unused_prefetch());
+        }
+        if unused != self.unused_resident {
+            return Err(format!("{unused} unused prefetched blocks resident, {} counted", self.unused_resident));
+        }
+        if self.raises {
+            let mut n = 0usize;
+            for s in self.raised.iter(&self.raised_links) {
+                if !self.table.is_occupied(s) || !self.table.entry(s).unused_prefetch() {
+                    return Err(format!("slot {s} on the raised list is not an unused prefetched block"));
+                }
+                n += 1;
+            }
+            if n != self.unused_resident || self.raised.len() != n {
+                return Err(format!("raised list holds {n} blocks, {} unused prefetched", self.unused_resident));
             }
         }
         self.policy.check(&self.table)

@@ -343,6 +343,12 @@ impl<V: Copy + Default> KeyedList<V> {
         Some((key, self.vals[i as usize]))
     }
 
+    /// The tail (LRU / oldest) key and value, left in place.
+    #[must_use]
+    pub fn back(&self) -> Option<(u64, V)> {
+        self.list.tail().map(|i| (self.keys[i as usize], self.vals[i as usize]))
+    }
+
     /// Keys from head to tail.
     pub fn iter(&self) -> impl Iterator<Item = u64> + '_ {
         self.list.iter(&self.links).map(|i| self.keys[i as usize])

@@ -16,6 +16,8 @@ pub mod pg;
 pub mod readahead;
 pub mod sarc;
 pub mod stack;
+pub mod step;
+pub mod tap;
 
 use crate::policy::{BlockTable, Entry, FirstHit, Placement};
 use crate::request::Request;
@@ -163,6 +165,24 @@ impl PrefetchCtx<'_> {
     }
 }
 
+/// How a level raises the priority of unused prefetched blocks ([`Prefetcher::raise`]).
+///
+/// While the level holds at most `cap` unused prefetched blocks, one that the policy picks as victim goes
+/// back to the policy's insertion end (as a second chance puts it) and the policy picks again, at most
+/// `passes` times per block (counted in [`Entry::chances`], which second chances share); so other blocks
+/// leave first. A raised block still leaves when every resident unused block has been put back once
+/// during the eviction (nothing else is left). With more than `cap` unused prefetched blocks, the one
+/// prefetched longest ago leaves first: the raised blocks form a FIFO partition of `cap` blocks. A raised
+/// block's first demand hit is an ordinary first hit of the policy, so its priority is then what it
+/// would have been.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Raise {
+    /// Most unused prefetched blocks protected.
+    pub cap: usize,
+    /// Most times one block is put back (255: until it is used or over the cap).
+    pub passes: u8,
+}
+
 /// What a prefetcher learns about the level it serves, before the first request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct LevelGeometry {
@@ -215,6 +235,14 @@ pub trait Prefetcher: Send {
         None
     }
 
+    /// Raised priority of unused prefetched blocks (STEP §4.4, "raise the priority of prefetched blocks
+    /// before they are requested"); see [`Raise`]. Called at each eviction, so it may change during a run
+    /// (TaP's prefetch-cache size); `None` (default) means no raise and must then hold for the whole run,
+    /// as the level asks once at construction whether to call it at all.
+    fn raise(&self) -> Option<Raise> {
+        None
+    }
+
     /// The level this prefetcher serves. Called by [`Level::new`](crate::level::Level::new) (with a
     /// 4096-byte block) and again when the hierarchy sets the real block size; may be called more than
     /// once before the first request.
@@ -242,6 +270,8 @@ pub const PREFETCHERS: &[(&str, &str)] = &[
     ("mithril", "Mithril, mining sporadic block associations (Yang et al., SoCC'17): presets paper, libcachesim"),
     ("pg", "block probability graph (Griffioen & Appleton 1994; libCacheSim's block version)"),
     ("stack", "two prefetchers deciding on every request: { first = …, second = … } or 'a+b'"),
+    ("step", "STEP, sequentiality and thrashing detection (Liang, Jiang & Zhang, ICDCS'07): presets pm-ta, pm-con, pm-bb, pm-sa"),
+    ("tap", "TaP, table-based sequential detection with an adaptive prefetch cache (Li et al., FAST'08; reconstructed)"),
 ];
 
 /// Build the prefetcher named by `spec` (the prefetcher registry). Returns its canonical name.
@@ -279,6 +309,8 @@ pub fn build(
         "mithril" => Box::new(mithril::Mithril::from_params(path, parse_params(path, spec)?)?),
         "pg" => Box::new(pg::Pg::from_params(path, parse_params(path, spec)?)?),
         "stack" => Box::new(stack::Stack::build(path, parse_params(path, spec)?)?),
+        "step" => Box::new(step::build(path, parse_params(path, spec)?)?),
+        "tap" => Box::new(tap::Tap::new(path, parse_params(path, spec)?)?),
         _ => unreachable!("registered prefetcher {name} without a constructor"),
     };
     let canonical = PREFETCHERS.iter().find(|(n, _)| *n == name).map_or("?", |(n, _)| *n);

@@ -149,6 +149,14 @@ impl Prefetcher for Stack {
         self.first.charge_metadata() || self.second.charge_metadata()
     }
 
+    /// Either part's raise applies to the level (the larger cap and passes when both raise).
+    fn raise(&self) -> Option<super::Raise> {
+        match (self.first.raise(), self.second.raise()) {
+            (Some(a), Some(b)) => Some(super::Raise { cap: a.cap.max(b.cap), passes: a.passes.max(b.passes) }),
+            (a, b) => a.or(b),
+        }
+    }
+
     /// A cache-side rule of either part applies to the level (Mithril over AMP keeps AMP's `stay`).
     fn first_hit(&self) -> Option<crate::policy::FirstHit> {
         self.first.first_hit().or_else(|| self.second.first_hit())

@@ -9,3 +9,4 @@ mod sarc_amp;
 mod split_examples;
 mod split_properties;
 mod timed;
+mod step_tap;

@@ -1,0 +1,122 @@
+//! STEP's view of the disk: seek time between two block addresses and the streaming bandwidth, the
+//! inputs of its thrashing intensity (§4.1.2) and of its cost-benefit model (§4.2.2, §4.3).
+//!
+//! Follows Liang, Jiang & Zhang, "STEP" (OSU-CISRC-3/07-TR23), §4.1.2: a seek's cost comes from the seek
+//! distance and the disk's parameters in Ruemmler & Wilkes' model, and logical block addresses are close
+//! enough to physical ones to estimate it. We use the simulator's disk models (`device`,
+//! `shared/docs/models/disk.md` §2, §4): a block address becomes a sector (LBN), the zoned layout gives
+//! its cylinder, and the seek curve gives the time for the cylinder distance. The bandwidth is the mean
+//! media rate of the zones (`shared/docs/algorithms/step.md`, parameter `BW`) \[ours\]. Addresses past the
+//! end of the modelled disk are folded onto it (taken modulo its capacity) \[ours\], so every seek costs
+//! what some seek on that disk costs.
+
+use crate::config::{ComponentSpec, ConfigError};
+use crate::device::geometry::Layout;
+use crate::device::seek::SeekCurve;
+use crate::device::{resolve, DeviceParams};
+
+/// Seek times and bandwidth of one disk model, for blocks of a given size.
+#[derive(Clone, Debug)]
+pub struct DiskView {
+    layout: Layout,
+    seek: SeekCurve,
+    lbns: u64,
+    sectors_per_block: u64,
+    /// Mean media rate over the zones, bytes per ms.
+    bytes_per_ms: f64,
+    block_bytes: u64,
+    mean_seek_ms: f64,
+}
+
+impl DiskView {
+    /// The disk preset `device` (a name of the device registry that is a disk), for `block_bytes`-byte
+    /// blocks; `path` names the key in errors.
+    pub fn new(path: &str, device: &str, block_bytes: u64) -> Result<Self, ConfigError> {
+        let (name, params) = resolve(path, &ComponentSpec::named(device))?;
+        let DeviceParams::Disk(p) = params else {
+            return Err(ConfigError::new(path, format!("'{name}' is not a disk; STEP needs a seek curve")));
+        };
+        let layout = Layout::new(path, &p.zones, p.surfaces, p.reserve_spares)?;
+        let seek = SeekCurve::new(&p.seek, layout.cylinders());
+        let rev_ms = 60_000.0 / p.rpm;
+        let zones = layout.zones();
+        let bytes_per_ms =
+            zones.iter().map(|z| f64::from(z.spec.spt) * 512.0 / rev_ms).sum::<f64>() / zones.len().max(1) as f64;
+        let mean_seek_ms = p.seek.mean_random_ms(layout.cylinders());
+        let lbns = p.lbns.min(layout.slots()).max(1);
+        let mut view =
+            Self { layout, seek, lbns, sectors_per_block: 8, bytes_per_ms, block_bytes: 4096, mean_seek_ms };
+        view.set_block_bytes(block_bytes);
+        Ok(view)
+    }
+
+    /// Use `bytes`-byte blocks (at least one sector each).
+    pub fn set_block_bytes(&mut self, bytes: u64) {
+        self.block_bytes = bytes.max(1);
+        self.sectors_per_block = bytes.div_ceil(512).max(1);
+    }
+
+    /// The cylinder of `block`.
+    #[inline]
+    #[must_use]
+    pub fn cylinder(&self, block: u64) -> u32 {
+        let mut lbn = block.wrapping_mul(self.sectors_per_block);
+        if lbn >= self.lbns {
+            lbn %= self.lbns;
+        }
+        let zones = self.layout.zones();
+        let z = &zones[zones.partition_point(|z| z.first_lbn <= lbn).max(1) - 1];
+        z.spec.first_cyl + ((lbn - z.first_lbn) / z.per_cyl) as u32
+    }
+
+    /// Seek time in ms from the head over `from` to `to` (0 on the same cylinder).
+    #[inline]
+    #[must_use]
+    pub fn seek_ms(&self, from: u64, to: u64) -> f64 {
+        self.seek.ms(self.cylinder(from).abs_diff(self.cylinder(to)))
+    }
+
+    /// Seek time in ms over `d` cylinders.
+    #[inline]
+    #[must_use]
+    pub fn seek_cyl_ms(&self, d: u32) -> f64 {
+        self.seek.ms(d)
+    }
+
+    /// Mean seek time over uniformly random cylinder pairs, ms (`ST_avg`; 5.47 ms for the Cheetah 9LP).
+    #[must_use]
+    pub fn mean_seek_ms(&self) -> f64 {
+        self.mean_seek_ms
+    }
+
+    /// Streaming bandwidth in blocks per ms (the zones' mean media rate; about 4.4 for the Cheetah 9LP
+    /// with 4 KiB blocks).
+    #[must_use]
+    pub fn blocks_per_ms(&self) -> f64 {
+        self.bytes_per_ms / self.block_bytes as f64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cheetah_seeks_and_bandwidth() {
+        let d = DiskView::new("step.device", "cheetah9lp", 4096).unwrap();
+        assert_eq!(d.seek_ms(100, 100), 0.0);
+        // Zone 0 holds 254 x 12 sectors per cylinder: 381 blocks of 8 sectors.
+        assert_eq!(d.cylinder(0), 0);
+        assert_eq!(d.cylinder(381), 1);
+        assert!((d.seek_ms(0, 381) - 0.831).abs() < 1e-12);
+        assert!((d.mean_seek_ms() - 5.47).abs() < 0.03, "{}", d.mean_seek_ms());
+        let bw = d.blocks_per_ms();
+        assert!((4.2..4.6).contains(&bw), "{bw}");
+        // Folding: block 381 + 17,783,240 is sector 3048 + 8 x 17,783,240, i.e. sector 3048 again.
+        assert_eq!(d.cylinder(381 + 17_783_240), 1);
+        for b in (0..2_222_905).step_by(997) {
+            assert_eq!(d.cylinder(b), d.layout.locate(b * 8).cyl, "block {b}");
+        }
+        assert!(DiskView::new("step.device", "nvme", 4096).unwrap_err().message.contains("not a disk"));
+    }
+}
