@@ -514,6 +514,10 @@ impl<P: Policy> AnyLevel for Level<P> {
                             }
                         }
                         if first_use {
+                            self.unused_resident -= 1;
+                            if self.raises {
+                                self.raised.unlink(&mut self.raised_links, slot);
+                            }
                             self.counters.prefetch_used += 1;
                         }
                         self.policy.on_hit(slot, &self.table, first_use);
