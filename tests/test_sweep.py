@@ -376,6 +376,64 @@ size = "5%"
 """, runs=24, kill_at=4)
 
 
+def _workers_of(pid: int) -> list[int]:
+    """The pool's worker processes among the children of ``pid`` (Linux /proc; not the resource tracker)."""
+    out = []
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit():
+            continue
+        try:
+            ppid = int((d / "stat").read_text().rsplit(")", 1)[1].split()[1])
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode()
+        except (OSError, IndexError, ValueError):
+            continue
+        if ppid == pid and "spawn_main" in cmd and "resource_tracker" not in cmd:
+            out.append(int(d.name))
+    return out
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the worker processes through Linux /proc")
+def test_a_worker_killed_with_sigkill_loses_only_its_running_task(tmp_path):
+    # 24 runs of ~0.2 s over 2 workers; once some rows are stored, SIGKILL one worker (as the out-of-memory
+    # killer would). The sweep must keep what finished, rerun what the dead pool held and end complete, each
+    # run stored once, the database intact.
+    path = write_spec(tmp_path / "k9.toml", """
+[trace]
+path = "zipf"
+format = "synthetic"
+params = { requests = 1000000, seed = 4 }
+[[level]]
+size = "5%"
+[sweep]
+"level[0].size" = ["1%", "2%", "4%", "8%", "16%", "32%"]
+"level[0].policy" = ["lru", "arc", "fifo", "clock"]
+""")
+    db = tmp_path / "k9.sqlite"
+    cmd = [sys.executable, "-m", "prefetchsim", "sweep", path, "--workers", "2", "--batch-size", "1"]
+    p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 300
+    while _rows_in(db) < 3 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    workers = _workers_of(p.pid)
+    assert p.poll() is None and workers, "the sweep finished before a worker could be killed"
+    before = _rows_in(db)
+    os.kill(workers[0], signal.SIGKILL)
+    out, err = p.communicate(timeout=600)
+    assert p.returncode == 0, err
+    df = ps.results(db)
+    assert len(df) == 24 and df.run_id.nunique() == 24 and (df.runs_executed == 1).all()
+    assert before < 24, "the kill came after the last run"
+    con = sqlite3.connect(db)
+    try:
+        assert con.execute("PRAGMA integrity_check").fetchone()[0] == "ok"
+        (done,) = con.execute("SELECT COUNT(*) FROM attempts WHERE status = 'done'").fetchone()
+        (failed,) = con.execute("SELECT COUNT(*) FROM attempts WHERE status = 'failed'").fetchone()
+    finally:
+        con.close()
+    assert (done, failed) == (24, 0)
+    assert workers[0] not in _workers_of(p.pid)
+
+
 @pytest.mark.slow
 def test_the_200_run_acceptance_sweep_killed_halfway_resumes(tmp_path):
     # The issue's acceptance size; run by hand: pytest -m slow -k 200_run -s

@@ -9,6 +9,9 @@
   that were running.
 * Ctrl-C cancels the pending tasks, terminates the local workers, keeps every finished task and raises
   KeyboardInterrupt.
+* A local worker that dies (SIGKILL, the out-of-memory killer) breaks the process pool: the finished tasks
+  are kept, the pool is restarted and the tasks it held run again (a task whose worker dies three times
+  is recorded as failed).
 """
 
 from __future__ import annotations
@@ -23,6 +26,7 @@ import socket
 import time
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
+from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from . import _core
@@ -182,9 +186,18 @@ class _LocalPool:
 
     def __init__(self, workers: int):
         ctx = mp.get_context("spawn")
+        self.ctx = ctx
+        self.workers = workers
         self.queue = ctx.Queue()
         self.executor = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
                                             initargs=(self.queue,))
+
+    def restart(self) -> Executor:
+        """A fresh pool after a worker died: a broken ``ProcessPoolExecutor`` takes no more tasks."""
+        self.executor.shutdown(wait=True, cancel_futures=True)
+        self.executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx, initializer=_init_worker,
+                                            initargs=(self.queue,))
+        return self.executor
 
     def drain(self, running: dict[int, int]) -> None:
         while True:
@@ -325,6 +338,10 @@ def sweep(
     return _relabel(df, p)
 
 
+# A task whose worker dies this many times is recorded as failed instead of being run again.
+_MAX_WORKER_DEATHS = 3
+
+
 def _drive(p: SweepPlan, store: Store, session: int, tasks: list[Task], ex: Executor | None, threads: int,
            window: int, bar: RunBar, pool: _LocalPool | None, kinds: dict[str, str]) -> list[tuple[str, str]]:
     """Submit tasks (at most ``window`` at a time), write each as it finishes; on any exception or
@@ -334,11 +351,13 @@ def _drive(p: SweepPlan, store: Store, session: int, tasks: list[Task], ex: Exec
         return failures
     it = iter(tasks)
     pending: dict[Future, Task] = {}
+    retry: list[Task] = []
+    deaths: dict[int, int] = {}
     running: dict[int, int] = {}
 
     def fill() -> None:
         while len(pending) < window:
-            t = next(it, None)
+            t = retry.pop() if retry else next(it, None)
             if t is None:
                 return
             pending[ex.submit(run_task, _payload(t, threads))] = t
@@ -349,6 +368,28 @@ def _drive(p: SweepPlan, store: Store, session: int, tasks: list[Task], ex: Exec
         failures.extend((a["run_id"], a["error"]) for a in attempts if a["status"] == "failed")
         bar.update(sum(a["status"] == "done" for a in attempts))
 
+    def worker_died() -> None:
+        """A local worker died (SIGKILL, the out-of-memory killer): the pool fails every task it held.
+        Keep what finished, restart the pool and run the failed tasks again, each at most
+        ``_MAX_WORKER_DEATHS`` times (a task that kills its worker every time is recorded as failed)."""
+        nonlocal ex
+        wait(pending)
+        for f, t in list(pending.items()):
+            del pending[f]
+            if isinstance(f.exception(), BrokenProcessPool):
+                deaths[t.index] = deaths.get(t.index, 0) + 1
+                if deaths[t.index] < _MAX_WORKER_DEATHS:
+                    retry.append(t)
+                    continue
+                err = f"the worker process died {deaths[t.index]} times running this task (killed, or out of memory)"
+                attempts = [{"run_id": r.run_id, "status": "failed", "error": err, "task": t.index} for r in t.runs]
+                store.write_task(session, [], attempts, kinds)
+                failures.extend((a["run_id"], err) for a in attempts)
+            else:
+                record(f, t)
+        assert pool is not None
+        ex = pool.restart()
+
     try:
         fill()
         while pending:
@@ -356,9 +397,15 @@ def _drive(p: SweepPlan, store: Store, session: int, tasks: list[Task], ex: Exec
             if pool is not None:
                 pool.drain(running)
                 bar.set_requests(sum(running.values()))
+            broken = False
             for f in finished:
+                if pool is not None and isinstance(f.exception(), BrokenProcessPool):
+                    broken = True
+                    continue
                 t = pending.pop(f)
                 record(f, t)
+            if broken:
+                worker_died()
             fill()
     except BaseException:
         for f in pending:
