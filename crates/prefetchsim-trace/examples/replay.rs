@@ -38,6 +38,5 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         dt,
         c.demand_accesses as f64 / dt / 1e6
     );
-    eprintln!("SCRATCH issued {} used {} evictions {}", c.prefetch_issued, c.prefetch_used, c.evictions);
     Ok(())
 }

@@ -73,6 +73,20 @@ impl StreamDetector {
         first.checked_sub(1).and_then(|p| self.owner(p))
     }
 
+    /// `continues(first)`, else `owner(first)`, with one lookup per generation when `first - 1` and
+    /// `first` share a granule (the common case; this runs on every request of a detecting prefetcher).
+    #[inline]
+    #[must_use]
+    pub fn continues_or_owner(&self, first: u64) -> Option<u32> {
+        if first & ((1 << GRANULE_BITS) - 1) == 0 {
+            return self.continues(first).or_else(|| self.owner(first));
+        }
+        let g = first >> GRANULE_BITS;
+        let (cur, old) = (self.cur.get(&g), self.old.get(&g));
+        let at = |b: u64| cur.and_then(|x| x.owner(b)).or_else(|| old.and_then(|x| x.owner(b)));
+        at(first - 1).or_else(|| at(first))
+    }
+
     /// A fresh stream id (never 0).
     pub fn new_stream(&mut self) -> u32 {
         self.last_id = self.last_id.wrapping_add(1).max(1);

@@ -407,7 +407,7 @@ impl Linux {
             StreamKey::Stream if stream != 0 => u64::from(stream),
             _ => {
                 let d = self.detector.as_mut().expect("a detector unless key = device");
-                let id = match d.continues(s).or_else(|| d.owner(s)) {
+                let id = match d.continues_or_owner(s) {
                     Some(id) => id,
                     None => d.new_stream(),
                 };

@@ -91,6 +91,8 @@ impl PgParams {
 }
 
 const NIL: u32 = u32::MAX;
+/// `cand_next` of an edge that is not a candidate.
+const OUT: u32 = u32::MAX - 1;
 
 /// The probability-graph prefetcher.
 #[derive(Debug)]
@@ -102,13 +104,16 @@ pub struct Pg {
     seen: u64,
     nodes: BlockMap<u32>,
     node_total: Vec<u64>,
-    node_head: Vec<u32>,
-    /// Edges by (node, successor); each node's edges are a linked list in insertion order.
+    /// Edges by (node, successor), numbered in the order they were learnt.
     edge_index: hashbrown::HashMap<(u32, u64), u32, BlockHasher>,
     edge_succ: Vec<u64>,
     edge_count: Vec<u32>,
-    edge_next: Vec<u32>,
-    node_tail: Vec<u32>,
+    /// Per node, the edges that passed the threshold when their count last grew: a superset of the edges
+    /// that pass now, since a node's total only grows (an edge can only start to pass when its own count
+    /// grows). `predict` walks this list, not all of a hot block's successors, and drops what fails.
+    cand_head: Vec<u32>,
+    /// Per edge: the next candidate of its node, `NIL` at the end, `OUT` when not a candidate.
+    cand_next: Vec<u32>,
     meta: u64,
     limit: f64,
     frozen: bool,
@@ -125,12 +130,11 @@ impl Pg {
             seen: 0,
             nodes: block_map(0),
             node_total: Vec::new(),
-            node_head: Vec::new(),
-            node_tail: Vec::new(),
+            cand_head: Vec::new(),
+            cand_next: Vec::new(),
             edge_index: hashbrown::HashMap::with_hasher(BlockHasher::with_seed(0x5eed_b10c)),
             edge_succ: Vec::new(),
             edge_count: Vec::new(),
-            edge_next: Vec::new(),
             meta: 0,
             limit: f64::INFINITY,
             frozen: false,
@@ -182,8 +186,7 @@ impl Pg {
                 let n = self.node_total.len() as u32;
                 self.nodes.insert(old, n);
                 self.node_total.push(0);
-                self.node_head.push(NIL);
-                self.node_tail.push(NIL);
+                self.cand_head.push(NIL);
                 self.meta += u64::from(self.cfg.entry_bytes);
                 n
             }
@@ -195,19 +198,14 @@ impl Pg {
             let y = self.window[i];
             if let Some(&e) = self.edge_index.get(&(node, y)) {
                 self.edge_count[e as usize] += 1;
+                self.offer(node, e);
             } else if !self.frozen {
                 let e = self.edge_succ.len() as u32;
                 self.edge_index.insert((node, y), e);
                 self.edge_succ.push(y);
                 self.edge_count.push(1);
-                self.edge_next.push(NIL);
-                let tail = self.node_tail[node as usize];
-                if tail == NIL {
-                    self.node_head[node as usize] = e;
-                } else {
-                    self.edge_next[tail as usize] = e;
-                }
-                self.node_tail[node as usize] = e;
+                self.cand_next.push(OUT);
+                self.offer(node, e);
                 self.meta += u64::from(self.cfg.entry_bytes);
             } else {
                 return;
@@ -218,22 +216,53 @@ impl Pg {
         }
     }
 
+    /// Whether an edge seen `count` times out of its node's `total` passes the threshold.
+    #[inline]
+    fn passes(&self, count: u32, total: u64) -> bool {
+        let chance = f64::from(count) / total as f64;
+        if self.cfg.strict {
+            chance > self.cfg.threshold
+        } else {
+            chance >= self.cfg.threshold
+        }
+    }
+
+    /// Edge `e` of `node` just grew: list it as a candidate if it passes now.
+    #[inline]
+    fn offer(&mut self, node: u32, e: u32) {
+        let (n, ei) = (node as usize, e as usize);
+        if self.cand_next[ei] == OUT && self.passes(self.edge_count[ei], self.node_total[n]) {
+            self.cand_next[ei] = self.cand_head[n];
+            self.cand_head[n] = e;
+        }
+    }
+
     /// Prefetch the likely successors of `x`, most likely first.
     fn predict(&mut self, x: u64, ctx: &mut PrefetchCtx<'_>) {
         let Some(&n) = self.nodes.get(&x) else { return };
-        let total = self.node_total[n as usize] as f64;
-        if total == 0.0 {
+        let total = self.node_total[n as usize];
+        if total == 0 {
             return;
         }
         self.picked.clear();
-        let mut e = self.node_head[n as usize];
+        // Walk the candidates; unlink those that no longer pass (the total grew past them).
+        let mut prev = NIL;
+        let mut e = self.cand_head[n as usize];
         while e != NIL {
-            let chance = f64::from(self.edge_count[e as usize]) / total;
-            let pass = if self.cfg.strict { chance > self.cfg.threshold } else { chance >= self.cfg.threshold };
-            if pass {
-                self.picked.push((self.edge_count[e as usize], e));
+            let next = self.cand_next[e as usize];
+            let count = self.edge_count[e as usize];
+            if self.passes(count, total) {
+                self.picked.push((count, e));
+                prev = e;
+            } else {
+                self.cand_next[e as usize] = OUT;
+                if prev == NIL {
+                    self.cand_head[n as usize] = next;
+                } else {
+                    self.cand_next[prev as usize] = next;
+                }
             }
-            e = self.edge_next[e as usize];
+            e = next;
         }
         // Decreasing count; equal counts in the order the edges were learnt.
         self.picked.sort_by_key(|&(c, e)| (std::cmp::Reverse(c), e));
