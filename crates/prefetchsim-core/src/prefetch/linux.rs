@@ -323,9 +323,18 @@ impl Io<'_> {
         here || self.issued.iter().any(|&(a, n)| x >= a && x - a < n)
     }
 
-    /// Issue read-ahead of `[start, start+len)`, clipped at the device end. Returns whether any page of it
-    /// was not cached (the kernel's `actual > 0`; the count itself is never needed).
-    fn read(&mut self, start: u64, len: u64) -> bool {
+    /// Issue read-ahead of `[start, start+len)`, clipped at the device end.
+    fn read(&mut self, start: u64, len: u64) {
+        if len == 0 || start > self.eof {
+            return;
+        }
+        let last = start.saturating_add(len - 1).min(self.eof);
+        self.issued.push((start, last - start + 1));
+    }
+
+    /// [`Io::read`], returning whether any page of it was not cached (the kernel's `actual > 0`; the
+    /// count itself is never needed). Only 2.6.16 looks at it, so only it pays for the lookups.
+    fn read_fresh(&mut self, start: u64, len: u64) -> bool {
         if len == 0 || start > self.eof {
             return false;
         }
@@ -478,7 +487,7 @@ impl K2616 {
 
     /// `blockable_page_cache_readahead` with `check_ra_success` (no congestion: `block` is moot).
     fn try_read(&self, st: &mut State2616, io: &mut Io<'_>, off: u64, nr: u64) -> bool {
-        if io.read(off, nr) {
+        if io.read_fresh(off, nr) {
             st.cache_hit = 0;
         } else {
             st.cache_hit += nr;
