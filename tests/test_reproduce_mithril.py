@@ -3,6 +3,8 @@ workload (a smaller run than the command's default, same shape)."""
 
 from __future__ import annotations
 
+import os
+
 import prefetchsim as ps
 import pytest
 from prefetchsim.reproduce import mithril
@@ -42,3 +44,12 @@ def test_parameter_studies_show_the_papers_trends(results):
     assert meta["0.01"] < meta["0.1"]
     rec, _ = hr("record")
     assert rec["each_req"] >= rec["miss"] * 0.95
+
+
+def test_figures_are_drawn_without_the_parameter_studies(results, tmp_path):
+    # `reproduce mithril --no-studies --out DIR` draws the curves alone.
+    pytest.importorskip("matplotlib", reason="plots need the plot extra")
+    curves, studies = results
+    written = mithril._plots(curves, type(studies)(), str(tmp_path))  # what run(studies=False) returns
+    assert [os.path.basename(w) for w in written] == [f"mithril-{t}.png" for t in sorted(curves.trace.unique())]
+    assert all(os.path.getsize(w) > 10_000 for w in written)

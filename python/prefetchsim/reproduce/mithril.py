@@ -121,7 +121,8 @@ def _plots(curves, studies, out_dir: str) -> list[str]:
         fig, ax = plot.new_figure(figsize=(6.4, 4.2))
         plot.mrc(sub, x="share", y="hit_ratio", hue="scheme", logx=True, ax=ax, title=f"Mithril: {trace}")
         written.append(plot.savefig(fig, os.path.join(out_dir, f"mithril-{trace}.png")))
-    for (trace, param), sub in studies.groupby(["trace", "parameter"]):
+    groups = studies.groupby(["trace", "parameter"]) if not studies.empty else []
+    for (trace, param), sub in groups:
         fig, ax = plot.new_figure(figsize=(5.2, 3.6))
         plot.line(sub, x="value", y=["hit_ratio", "precision"], ax=ax, sort_x=False, xlabel=f"{param} (Mithril-LRU)",
                   ylabel="ratio", title=f"{trace}: {param}")
