@@ -63,9 +63,7 @@ pub fn footprint(src: &mut dyn RequestSource, stop: &dyn Fn() -> bool) -> Result
             break;
         }
         for r in &buf {
-            for b in r.first..r.first + u64::from(r.len.max(1)) {
-                seen.insert(b);
-            }
+            seen.insert_range(r.first, r.first.saturating_add(u64::from(r.len.max(1)) - 1));
         }
     }
     Ok(seen.len())
@@ -191,9 +189,7 @@ impl StatsCollector {
         self.requests += 1;
         self.reads += u64::from(r.op == Op::Read);
         self.blocks += len;
-        for b in r.first..=last {
-            self.footprint.insert(b);
-        }
+        self.footprint.insert_range(r.first, last);
         self.min_block = self.min_block.min(r.first);
         self.max_block = self.max_block.max(last);
         self.min_time = self.min_time.min(r.time_ns);

@@ -85,8 +85,13 @@ fn pf(name: &str, params: Value) -> Box<dyn Prefetcher> {
 fn drive(p: &mut dyn Prefetcher, req: Request, outcomes: &[Outcome]) -> Vec<PrefetchRun> {
     let table = BlockTable::with_capacity(0);
     let mut plan = PrefetchPlan::default();
-    let mut ctx =
-        PrefetchCtx { req: &req, demand_len: req.len, outcomes, cache: CacheView::new(&table, 1 << 20), plan: &mut plan };
+    let mut ctx = PrefetchCtx {
+        req: &req,
+        demand_len: req.len,
+        outcomes,
+        cache: CacheView::new(&table, 1 << 20),
+        plan: &mut plan,
+    };
     p.on_access(&mut ctx);
     plan.runs
 }
@@ -168,7 +173,10 @@ fn a_sequential_stream_is_promoted_new_low_high_and_then_prefetches_hit_ratio_ti
     for i in 8..39u64 {
         assert!(serve(&mut l, Request::read(8 * i, 8)).is_empty(), "request {i}");
     }
-    assert_eq!(serve(&mut l, Request::read(8 * 39, 8)), vec![Fetch { first: 320, len: 256, demand_len: 0, stream: 0, client: 0 }]);
+    assert_eq!(
+        serve(&mut l, Request::read(8 * 39, 8)),
+        vec![Fetch { first: 320, len: 256, demand_len: 0, stream: 0, client: 0 }]
+    );
     assert!((l.counters().prefetch_hit_ratio() - 304.0 / 320.0).abs() < 1e-12);
 }
 
@@ -470,7 +478,10 @@ fn tap_detects_streams_from_missed_addresses_in_its_table() {
     assert_eq!(lock(&t).table(), vec![116, 501]);
     assert_eq!(lock(&t).stats().matches, 1);
     // A hit on the trigger starts the next group; the table, full, pushes its oldest entry to the ghost.
-    assert_eq!(serve(&mut l, Request::read(108, 4)), vec![Fetch { first: 116, len: 8, demand_len: 0, stream: 1, client: 0 }]);
+    assert_eq!(
+        serve(&mut l, Request::read(108, 4)),
+        vec![Fetch { first: 116, len: 8, demand_len: 0, stream: 1, client: 0 }]
+    );
     assert_eq!(lock(&t).marks(), vec![(116, 123)]);
     assert_eq!(lock(&t).table(), vec![124, 116]);
     assert_eq!(lock(&t).table_ghost(), vec![501]);
@@ -599,7 +610,9 @@ fn step_beats_linux_readahead_on_interleaved_sequential_streams() {
         assert!(step > device + 0.5, "{streams} streams: STEP {step:.4} vs Linux RA (device) {device:.4}");
         // Linux with one read-ahead state per detected stream (what a server cannot do with RA#) is
         // within a percent of STEP: reported, not asserted.
-        println!("{streams} streams: STEP {step:.4}, Linux RA# (device) {device:.4}, Linux per detected stream {detect:.4}");
+        println!(
+            "{streams} streams: STEP {step:.4}, Linux RA# (device) {device:.4}, Linux per detected stream {detect:.4}"
+        );
         assert!(step > 0.97, "{streams} streams: STEP {step:.4}");
     }
 }
@@ -626,8 +639,7 @@ fn step_prefetches_next_to_nothing_on_a_uniformly_random_trace() {
     }
     // Over a small space, chance continuations (a read starting right after another) are frequent; STEP
     // still prefetches little.
-    let small: Vec<Request> =
-        (0..100_000).map(|_| Request::read(splitmix(&mut rng) % 1_000_000, 1)).collect();
+    let small: Vec<Request> = (0..100_000).map(|_| Request::read(splitmix(&mut rng) % 1_000_000, 1)).collect();
     let c = run("step", &json!({}), &small, 4096);
     println!("random trace over 10^6 blocks: step: issued {}, used {}", c.prefetch_issued, c.prefetch_used);
     assert!(c.prefetch_issued < 5_000, "{c:?}");
@@ -650,7 +662,10 @@ fn names_presets_and_parameter_errors() {
         ("{ name = 'step', preset = 'pm-bb', bb_share = 0.25 }", "step"),
         ("{ name = 'step', preset = 'pm-sa', upper_bound = 128 }", "step"),
         ("{ name = 'step', preset = 'pm-ta', pdf = 'linear', st_source = 'disk_avg', device = 'hdd7200' }", "step"),
-        ("{ name = 'step', clock = 'requests', delayed = false, raised_cap = 0.0, match_window = 'prefetched' }", "step"),
+        (
+            "{ name = 'step', clock = 'requests', delayed = false, raised_cap = 0.0, match_window = 'prefetched' }",
+            "step",
+        ),
         ("'tap'", "tap"),
         ("{ name = 'tap', table_init = 8, cp_init = 0.1, match_slack = 2 }", "tap"),
         ("'step+obl'", "stack"),
@@ -789,16 +804,16 @@ fn step_preset_names_read_back() {
 #[ignore]
 fn scratch_matrix() {
     for (streams, cap) in [(8usize, 2048usize), (16, 4096), (32, 8192), (32, 4096), (8, 8192)] {
-    let reqs = interleaved_streams(streams, 40_000, 19);
-    let mut line = format!("{streams:>2} streams cache {cap:>5}:");
-    for (rc, ps) in [(0.0, 1), (0.5, 255), (1.0, 1), (1.0, 2), (1.0, 4)] {
-        let c = run("step", &json!({"raised_cap": rc, "raised_passes": ps}), &reqs, cap);
-        line += &format!(" {rc}/{ps}:{:.4}", c.hit_ratio());
-    }
-    for pre in ["pm-con", "pm-bb", "pm-sa"] {
-        let c = run("step", &json!({"raised_cap": 1.0, "raised_passes": 2, "preset": pre}), &reqs, cap);
-        line += &format!(" {pre}:{:.4}", c.hit_ratio());
-    }
-    println!("{line}");
+        let reqs = interleaved_streams(streams, 40_000, 19);
+        let mut line = format!("{streams:>2} streams cache {cap:>5}:");
+        for (rc, ps) in [(0.0, 1), (0.5, 255), (1.0, 1), (1.0, 2), (1.0, 4)] {
+            let c = run("step", &json!({"raised_cap": rc, "raised_passes": ps}), &reqs, cap);
+            line += &format!(" {rc}/{ps}:{:.4}", c.hit_ratio());
+        }
+        for pre in ["pm-con", "pm-bb", "pm-sa"] {
+            let c = run("step", &json!({"raised_cap": 1.0, "raised_passes": 2, "preset": pre}), &reqs, cap);
+            line += &format!(" {pre}:{:.4}", c.hit_ratio());
+        }
+        println!("{line}");
     }
 }
