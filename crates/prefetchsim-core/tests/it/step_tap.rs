@@ -85,8 +85,13 @@ fn pf(name: &str, params: Value) -> Box<dyn Prefetcher> {
 fn drive(p: &mut dyn Prefetcher, req: Request, outcomes: &[Outcome]) -> Vec<PrefetchRun> {
     let table = BlockTable::with_capacity(0);
     let mut plan = PrefetchPlan::default();
-    let mut ctx =
-        PrefetchCtx { req: &req, demand_len: req.len, outcomes, cache: CacheView::new(&table, 1 << 20), plan: &mut plan };
+    let mut ctx = PrefetchCtx {
+        req: &req,
+        demand_len: req.len,
+        outcomes,
+        cache: CacheView::new(&table, 1 << 20),
+        plan: &mut plan,
+    };
     p.on_access(&mut ctx);
     plan.runs
 }
@@ -168,7 +173,10 @@ fn a_sequential_stream_is_promoted_new_low_high_and_then_prefetches_hit_ratio_ti
     for i in 8..39u64 {
         assert!(serve(&mut l, Request::read(8 * i, 8)).is_empty(), "request {i}");
     }
-    assert_eq!(serve(&mut l, Request::read(8 * 39, 8)), vec![Fetch { first: 320, len: 256, demand_len: 0, stream: 0, client: 0 }]);
+    assert_eq!(
+        serve(&mut l, Request::read(8 * 39, 8)),
+        vec![Fetch { first: 320, len: 256, demand_len: 0, stream: 0, client: 0 }]
+    );
     assert!((l.counters().prefetch_hit_ratio() - 304.0 / 320.0).abs() < 1e-12);
 }
 
@@ -470,7 +478,10 @@ fn tap_detects_streams_from_missed_addresses_in_its_table() {
     assert_eq!(lock(&t).table(), vec![116, 501]);
     assert_eq!(lock(&t).stats().matches, 1);
     // A hit on the trigger starts the next group; the table, full, pushes its oldest entry to the ghost.
-    assert_eq!(serve(&mut l, Request::read(108, 4)), vec![Fetch { first: 116, len: 8, demand_len: 0, stream: 1, client: 0 }]);
+    assert_eq!(
+        serve(&mut l, Request::read(108, 4)),
+        vec![Fetch { first: 116, len: 8, demand_len: 0, stream: 1, client: 0 }]
+    );
     assert_eq!(lock(&t).marks(), vec![(116, 123)]);
     assert_eq!(lock(&t).table(), vec![124, 116]);
     assert_eq!(lock(&t).table_ghost(), vec![501]);
@@ -550,6 +561,11 @@ fn interleaved_streams(streams: usize, requests: usize, seed: u64) -> Vec<Reques
         .collect()
 }
 
+fn serve_quiet(level: &mut dyn AnyLevel, req: &Request) {
+    let mut out = Vec::new();
+    level.access(req, req.len, &mut out);
+}
+
 fn run(name: &str, params: &Value, reqs: &[Request], capacity: usize) -> prefetchsim_core::LevelCounters {
     let mut l = lru_level(capacity, pf(name, params.clone()));
     let mut out = Vec::new();
@@ -599,7 +615,9 @@ fn step_beats_linux_readahead_on_interleaved_sequential_streams() {
         assert!(step > device + 0.5, "{streams} streams: STEP {step:.4} vs Linux RA (device) {device:.4}");
         // Linux with one read-ahead state per detected stream (what a server cannot do with RA#) is
         // within a percent of STEP: reported, not asserted.
-        println!("{streams} streams: STEP {step:.4}, Linux RA# (device) {device:.4}, Linux per detected stream {detect:.4}");
+        println!(
+            "{streams} streams: STEP {step:.4}, Linux RA# (device) {device:.4}, Linux per detected stream {detect:.4}"
+        );
         assert!(step > 0.97, "{streams} streams: STEP {step:.4}");
     }
 }
@@ -624,13 +642,52 @@ fn step_prefetches_next_to_nothing_on_a_uniformly_random_trace() {
             assert!((c.prefetch_issued as f64) < 0.002 * blocks as f64, "{name} {params}: {c:?}");
         }
     }
-    // Over a small space, chance continuations (a read starting right after another) are frequent; STEP
-    // still prefetches little.
-    let small: Vec<Request> =
-        (0..100_000).map(|_| Request::read(splitmix(&mut rng) % 1_000_000, 1)).collect();
-    let c = run("step", &json!({}), &small, 4096);
-    println!("random trace over 10^6 blocks: step: issued {}, used {}", c.prefetch_issued, c.prefetch_used);
-    assert!(c.prefetch_issued < 5_000, "{c:?}");
+    // Over a small space chance continuations are frequent: a read that starts right after one of the
+    // ~1,000 PCs' last blocks, about 100 in 100,000 reads over 10^6 blocks. The paper's rules make each a
+    // stream and its neighborhood a thrashing one (three random seeks, ~4x the threshold), so it gets the
+    // cost-benefit length for a 2-block stream (§4.1.2, §4.3): that is faithful, not a bug. What must hold
+    // is that only chance continuations extend PCs (a re-read of a PC's last block does not: it used to,
+    // and doubled the count) and that each prefetches at most the earning function's maximiser for x = 2
+    // at the longest seek. With the linear pdf, the paper's choice for mostly random workloads, that
+    // maximiser is about a third as long.
+    let small: Vec<Request> = (0..100_000).map(|_| Request::read(splitmix(&mut rng) % 1_000_000, 1)).collect();
+    for pdf in ["exp", "linear"] {
+        let (b, shared) = Shared::new(step(json!({ "pdf": pdf })));
+        let mut l = lru_level(4096, b);
+        for r in &small {
+            serve_quiet(&mut l, r);
+        }
+        l.finish();
+        let c = l.counters().clone();
+        let s = lock(&shared);
+        let st = s.stats();
+        let chance = small.len() as f64 * s.params().max_pcs as f64 / 1e6;
+        let longest = s.disk().seek_ms(0, 999_999);
+        let pl = Costs { st: longest, bw: s.sizing().bw, rl: 1.0 }.best_length(&s.sizing().pdf, 2);
+        println!(
+            "random trace over 10^6 blocks, {pdf} pdf: {} extensions (chance ~{chance:.0}), issued {}, used {}, \
+             at most {pl} a continuation",
+            st.extended, c.prefetch_issued, c.prefetch_used
+        );
+        assert!((st.extended as f64) < 1.25 * chance, "{pdf}: {st:?}");
+        assert!(c.prefetch_issued <= st.extended * pl, "{pdf}: {c:?} {st:?}");
+        assert!(pl > 0 && pl < 64, "{pdf}: {pl}");
+    }
+}
+
+/// A re-read of a PC's last block touches the PC but neither extends nor promotes it.
+#[test]
+fn a_re_read_of_the_last_block_extends_no_stream() {
+    let mut p = step(json!({}));
+    drive(&mut p, Request::read(100, 4), &misses(4));
+    drive(&mut p, Request::read(103, 1), &hits(1));
+    assert_eq!(p.stats().extended, 0);
+    assert_eq!(p.context_for(104).unwrap().queue, Queue::New);
+    // An unaligned continuation that starts in the last block and goes past it does extend.
+    drive(&mut p, Request::read(103, 3), &misses(3));
+    assert_eq!(p.stats().extended, 1);
+    let pc = p.context_for(106).unwrap();
+    assert_eq!((pc.x, pc.queue), (6, Queue::Low));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -650,7 +707,10 @@ fn names_presets_and_parameter_errors() {
         ("{ name = 'step', preset = 'pm-bb', bb_share = 0.25 }", "step"),
         ("{ name = 'step', preset = 'pm-sa', upper_bound = 128 }", "step"),
         ("{ name = 'step', preset = 'pm-ta', pdf = 'linear', st_source = 'disk_avg', device = 'hdd7200' }", "step"),
-        ("{ name = 'step', clock = 'requests', delayed = false, raised_cap = 0.0, match_window = 'prefetched' }", "step"),
+        (
+            "{ name = 'step', clock = 'requests', delayed = false, raised_cap = 0.0, match_window = 'prefetched' }",
+            "step",
+        ),
         ("'tap'", "tap"),
         ("{ name = 'tap', table_init = 8, cp_init = 0.1, match_slack = 2 }", "tap"),
         ("'step+obl'", "stack"),
@@ -783,22 +843,4 @@ fn step_preset_names_read_back() {
     let p: StepParams = serde_json::from_value(json!({"preset": "pm_sa"})).unwrap();
     assert_eq!(p.preset, StepPreset::PmSa);
     let _ = TapParams::default();
-}
-
-#[test]
-#[ignore]
-fn scratch_matrix() {
-    for (streams, cap) in [(8usize, 2048usize), (16, 4096), (32, 8192), (32, 4096), (8, 8192)] {
-    let reqs = interleaved_streams(streams, 40_000, 19);
-    let mut line = format!("{streams:>2} streams cache {cap:>5}:");
-    for (rc, ps) in [(0.0, 1), (0.5, 255), (1.0, 1), (1.0, 2), (1.0, 4)] {
-        let c = run("step", &json!({"raised_cap": rc, "raised_passes": ps}), &reqs, cap);
-        line += &format!(" {rc}/{ps}:{:.4}", c.hit_ratio());
-    }
-    for pre in ["pm-con", "pm-bb", "pm-sa"] {
-        let c = run("step", &json!({"raised_cap": 1.0, "raised_passes": 2, "preset": pre}), &reqs, cap);
-        line += &format!(" {pre}:{:.4}", c.hit_ratio());
-    }
-    println!("{line}");
-    }
 }

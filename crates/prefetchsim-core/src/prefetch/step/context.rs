@@ -225,7 +225,8 @@ pub enum MatchWindow {
     Exact,
     /// Stride one, or a start in the last block accessed, `s = last` (default) \[ours\]: with cache blocks
     /// larger than the trace's unit (4 KiB blocks over 512-byte sectors) a sequential request that is not
-    /// block-aligned starts in the block where the previous one ended.
+    /// block-aligned starts in the block where the previous one ended. A request that ends in that block
+    /// too is a re-read: it touches the PC but extends nothing.
     #[default]
     Overlap,
     /// Also a start inside the PC's prefetched blocks, `last <= s <= pf_end + 1` \[ours\].
@@ -367,7 +368,10 @@ impl Contexts {
         for (&key, &id) in &self.index {
             let pc = &self.slots[id as usize];
             if !self.live[id as usize] || pc.key != key || key != pc.last.saturating_add(1) {
-                return Err(format!("PC {id} indexed at {key}: live {}, key {}, last {}", self.live[id as usize], pc.key, pc.last));
+                return Err(format!(
+                    "PC {id} indexed at {key}: live {}, key {}, last {}",
+                    self.live[id as usize], pc.key, pc.last
+                ));
             }
         }
         let live = self.live.iter().filter(|&&l| l).count();

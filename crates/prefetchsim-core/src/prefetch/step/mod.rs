@@ -39,8 +39,8 @@ pub mod thrash;
 use serde::{Deserialize, Serialize};
 
 use self::context::{Context, Contexts, DelayedRun, MatchWindow, Queue, MAX_HISTORY};
-use self::cost::{Pdf, PdfShape, Sizing};
 pub use self::cost::StepPreset;
+use self::cost::{Pdf, PdfShape, Sizing};
 use self::delayed::{fire_time, ClockKind, DelayedQueue, VirtualClock};
 use self::disk::DiskView;
 use self::queues::{Queues, Thresholds};
@@ -418,12 +418,22 @@ impl Step {
         self.stats.purged += self.purge_buf.len() as u64;
     }
 
-    /// The PC of request `[s, e]`: the stream it extends, or a new one.
-    fn match_request(&mut self, ctx: &PrefetchCtx<'_>, cached: u32, pf_hits: u32) -> u32 {
+    /// The PC of request `[s, e]`: the stream it extends, or a new one; the flag is false for a re-read
+    /// of a PC's last block, which moves nothing.
+    fn match_request(&mut self, ctx: &PrefetchCtx<'_>, cached: u32, pf_hits: u32) -> (u32, bool) {
         let (s, e, n) = (ctx.req.first, ctx.req.last(), ctx.req.len);
         let now = self.clock.now();
         if let Some(id) = self.pcs.find(s, self.params.match_window) {
             let pc = self.pcs.get_mut(id);
+            if e <= pc.last {
+                // A re-read of the PC's last block (the `overlap` window's `s = last` with nothing past
+                // it) extends no stream (step.md, edge cases): it is an access to the neighborhood, not
+                // sequentiality, so no length, history or promotion. Counting it as an extension let
+                // chance re-reads on a random trace promote PCs and prefetch.
+                let q = pc.queue;
+                self.queues.touch(id, q, q);
+                return (id, false);
+            }
             pc.x += e.saturating_sub(pc.last);
             pc.hit_len += u64::from(pf_hits);
             pc.last = pc.last.max(e);
@@ -436,7 +446,7 @@ impl Step {
             let displaced = self.pcs.reindex(id);
             self.drop_displaced(displaced);
             self.stats.extended += 1;
-            return id;
+            return (id, true);
         }
         if self.pcs.len() >= self.params.max_pcs {
             self.purge();
@@ -447,7 +457,7 @@ impl Step {
         self.drop_displaced(displaced);
         self.queues.push(id, Queue::New);
         self.stats.created += 1;
-        id
+        (id, true)
     }
 
     /// Issue a prefetch run now.
@@ -557,7 +567,7 @@ impl Prefetcher for Step {
             cached += u32::from(*o != Outcome::Miss);
             pf_hits += u32::from(*o == Outcome::PrefetchHit);
         }
-        let id = self.match_request(ctx, cached, pf_hits);
+        let (id, extends) = self.match_request(ctx, cached, pf_hits);
         self.seeks.account(&mut self.pcs, &self.disk, id, s, e, self.params.alpha);
         // A stream back before its timer takes its waiting prefetch now (what it has not read itself).
         if let Some(d) = self.pcs.get_mut(id).delayed.take() {
@@ -568,7 +578,9 @@ impl Prefetcher for Step {
             }
             self.stats.early += 1;
         }
-        self.prefetch(ctx, id, e, cached == ctx.req.len);
+        if extends {
+            self.prefetch(ctx, id, e, cached == ctx.req.len);
+        }
         if self.params.delayed {
             self.advance_clock(ctx, runs_from);
         }
