@@ -96,7 +96,8 @@ pub struct StepParams {
     pub upper_bound_share: f64,
     /// `ST` of the earning function: `intensity` (default) or `disk_avg` \[ours\].
     pub st_source: StSource,
-    /// `BW`, streaming bandwidth in blocks per ms (default the disk's mean media rate) \[ours\].
+    /// `BW`, streaming bandwidth in blocks per ms (default the disk's: its mean media rate, or its bus rate
+    /// when lower) \[ours\].
     pub bandwidth: Option<f64>,
     /// Disk model for seek times and bandwidth, a disk of the device registry (`cheetah9lp`) \[ours\].
     pub device: String,
