@@ -57,8 +57,8 @@ WORKLOADS: dict[str, dict[str, Any]] = {
 }
 
 SETUPS: dict[str, str] = {
-    "local": "the server cache over the disk",
-    "network": "client cache (Linux RA per stream) + link + server cache over the disk",
+    "local": "server cache over the disk",
+    "network": "client + link + server over the disk",
 }
 
 # Cache sizes, as shares of each trace's footprint [ours]: the server holds a tenth of what the trace

@@ -300,9 +300,12 @@ fn fuzz_inputs(target: &str) -> Vec<PathBuf> {
     out
 }
 
+/// A fuzz target: its name and its entry point.
+type Target = (&'static str, fn(&[u8]));
+
 #[test]
 fn fuzz_seeds_and_regressions_replay_without_panicking() {
-    let targets: [(&str, fn(&[u8])); 4] = [
+    let targets: [Target; 4] = [
         ("read_trace", harness::read_trace),
         ("detect", harness::detect),
         ("config", harness::config),
