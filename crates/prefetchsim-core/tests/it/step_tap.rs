@@ -181,6 +181,23 @@ fn a_sequential_stream_is_promoted_new_low_high_and_then_prefetches_hit_ratio_ti
 }
 
 #[test]
+fn refill_tops_a_stream_up_while_half_of_its_length_is_still_ahead() {
+    let mut l = lru_level(16_384, pf("step", json!({"refill": 0.5})));
+    for i in 0..8u64 {
+        serve(&mut l, Request::read(8 * i, 8));
+    }
+    // Request 7 made the PC high: blocks 64-319 are prefetched. Nothing more until fewer than 128 are
+    // ahead, after block 199 (request 24); then up to 256 beyond the request: 320-455.
+    for i in 8..24u64 {
+        assert!(serve(&mut l, Request::read(8 * i, 8)).is_empty(), "request {i}");
+    }
+    assert_eq!(
+        serve(&mut l, Request::read(8 * 24, 8)),
+        vec![Fetch { first: 320, len: 136, demand_len: 0, stream: 0, client: 0 }]
+    );
+}
+
+#[test]
 fn a_high_pc_whose_hit_ratio_falls_is_demoted_to_low() {
     let mut s = step(json!({}));
     let mut queue = Vec::new();
