@@ -347,6 +347,25 @@ fn thrashing_intensity_follows_the_interleaving() {
 // Delayed prefetch queue (STEP §4.4) and the virtual clock.
 // ---------------------------------------------------------------------------------------------------
 
+/// With `clock = "engine"` the delayed queue runs on the requests' own times (the timed engine's clock).
+#[test]
+fn the_engine_clock_reads_the_requests_time() {
+    let mut s = step(json!({"delayed": true, "clock": "engine"}));
+    let lead = s.disk().mean_seek_ms() + 8.0 / s.sizing().bw;
+    let at = |s: &mut Step, ms: f64, b: u64, n: u32| {
+        let mut r = Request::read(b, n);
+        r.time_ns = (ms * 1e6) as u64;
+        drive(s, r, &misses(n))
+    };
+    at(&mut s, 0.0, 0, 8);
+    assert!(at(&mut s, 300.0, 8, 8).is_empty());
+    assert_eq!((s.stats().delayed, s.now_ms()), (1, 300.0));
+    let fire = 600.0 - 2.0 * lead;
+    assert!(at(&mut s, fire - 1.0, 5_000_000, 1).is_empty());
+    assert_eq!(at(&mut s, fire + 0.5, 6_000_000, 1).len(), 1);
+    assert_eq!(s.stats().fired, 1);
+}
+
 #[test]
 fn a_prefetch_for_a_far_next_arrival_waits_for_its_timer() {
     let mut s = step(json!({"delayed": true}));

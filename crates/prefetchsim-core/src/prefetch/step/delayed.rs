@@ -13,8 +13,9 @@
 //! The instant engine has no clock, so STEP keeps a virtual one \[ours\]: `disk` (default) models a busy
 //! server replaying closed-loop, each request advancing time by `request_ms` plus the modelled disk time
 //! of what it fetches (seek from the modelled head, then transfer at the streaming bandwidth); `requests`
-//! advances by `request_ms` per request only. [`VirtualClock::set_now`] is where an engine with real
-//! time can feed it instead (the clock then only moves when told).
+//! advances by `request_ms` per request only; `engine` reads each request's time, which the timed
+//! engine sets to the simulated time. [`VirtualClock::set_now`] is where other code can feed it instead
+//! (the clock then only moves when told).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -33,6 +34,9 @@ pub enum ClockKind {
     Disk,
     /// Per-request time only.
     Requests,
+    /// The requests' own time (`time_ns`) as the engine gives it: the simulated time in the timed
+    /// engine, the trace's timestamps in the instant engine.
+    Engine,
 }
 
 /// STEP's clock, in ms.
@@ -58,6 +62,17 @@ impl VirtualClock {
     #[must_use]
     pub fn now(&self) -> f64 {
         self.now
+    }
+
+    /// The clock reads the requests' time ([`ClockKind::Engine`]).
+    #[must_use]
+    pub fn reads_requests(&self) -> bool {
+        self.kind == ClockKind::Engine && !self.external
+    }
+
+    /// The request being served arrived at `ns` ([`ClockKind::Engine`]; time never goes back).
+    pub fn at_request(&mut self, ns: u64) {
+        self.now = self.now.max(ns as f64 / 1e6);
     }
 
     /// Set the time from outside (an engine with a clock); from then on only this moves it.
@@ -86,7 +101,7 @@ impl VirtualClock {
     /// The request is done: add the per-request time.
     #[inline]
     pub fn request_done(&mut self) {
-        if !self.external {
+        if !self.external && self.kind != ClockKind::Engine {
             self.now += self.request_ms;
         }
     }

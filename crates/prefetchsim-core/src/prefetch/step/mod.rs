@@ -22,10 +22,10 @@
 //! Purging also removes the contexts of streams that use the cache poorly (§4.4), which then prefetch
 //! only what low-confidence streams do.
 //!
-//! Time: the instant engine has no clock; STEP runs a virtual one ([`delayed::VirtualClock`]) that only
-//! the delayed queue uses (it runs only when the queue is on). Thrashing needs no clock: it adds seek times. A late prefetch (a demand access
-//! that waits for an in-flight block, timed engines) counts as cached in the hit ratio, so
-//! [`Prefetcher::on_late`] needs nothing.
+//! Time: only the delayed queue needs a clock (thrashing adds seek times). The instant engine has none,
+//! so STEP runs a virtual one ([`delayed::VirtualClock`]); in the timed engine `clock = "engine"` reads
+//! the simulated time off each request. A late prefetch (a demand access that waits for an in-flight
+//! block, timed engine) counts as cached in the hit ratio, so [`Prefetcher::on_late`] needs nothing.
 //!
 //! The server sees whole requests: the blocks a level above prefetched are part of the request here
 //! (a storage server cannot tell them apart) \[ours\].
@@ -122,12 +122,13 @@ pub struct StepParams {
     /// Use the delayed queue (false) \[ours\]. Off by default, as step.md advises without a timing model:
     /// on the instant engine's virtual clock a stream often comes back before the timer of its delayed
     /// prefetch and misses (measured on 32 interleaved streams: STEP's hit ratio 0.988 -> 0.9875, PM-CON's
-    /// 0.81 -> 0.59). Turn it on with an engine that feeds real time ([`Step::set_now_ms`]).
+    /// 0.81 -> 0.59). In the timed engine turn it on with `clock = "engine"`.
     pub delayed: bool,
     /// A prefetch whose stream is expected back later than this waits in the delayed queue (100 ms)
     /// \[ours\].
     pub delay_horizon_ms: f64,
-    /// Virtual clock: `disk` (default) or `requests` \[ours\].
+    /// Clock of the delayed queue: `disk` (default), `requests` or `engine` (the requests' time: the
+    /// timed engine's simulated time) \[ours\].
     pub clock: ClockKind,
     /// Time each request adds to the virtual clock, ms (0.1) \[ours\].
     pub request_ms: f64,
@@ -570,6 +571,9 @@ impl Prefetcher for Step {
         }
         let (s, e) = (ctx.req.first, ctx.req.last());
         let runs_from = ctx.plan.runs.len();
+        if self.clock.reads_requests() {
+            self.clock.at_request(ctx.req.time_ns);
+        }
         let now = self.clock.now();
         if !self.dq.is_empty() {
             self.fire_due(ctx, now);
