@@ -45,7 +45,9 @@ SCHEMES: dict[str, Any] = {
     "PM-CON": {"name": "step", "preset": "pm-con"},
     "PM-BB": {"name": "step", "preset": "pm-bb"},
     "PM-SA": {"name": "step", "preset": "pm-sa"},
-    "PM-TA": {"name": "step", "preset": "pm-ta"},
+    # STEP with its delayed prefetch queue (§4.4) on the timed engine's clock; the heuristics share STEP's
+    # contexts but not its scheduling (§6.1).
+    "PM-TA": {"name": "step", "preset": "pm-ta", "delayed": True, "clock": "engine"},
 }
 
 WORKLOADS: dict[str, dict[str, Any]] = {
