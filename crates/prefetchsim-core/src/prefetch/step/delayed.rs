@@ -5,8 +5,8 @@
 //! one whose stream will not be back for a long time waits in a delayed queue with a timer, so that its
 //! blocks are not evicted before use. Rules \[ours\] (`shared/docs/algorithms/step.md`, `schedule`): the
 //! next arrival is the last one plus the mean gap of the PC's last `N` arrivals; a prefetch is delayed
-//! when that is more than `delay_horizon_ms` away, until twice its expected service time (mean seek plus
-//! transfer) before the next arrival. A timer fires at the first request at or after its time (the
+//! when that is more than `delay_horizon_ms` away, until `delay_margin` (2) times its expected service
+//! time (mean seek plus transfer) before the next arrival. A timer fires at the first request at or after its time (the
 //! engine calls the prefetcher only at requests); blocks cached meanwhile are skipped by the level. A
 //! stream that comes back before its timer gets the waiting prefetch at once.
 //!
@@ -107,15 +107,16 @@ impl VirtualClock {
     }
 }
 
-/// When a prefetch of expected service time `lead` ms should be issued, given the time `now` and the
-/// stream's estimated next arrival: `None` for at once, else the timer's time.
+/// When a prefetch should be issued `lead` ms before the stream's estimated next arrival, given the
+/// time `now`: `None` for at once (the arrival is within `horizon`, or too close to wait), else the
+/// timer's time.
 #[must_use]
 pub fn fire_time(now: f64, next_arrival: Option<f64>, lead: f64, horizon: f64) -> Option<f64> {
     let t = next_arrival?;
     if t - now <= horizon {
         return None;
     }
-    let at = t - 2.0 * lead;
+    let at = t - lead;
     (at > now).then_some(at)
 }
 
@@ -181,9 +182,9 @@ mod tests {
 
     #[test]
     fn only_far_arrivals_delay() {
-        assert_eq!(fire_time(0.0, Some(50.0), 10.0, 100.0), None);
-        assert_eq!(fire_time(0.0, Some(300.0), 10.0, 100.0), Some(280.0));
-        assert_eq!(fire_time(0.0, Some(150.0), 80.0, 100.0), None, "too close to wait");
+        assert_eq!(fire_time(0.0, Some(50.0), 20.0, 100.0), None);
+        assert_eq!(fire_time(0.0, Some(300.0), 20.0, 100.0), Some(280.0));
+        assert_eq!(fire_time(0.0, Some(150.0), 160.0, 100.0), None, "too close to wait");
         assert_eq!(fire_time(0.0, None, 1.0, 100.0), None);
     }
 }

@@ -127,6 +127,9 @@ pub struct StepParams {
     /// A prefetch whose stream is expected back later than this waits in the delayed queue (100 ms)
     /// \[ours\].
     pub delay_horizon_ms: f64,
+    /// A delayed prefetch is issued this many times its expected service time (mean seek plus transfer)
+    /// before its stream's expected next arrival (2) \[ours\].
+    pub delay_margin: f64,
     /// Clock of the delayed queue: `disk` (default), `requests` or `engine` (the requests' time: the
     /// timed engine's simulated time) \[ours\].
     pub clock: ClockKind,
@@ -172,6 +175,7 @@ impl Default for StepParams {
             raised_passes: 1,
             delayed: false,
             delay_horizon_ms: 100.0,
+            delay_margin: 2.0,
             clock: ClockKind::Disk,
             request_ms: 0.1,
             max_block: None,
@@ -248,6 +252,7 @@ impl StepParams {
             return err("raised_passes", "must be at least 1 (raised_cap = 0 turns the raise off)".into());
         }
         nonneg("delay_horizon_ms", self.delay_horizon_ms)?;
+        nonneg("delay_margin", self.delay_margin)?;
         share("refill", self.refill)?;
         nonneg("request_ms", self.request_ms)?;
         Ok(())
@@ -527,7 +532,7 @@ impl Step {
         let pc = self.pcs.get_mut(id);
         pc.pf_end = target;
         if self.params.delayed {
-            let lead = self.disk.mean_seek_ms() + f64::from(count) / self.sizing.bw;
+            let lead = self.params.delay_margin * (self.disk.mean_seek_ms() + f64::from(count) / self.sizing.bw);
             if let Some(at) = fire_time(now, next_arrival, lead, self.params.delay_horizon_ms) {
                 pc.delayed = Some(DelayedRun { first, len: count, stream, fire_at: at });
                 let r = self.pcs.pc_ref(id);
