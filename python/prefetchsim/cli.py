@@ -657,7 +657,8 @@ def build_parser() -> argparse.ArgumentParser:
                         description="Rerun the experiments of a paper of the project and print its table.")
     rp.add_argument("experiment", choices=["split", "pfc", "step", "mithril"])
     rp.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
-    rp.add_argument("--requests", type=int, default=100_000, help="requests per workload (default: the paper's 100,000)")
+    rp.add_argument("--requests", type=int, default=100_000,
+                    help="requests per workload (default 100,000: the Split paper's)")
     rp.add_argument("--out", default=None, help="directory for the CSV and the plots")
     rp.add_argument("--no-plot", action="store_true", help="do not draw plots")
     rp.add_argument("--trace", dest="traces", action="append", metavar="PATH[:FORMAT]",

@@ -135,7 +135,8 @@ def run(
                 "makespan_ms": s["makespan_ms"],
                 # The server cannot tell a client's read-ahead from its demand reads (both are requests):
                 # the share of all blocks asked of it that it had prefetched (late ones included).
-                "prefetch_hit_ratio": srv["prefetch_used"] / max(1, srv["demand_accesses"] + srv["upper_prefetch_accesses"]),
+                "prefetch_hit_ratio": srv["prefetch_used"]
+                / max(1, srv["demand_accesses"] + srv["upper_prefetch_accesses"]),
                 "hit_ratio": srv["hit_ratio"], "prefetch_issued": srv["prefetch_issued"],
                 "unused_prefetch": srv["unused_prefetch"], "server_blocks": srv["capacity_blocks"],
                 "requests": r.raw["requests"], "seed": seed,
