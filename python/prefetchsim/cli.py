@@ -289,12 +289,15 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import mithril, split
+    from .reproduce import mithril, split, step
 
     if args.experiment == "mithril":
         return _reproduce_mithril(args, mithril)
+    if args.experiment == "step":
+        return _reproduce_step(args, step)
     if args.experiment != "split":
-        raise _core.ConfigError(f"reproduce: {args.experiment!r} is not available yet; available: split, mithril")
+        raise _core.ConfigError(
+            f"reproduce: {args.experiment!r} is not available yet; available: split, mithril, step")
     prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
     try:
         df = split.run(seed=args.seed, requests=args.requests, out_dir=args.out, plot=not args.no_plot, progress=prog)
@@ -344,6 +347,36 @@ def _reproduce_mithril(args: argparse.Namespace, mithril) -> int:
     finally:
         if close:
             out.close()
+    return 0
+
+
+def _reproduce_step(args: argparse.Namespace, step) -> int:
+    workloads = tuple(step.WORKLOADS) if args.workloads is None else tuple(w for w in args.workloads if w != "none")
+    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    try:
+        df = step.run(workloads=workloads, traces=args.traces or (), requests=args.requests, seed=args.seed,
+                      disk=args.disk, out_dir=args.out, plot=not args.no_plot, progress=prog)
+    finally:
+        prog.close()
+    out, close = _output(args)
+    try:
+        if args.output_format == "table":
+            for metric, what, fmt in (("rt_mean_ms", "mean response time (ms)", "{:.3f}"),
+                                      ("prefetch_hit_ratio", "server prefetch hit ratio", "{:.4f}"),
+                                      ("unused_prefetch", "server prefetched blocks never used", "{:.0f}")):
+                wide = df.pivot_table(index=["workload", "setup"], columns="scheme", values=metric, sort=False)
+                wide = wide[[s for s in step.SCHEMES if s in wide.columns]]
+                out.write(f"{what}:\n{wide.to_string(float_format=fmt.format)}\n\n")
+            out.write("STEP (PM-TA) against Linux and PM-SA, execution time (T_scheme / T_PM-TA - 1, %; "
+                      "positive = STEP ahead):\n")
+            _emit(step.verdict(df), "table", out)
+        else:
+            _emit(df.to_dict("records"), args.output_format, out)
+    finally:
+        if close:
+            out.close()
+    if args.out:
+        sys.stderr.write(f"prefetchsim: results in {args.out}/\n")
     return 0
 
 
@@ -620,15 +653,22 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_options(tc)
     tc.set_defaults(func=cmd_trace_convert)
 
-    rp = sub.add_parser("reproduce", help="rerun a paper's experiments (split, mithril)",
+    rp = sub.add_parser("reproduce", help="rerun a paper's experiments (split, mithril, step)",
                         description="Rerun the experiments of a paper of the project and print its table.")
     rp.add_argument("experiment", choices=["split", "pfc", "step", "mithril"])
     rp.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
-    rp.add_argument("--requests", type=int, default=100_000, help="requests per workload (default: the paper's 100,000)")
+    rp.add_argument("--requests", type=int, default=100_000,
+                    help="requests per workload (default 100,000: the Split paper's)")
     rp.add_argument("--out", default=None, help="directory for the CSV and the plots")
     rp.add_argument("--no-plot", action="store_true", help="do not draw plots")
     rp.add_argument("--trace", dest="traces", action="append", metavar="PATH[:FORMAT]",
-                    help="mithril: a trace to use instead of the built-in workload (repeatable)")
+                    help="mithril: a trace to use instead of the built-in workload; step: a trace to add to "
+                         "the built-in workloads (repeatable)")
+    rp.add_argument("--workload", dest="workloads", action="append", metavar="NAME",
+                    help="step: a built-in workload to run (oltp-like, web-like, diff+tar; repeatable; default "
+                         "all; 'none' for the given traces only)")
+    rp.add_argument("--disk", default="cheetah9lp",
+                    help="step: the disk model under the server (a device preset; default cheetah9lp)")
     rp.add_argument("--no-studies", action="store_true", help="mithril: skip the parameter studies")
     _add_output_options(rp)
     rp.set_defaults(func=cmd_reproduce)

@@ -326,7 +326,7 @@ def response_time(df, x: str | None = None, metric: str = "rt_mean_ms", hue: str
     ax = _axes(ax)
     n = _bars(ax, df, x, metric, hue_cols)
     if logy:
-        ax.set_yscale("log", nonpositive="mask")
+        ax.set_yscale("log", nonpositive="clip")
     _finish(ax, x, metric, n, hue_cols, title)
     return ax
 
@@ -343,7 +343,9 @@ def unused_prefetch(df, x: str | None = None, y: str = "unused_prefetch", hue: s
         _check_unique(df, [x, *hue_cols], f"plot of {y} per {x}")
         ax = _axes(ax)
         n = _bars(ax, df, x, y, hue_cols)
-        ax.set_yscale("log", nonpositive="mask")
+        # Bars rise from 0: "mask" would drop every bar, "clip" draws them from the axis' bottom (a zero
+        # stays empty).
+        ax.set_yscale("log", nonpositive="clip")
         _finish(ax, x, y, n, hue_cols, title)
         return ax
     if x is None:

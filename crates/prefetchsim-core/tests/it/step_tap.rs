@@ -181,6 +181,23 @@ fn a_sequential_stream_is_promoted_new_low_high_and_then_prefetches_hit_ratio_ti
 }
 
 #[test]
+fn refill_tops_a_stream_up_while_half_of_its_length_is_still_ahead() {
+    let mut l = lru_level(16_384, pf("step", json!({"refill": 0.5})));
+    for i in 0..8u64 {
+        serve(&mut l, Request::read(8 * i, 8));
+    }
+    // Request 7 made the PC high: blocks 64-319 are prefetched. Nothing more until fewer than 128 are
+    // ahead, after block 199 (request 24); then up to 256 beyond the request: 320-455.
+    for i in 8..24u64 {
+        assert!(serve(&mut l, Request::read(8 * i, 8)).is_empty(), "request {i}");
+    }
+    assert_eq!(
+        serve(&mut l, Request::read(8 * 24, 8)),
+        vec![Fetch { first: 320, len: 136, demand_len: 0, stream: 0, client: 0 }]
+    );
+}
+
+#[test]
 fn a_high_pc_whose_hit_ratio_falls_is_demoted_to_low() {
     let mut s = step(json!({}));
     let mut queue = Vec::new();
@@ -329,6 +346,25 @@ fn thrashing_intensity_follows_the_interleaving() {
 // ---------------------------------------------------------------------------------------------------
 // Delayed prefetch queue (STEP §4.4) and the virtual clock.
 // ---------------------------------------------------------------------------------------------------
+
+/// With `clock = "engine"` the delayed queue runs on the requests' own times (the timed engine's clock).
+#[test]
+fn the_engine_clock_reads_the_requests_time() {
+    let mut s = step(json!({"delayed": true, "clock": "engine"}));
+    let lead = s.disk().mean_seek_ms() + 8.0 / s.sizing().bw;
+    let at = |s: &mut Step, ms: f64, b: u64, n: u32| {
+        let mut r = Request::read(b, n);
+        r.time_ns = (ms * 1e6) as u64;
+        drive(s, r, &misses(n))
+    };
+    at(&mut s, 0.0, 0, 8);
+    assert!(at(&mut s, 300.0, 8, 8).is_empty());
+    assert_eq!((s.stats().delayed, s.now_ms()), (1, 300.0));
+    let fire = 600.0 - 2.0 * lead;
+    assert!(at(&mut s, fire - 1.0, 5_000_000, 1).is_empty());
+    assert_eq!(at(&mut s, fire + 0.5, 6_000_000, 1).len(), 1);
+    assert_eq!(s.stats().fired, 1);
+}
 
 #[test]
 fn a_prefetch_for_a_far_next_arrival_waits_for_its_timer() {
@@ -561,6 +597,11 @@ fn interleaved_streams(streams: usize, requests: usize, seed: u64) -> Vec<Reques
         .collect()
 }
 
+fn serve_quiet(level: &mut dyn AnyLevel, req: &Request) {
+    let mut out = Vec::new();
+    level.access(req, req.len, &mut out);
+}
+
 fn run(name: &str, params: &Value, reqs: &[Request], capacity: usize) -> prefetchsim_core::LevelCounters {
     let mut l = lru_level(capacity, pf(name, params.clone()));
     let mut out = Vec::new();
@@ -637,12 +678,52 @@ fn step_prefetches_next_to_nothing_on_a_uniformly_random_trace() {
             assert!((c.prefetch_issued as f64) < 0.002 * blocks as f64, "{name} {params}: {c:?}");
         }
     }
-    // Over a small space, chance continuations (a read starting right after another) are frequent; STEP
-    // still prefetches little.
+    // Over a small space chance continuations are frequent: a read that starts right after one of the
+    // ~1,000 PCs' last blocks, about 100 in 100,000 reads over 10^6 blocks. The paper's rules make each a
+    // stream and its neighborhood a thrashing one (three random seeks, ~4x the threshold), so it gets the
+    // cost-benefit length for a 2-block stream (§4.1.2, §4.3): that is faithful, not a bug. What must hold
+    // is that only chance continuations extend PCs (a re-read of a PC's last block does not: it used to,
+    // and doubled the count) and that each prefetches at most the earning function's maximiser for x = 2
+    // at the longest seek. With the linear pdf, the paper's choice for mostly random workloads, that
+    // maximiser is about a third as long.
     let small: Vec<Request> = (0..100_000).map(|_| Request::read(splitmix(&mut rng) % 1_000_000, 1)).collect();
-    let c = run("step", &json!({}), &small, 4096);
-    println!("random trace over 10^6 blocks: step: issued {}, used {}", c.prefetch_issued, c.prefetch_used);
-    assert!(c.prefetch_issued < 5_000, "{c:?}");
+    for pdf in ["exp", "linear"] {
+        let (b, shared) = Shared::new(step(json!({ "pdf": pdf })));
+        let mut l = lru_level(4096, b);
+        for r in &small {
+            serve_quiet(&mut l, r);
+        }
+        l.finish();
+        let c = l.counters().clone();
+        let s = lock(&shared);
+        let st = s.stats();
+        let chance = small.len() as f64 * s.params().max_pcs as f64 / 1e6;
+        let longest = s.disk().seek_ms(0, 999_999);
+        let pl = Costs { st: longest, bw: s.sizing().bw, rl: 1.0 }.best_length(&s.sizing().pdf, 2);
+        println!(
+            "random trace over 10^6 blocks, {pdf} pdf: {} extensions (chance ~{chance:.0}), issued {}, used {}, \
+             at most {pl} a continuation",
+            st.extended, c.prefetch_issued, c.prefetch_used
+        );
+        assert!((st.extended as f64) < 1.25 * chance, "{pdf}: {st:?}");
+        assert!(c.prefetch_issued <= st.extended * pl, "{pdf}: {c:?} {st:?}");
+        assert!(pl > 0 && pl < 64, "{pdf}: {pl}");
+    }
+}
+
+/// A re-read of a PC's last block touches the PC but neither extends nor promotes it.
+#[test]
+fn a_re_read_of_the_last_block_extends_no_stream() {
+    let mut p = step(json!({}));
+    drive(&mut p, Request::read(100, 4), &misses(4));
+    drive(&mut p, Request::read(103, 1), &hits(1));
+    assert_eq!(p.stats().extended, 0);
+    assert_eq!(p.context_for(104).unwrap().queue, Queue::New);
+    // An unaligned continuation that starts in the last block and goes past it does extend.
+    drive(&mut p, Request::read(103, 3), &misses(3));
+    assert_eq!(p.stats().extended, 1);
+    let pc = p.context_for(106).unwrap();
+    assert_eq!((pc.x, pc.queue), (6, Queue::Low));
 }
 
 // ---------------------------------------------------------------------------------------------------
@@ -798,22 +879,4 @@ fn step_preset_names_read_back() {
     let p: StepParams = serde_json::from_value(json!({"preset": "pm_sa"})).unwrap();
     assert_eq!(p.preset, StepPreset::PmSa);
     let _ = TapParams::default();
-}
-
-#[test]
-#[ignore]
-fn scratch_matrix() {
-    for (streams, cap) in [(8usize, 2048usize), (16, 4096), (32, 8192), (32, 4096), (8, 8192)] {
-        let reqs = interleaved_streams(streams, 40_000, 19);
-        let mut line = format!("{streams:>2} streams cache {cap:>5}:");
-        for (rc, ps) in [(0.0, 1), (0.5, 255), (1.0, 1), (1.0, 2), (1.0, 4)] {
-            let c = run("step", &json!({"raised_cap": rc, "raised_passes": ps}), &reqs, cap);
-            line += &format!(" {rc}/{ps}:{:.4}", c.hit_ratio());
-        }
-        for pre in ["pm-con", "pm-bb", "pm-sa"] {
-            let c = run("step", &json!({"raised_cap": 1.0, "raised_passes": 2, "preset": pre}), &reqs, cap);
-            line += &format!(" {pre}:{:.4}", c.hit_ratio());
-        }
-        println!("{line}");
-    }
 }

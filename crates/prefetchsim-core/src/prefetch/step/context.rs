@@ -225,7 +225,8 @@ pub enum MatchWindow {
     Exact,
     /// Stride one, or a start in the last block accessed, `s = last` (default) \[ours\]: with cache blocks
     /// larger than the trace's unit (4 KiB blocks over 512-byte sectors) a sequential request that is not
-    /// block-aligned starts in the block where the previous one ended.
+    /// block-aligned starts in the block where the previous one ended. A request that ends in that block
+    /// too is a re-read: it touches the PC but extends nothing.
     #[default]
     Overlap,
     /// Also a start inside the PC's prefetched blocks, `last <= s <= pf_end + 1` \[ours\].

@@ -5,16 +5,17 @@
 //! one whose stream will not be back for a long time waits in a delayed queue with a timer, so that its
 //! blocks are not evicted before use. Rules \[ours\] (`shared/docs/algorithms/step.md`, `schedule`): the
 //! next arrival is the last one plus the mean gap of the PC's last `N` arrivals; a prefetch is delayed
-//! when that is more than `delay_horizon_ms` away, until twice its expected service time (mean seek plus
-//! transfer) before the next arrival. A timer fires at the first request at or after its time (the
+//! when that is more than `delay_horizon_ms` away, until `delay_margin` (2) times its expected service
+//! time (mean seek plus transfer) before the next arrival. A timer fires at the first request at or after its time (the
 //! engine calls the prefetcher only at requests); blocks cached meanwhile are skipped by the level. A
 //! stream that comes back before its timer gets the waiting prefetch at once.
 //!
 //! The instant engine has no clock, so STEP keeps a virtual one \[ours\]: `disk` (default) models a busy
 //! server replaying closed-loop, each request advancing time by `request_ms` plus the modelled disk time
 //! of what it fetches (seek from the modelled head, then transfer at the streaming bandwidth); `requests`
-//! advances by `request_ms` per request only. [`VirtualClock::set_now`] is where an engine with real
-//! time can feed it instead (the clock then only moves when told).
+//! advances by `request_ms` per request only; `engine` reads each request's time, which the timed
+//! engine sets to the simulated time. [`VirtualClock::set_now`] is where other code can feed it instead
+//! (the clock then only moves when told).
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -33,6 +34,9 @@ pub enum ClockKind {
     Disk,
     /// Per-request time only.
     Requests,
+    /// The requests' own time (`time_ns`) as the engine gives it: the simulated time in the timed
+    /// engine, the trace's timestamps in the instant engine.
+    Engine,
 }
 
 /// STEP's clock, in ms.
@@ -58,6 +62,17 @@ impl VirtualClock {
     #[must_use]
     pub fn now(&self) -> f64 {
         self.now
+    }
+
+    /// The clock reads the requests' time ([`ClockKind::Engine`]).
+    #[must_use]
+    pub fn reads_requests(&self) -> bool {
+        self.kind == ClockKind::Engine && !self.external
+    }
+
+    /// The request being served arrived at `ns` ([`ClockKind::Engine`]; time never goes back).
+    pub fn at_request(&mut self, ns: u64) {
+        self.now = self.now.max(ns as f64 / 1e6);
     }
 
     /// Set the time from outside (an engine with a clock); from then on only this moves it.
@@ -86,21 +101,22 @@ impl VirtualClock {
     /// The request is done: add the per-request time.
     #[inline]
     pub fn request_done(&mut self) {
-        if !self.external {
+        if !self.external && self.kind != ClockKind::Engine {
             self.now += self.request_ms;
         }
     }
 }
 
-/// When a prefetch of expected service time `lead` ms should be issued, given the time `now` and the
-/// stream's estimated next arrival: `None` for at once, else the timer's time.
+/// When a prefetch should be issued `lead` ms before the stream's estimated next arrival, given the
+/// time `now`: `None` for at once (the arrival is within `horizon`, or too close to wait), else the
+/// timer's time.
 #[must_use]
 pub fn fire_time(now: f64, next_arrival: Option<f64>, lead: f64, horizon: f64) -> Option<f64> {
     let t = next_arrival?;
     if t - now <= horizon {
         return None;
     }
-    let at = t - 2.0 * lead;
+    let at = t - lead;
     (at > now).then_some(at)
 }
 
@@ -166,9 +182,9 @@ mod tests {
 
     #[test]
     fn only_far_arrivals_delay() {
-        assert_eq!(fire_time(0.0, Some(50.0), 10.0, 100.0), None);
-        assert_eq!(fire_time(0.0, Some(300.0), 10.0, 100.0), Some(280.0));
-        assert_eq!(fire_time(0.0, Some(150.0), 80.0, 100.0), None, "too close to wait");
+        assert_eq!(fire_time(0.0, Some(50.0), 20.0, 100.0), None);
+        assert_eq!(fire_time(0.0, Some(300.0), 20.0, 100.0), Some(280.0));
+        assert_eq!(fire_time(0.0, Some(150.0), 160.0, 100.0), None, "too close to wait");
         assert_eq!(fire_time(0.0, None, 1.0, 100.0), None);
     }
 }

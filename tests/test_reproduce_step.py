@@ -1,0 +1,84 @@
+"""`prefetchsim reproduce step`: the STEP comparisons at a tiny scale (a few thousand requests): every
+scheme runs on every case, the rows carry the metrics the table needs, the plots and the CSV are
+written, the CLI prints the table, and a scheme's settings reach the server (a prefetcher that does not
+prefetch has nothing unused, Linux's window grows with RA#)."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+from prefetchsim import _core
+from prefetchsim.cli import main
+from prefetchsim.reproduce import step
+
+REQUESTS = 3000
+
+
+@pytest.fixture(scope="module")
+def results(tmp_path_factory):
+    out = tmp_path_factory.mktemp("step")
+    df = step.run(requests=REQUESTS, out_dir=str(out))
+    return df, out
+
+
+def test_every_scheme_runs_on_every_case(results):
+    df, _ = results
+    assert len(df) == len(step.WORKLOADS) * len(step.SETUPS) * len(step.SCHEMES)
+    for (w, setup), sub in df.groupby(["workload", "setup"]):
+        assert list(sub.scheme) == list(step.SCHEMES), (w, setup)
+        assert (sub.requests == REQUESTS).all()
+        assert (sub.rt_mean_ms > 0).all() and (sub.makespan_ms > 0).all()
+        assert ((sub.prefetch_hit_ratio >= 0) & (sub.prefetch_hit_ratio <= 1)).all()
+        assert (sub.unused_prefetch <= sub.prefetch_issued).all()
+        # The slowdown is measured against PM-TA of the same case.
+        assert sub.loc[sub.scheme == "PM-TA", "slowdown_vs_pmta_pct"].iloc[0] == 0
+        ra = sub.set_index("scheme").makespan_ms
+        assert sub.set_index("scheme").slowdown_vs_pmta_pct["RA256"] == pytest.approx(
+            100 * (ra["RA256"] / ra["PM-TA"] - 1))
+
+
+def test_the_schemes_reach_the_server(results):
+    df, _ = results
+    local = df[(df.workload == "diff+tar") & (df.setup == "local")].set_index("scheme")
+    # Two sequential scans: a larger Linux window prefetches more of them; STEP's schemes all find both.
+    assert local.prefetch_hit_ratio["RA2048"] > local.prefetch_hit_ratio["RA64"]
+    for s in ("PM-SA", "PM-TA", "PM-BB"):
+        assert local.prefetch_hit_ratio[s] > 0.8, s
+    net = df[df.setup == "network"]
+    assert (net.server_blocks > 0).all()
+
+
+def test_csv_and_plots_are_written(results):
+    df, out = results
+    assert os.path.getsize(out / "step.csv") > 0
+    for setup in step.SETUPS:
+        assert os.path.getsize(out / f"step-{setup}.png") > 0
+
+
+def test_verdict_compares_step_with_linux_and_pm_sa(results):
+    df, _ = results
+    rows = step.verdict(df)
+    assert {(r["workload"], r["setup"]) for r in rows} == {(w, s) for w in step.WORKLOADS for s in step.SETUPS}
+    for r in rows:
+        sub = df[(df.workload == r["workload"]) & (df.setup == r["setup"])].set_index("scheme")
+        assert r["vs_pmsa_pct"] == pytest.approx(100 * (sub.makespan_ms["PM-SA"] / sub.makespan_ms["PM-TA"] - 1))
+        assert r["best_linux"] in [s for s in step.SCHEMES if s.startswith("RA")]
+
+
+def test_cli_prints_the_table_for_a_given_trace(tmp_path, capsys):
+    # An SPC trace (ASU, LBA in sectors, bytes, op, seconds): two interleaved 32 KiB sequential scans.
+    trace = tmp_path / "t.spc"
+    trace.write_text("".join(f"{i % 2},{(i % 2) * 800000 + i // 2 * 64},32768,r,{i * 0.001:.3f}\n"
+                             for i in range(400)))
+    rc = main(["reproduce", "step", "--workload", "none", "--trace", f"{trace}:spc", "--no-plot"])
+    assert rc == 0
+    text = capsys.readouterr().out
+    assert "mean response time (ms)" in text and "PM-TA" in text and "RA256" in text and "t.spc" in text
+
+
+def test_unknown_names_are_errors():
+    with pytest.raises(_core.ConfigError, match="unknown workload 'oltp'"):
+        step.run(workloads=["oltp"], requests=10)
+    with pytest.raises(_core.ConfigError, match="unknown scheme"):
+        step.run(schemes=["PM-XX"], requests=10)
