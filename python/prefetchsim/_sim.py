@@ -291,6 +291,12 @@ def devices() -> dict[str, str]:
     return {name: summary for name, summary in json.loads(_core.devices())}
 
 
+def device_capacity_sectors(device: str | Mapping[str, Any] = "cheetah9lp") -> int:
+    """Capacity of a device (a preset name or ``{"name": ..., overrides}``) in 512-byte sectors."""
+    spec = device if isinstance(device, str) else dict(device)
+    return int(_core.device_capacity_sectors(json.dumps(spec)))
+
+
 def device_bench(device: str | Mapping[str, Any] = "cheetah9lp", seed: int = 1) -> list[dict[str, Any]]:
     """Service-time statistics of a device on the standard patterns (isolated and closed-loop random
     reads, seek distances, sequential streams, Poisson arrivals), one row per pattern (ms)."""

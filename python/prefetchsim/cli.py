@@ -665,10 +665,11 @@ def build_parser() -> argparse.ArgumentParser:
                     help="mithril: a trace to use instead of the built-in workload; step: a trace to add to "
                          "the built-in workloads (repeatable)")
     rp.add_argument("--workload", dest="workloads", action="append", metavar="NAME",
-                    help="step: a built-in workload to run (oltp-like, web-like, diff+tar; repeatable; default "
-                         "all; 'none' for the given traces only)")
-    rp.add_argument("--disk", default="cheetah9lp",
-                    help="step: the disk model under the server (a device preset; default cheetah9lp)")
+                    help="step: a built-in workload to run (oltp-spread, oltp-like, web-like, diff+tar; "
+                         "repeatable; default all; 'none' for the given traces only)")
+    rp.add_argument("--disk", default="hdd7200",
+                    help="step: the disk model under the server (a device preset; default hdd7200, the 7200 rpm "
+                         "disk closest to the paper's 7.2K rpm ATA disk)")
     rp.add_argument("--no-studies", action="store_true", help="mithril: skip the parameter studies")
     _add_output_options(rp)
     rp.set_defaults(func=cmd_reproduce)

@@ -505,6 +505,15 @@ fn device_bench(py: Python<'_>, device_json: &str, seed: u64) -> PyResult<String
     serde_json::to_string(&rows).map_err(|e| PrefetchsimError::new_err(e.to_string()))
 }
 
+/// Capacity in 512-byte sectors of a device: a preset name or `{"name": ..., overrides}` as JSON.
+#[pyfunction]
+fn device_capacity_sectors(device_json: &str) -> PyResult<u64> {
+    let v = parse_json("device", device_json)?;
+    let spec: ComponentSpec = serde_json::from_value(v).map_err(|e| ConfigError::new_err(format!("device: {e}")))?;
+    let dev = device::build("device", &spec, 1).map_err(|e| config_err(&e))?;
+    Ok(dev.capacity())
+}
+
 /// The registered device presets as JSON `[[name, summary], …]`.
 #[pyfunction]
 fn devices() -> String {
@@ -528,6 +537,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(check_config, m)?)?;
     m.add_function(wrap_pyfunction!(device_bench, m)?)?;
     m.add_function(wrap_pyfunction!(devices, m)?)?;
+    m.add_function(wrap_pyfunction!(device_capacity_sectors, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_config, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
