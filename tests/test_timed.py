@@ -155,6 +155,16 @@ def test_device_bench_prints_service_times_of_the_standard_patterns():
     assert "nvme" in ps.devices()
 
 
+def test_device_capacity_is_the_presets_sector_count():
+    from prefetchsim._sim import device_capacity_sectors
+
+    # DiskSim 4.0's Cheetah 9LP: 17,783,240 sectors (9.1 GB); the 1 TB disk: 1,953,525,168.
+    assert device_capacity_sectors("cheetah9lp") == 17_783_240
+    assert device_capacity_sectors("hdd7200") == 1_953_525_168
+    with pytest.raises(ps.ConfigError, match="floppy"):
+        device_capacity_sectors("floppy")
+
+
 def test_a_real_trace_runs_timed_with_the_instant_engine_counts_at_zero_latency():
     path = shared_trace("arc/OLTP.lis.zst")
     tr = ps.open_trace(path)
