@@ -65,8 +65,8 @@ WORKLOADS: dict[str, dict[str, Any]] = {
     # and hot extents) with its extents scattered over the whole disk under the server (`disk_share` of
     # the capacity, set per `--disk`) instead of 512 MiB, reads only, and runs long enough to outlast
     # several prefetches of STEP's upper bound (mean 256 requests of 2-8 blocks, about 5 MiB, against
-    # `UB` = 1 MiB) [ours: the paper gives no run lengths], 8 concurrent runs, one per volume (the
-    # closed loops), interleaved request by request. No think time (§4.2.1, the replay below).
+    # `UB` = 1 MiB) [ours: the paper gives no run lengths], 8 concurrent runs interleaved request by
+    # request (replayed in 8 closed loops, one per volume). No think time (§4.2.1, the replay below).
     "oltp-spread": {"generator": "oltp-like", "disk_share": 1.0,
                     "params": {"read_share": 1.0, "mean_run": 256.0, "streams": 8}},
     "oltp-like": {"generator": "oltp-like", "params": {}},
