@@ -84,29 +84,20 @@ impl PfcLevel {
             &self.global
         }
     }
-}
 
-impl AnyLevel for PfcLevel {
-    fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
+    /// Serve `req` as decision `d` says (bypass prefix, forwarded part with readmore) and leave the
+    /// outcomes, pending tags and fetches the engines read. [`AnyLevel::access`] is Algorithm 2 then this;
+    /// tests drive it with a fixed decision (the paper's Figure 3).
+    pub fn serve_with(&mut self, req: &Request, demand_len: u32, d: &Decision, out: &mut Vec<Fetch>) {
         self.outcomes.clear();
         self.pending.clear();
         self.inner_fetched = false;
+        self.last = Some(*d);
+        self.bypass_fetches = 0;
         if req.len == 0 {
-            self.bypass_fetches = 0;
             return;
         }
         let (s, e) = (req.first, req.first + u64::from(req.len) - 1);
-        let inner = &self.inner;
-        let in_l2 = |b: u64| inner.peek(b);
-        let full = inner.is_full();
-        let state = if self.params.per_client && req.client != 0 {
-            let (p, cap) = (&self.params, self.queue_cap);
-            self.clients.entry(req.client).or_insert_with(|| PfcState::new(p.clone(), cap))
-        } else {
-            &mut self.global
-        };
-        let d = state.decide(s, e, &in_l2, full);
-        self.last = Some(d);
 
         // Bypass prefix.
         let base = out.len();
@@ -167,6 +158,30 @@ impl AnyLevel for PfcLevel {
             readmore = d.end_pfc.saturating_sub(e);
         }
         self.inner.count_coordinated(silent, bypass_reads, readmore);
+    }
+}
+
+impl AnyLevel for PfcLevel {
+    fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
+        self.outcomes.clear();
+        self.pending.clear();
+        self.inner_fetched = false;
+        if req.len == 0 {
+            self.bypass_fetches = 0;
+            return;
+        }
+        let (s, e) = (req.first, req.first + u64::from(req.len) - 1);
+        let inner = &self.inner;
+        let in_l2 = |b: u64| inner.peek(b);
+        let full = inner.is_full();
+        let state = if self.params.per_client && req.client != 0 {
+            let (p, cap) = (&self.params, self.queue_cap);
+            self.clients.entry(req.client).or_insert_with(|| PfcState::new(p.clone(), cap))
+        } else {
+            &mut self.global
+        };
+        let d = state.decide(s, e, &in_l2, full);
+        self.serve_with(req, demand_len, &d, out);
         let state = if self.params.per_client && req.client != 0 {
             self.clients.get_mut(&req.client).expect("context made above")
         } else {
