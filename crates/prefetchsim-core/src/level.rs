@@ -418,8 +418,7 @@ impl<P: Policy> Level<P> {
         let how = Insert { placement: self.plan.demand_placement, ..Insert::demand() };
         let stream = self.plan.demand_stream.unwrap_or(req.stream);
         // DEMOTE: a missed block goes up without being cached here.
-        let cache_it =
-            self.opts.cache_demand_miss && self.capacity > 0 && self.opts.exclusive != Exclusive::Demote;
+        let cache_it = self.opts.cache_demand_miss && self.capacity > 0 && self.opts.exclusive != Exclusive::Demote;
         // A fetch is a run of consecutive missing blocks; its demand blocks are a prefix of it, since
         // the demand blocks are a prefix of the request.
         let push = |out: &mut Vec<Fetch>, from: u32, to: u32| {

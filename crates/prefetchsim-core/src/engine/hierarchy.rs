@@ -3,8 +3,8 @@
 use crate::config::{ConfigError, HierarchyConfig};
 use crate::exclusive::Exclusive;
 use crate::level::AnyLevel;
-use crate::pfc::PfcLevel;
 use crate::metrics::LevelReport;
+use crate::pfc::PfcLevel;
 use crate::{policy, prefetch};
 
 /// Bytes of memory per cached block a policy needs at most: measured by `benches/memory.py` (README

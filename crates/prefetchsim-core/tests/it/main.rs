@@ -10,5 +10,5 @@ mod readahead;
 mod sarc_amp;
 mod split_examples;
 mod split_properties;
-mod timed;
 mod step_tap;
+mod timed;

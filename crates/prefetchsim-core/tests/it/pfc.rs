@@ -16,7 +16,8 @@ use proptest::prelude::*;
 
 fn l2(cap: usize, pf: &str, params: PfcParams) -> PfcLevel {
     let (_, p) = prefetch::build("pf", &ComponentSpec::named(pf)).unwrap();
-    let (_, inner) = policy::build_level("policy", &ComponentSpec::named("lru"), cap, LevelOptions::default(), p).unwrap();
+    let (_, inner) =
+        policy::build_level("policy", &ComponentSpec::named("lru"), cap, LevelOptions::default(), p).unwrap();
     PfcLevel::new(inner, params)
 }
 
@@ -279,7 +280,8 @@ fn config_errors_name_the_key() {
         let cfg = HierarchyConfig::from_toml(&format!("{base}pfc = {{ version = {v} }}\n")).unwrap();
         assert_eq!(cfg.level[1].pfc.as_ref().unwrap().version, PfcVersion::A);
     }
-    let cfg = HierarchyConfig::from_toml(&format!("{base}pfc = {{ version = '001', mode = 'bypass-only' }}\n")).unwrap();
+    let cfg =
+        HierarchyConfig::from_toml(&format!("{base}pfc = {{ version = '001', mode = 'bypass-only' }}\n")).unwrap();
     let p = cfg.level[1].pfc.as_ref().unwrap();
     assert_eq!((p.version, p.mode), (PfcVersion::B, PfcMode::BypassOnly));
 }
@@ -298,8 +300,10 @@ fn timed(cfg: &HierarchyConfig, alpha: f64, disk: f64) -> HierarchyConfig {
     t.engine.kind = EngineKind::Timed;
     t.engine.replay = Some(Replay::Open);
     t.link = Some(LinkParams { alpha_ms: alpha, beta_ms_per_page: alpha / 10.0, ..LinkParams::default() });
-    t.device =
-        Some(serde_json::from_value(serde_json::json!({"name": "fixed", "read_latency_ms": disk, "write_latency_ms": disk})).unwrap());
+    t.device = Some(
+        serde_json::from_value(serde_json::json!({"name": "fixed", "read_latency_ms": disk, "write_latency_ms": disk}))
+            .unwrap(),
+    );
     t
 }
 
