@@ -284,7 +284,7 @@ def _plots(runs, t, out_dir: str) -> list[str]:
             ax.tick_params(axis="x", labelrotation=90)
             written.append(plot.savefig(fig, os.path.join(out_dir, f"pfc-{stem}-{trace}.png")))
     for scheme in sorted(s for s in t.scheme.unique() if s.startswith("PFC")):
-        sub = t[t.scheme.isin([scheme, "DU"])].assign(case=lambda x: x.trace + " " + x.size)
+        sub = t[t.scheme.isin([scheme, "DU"])].assign(case=lambda x: x.trace + " " + x["size"])
         rows = runs[runs.scheme == "native"].assign(case=lambda x: x.trace + " " + x["size"], scheme="native")
         both = [rows[["case", "algorithm", "scheme", "rt_mean_ms"]]]
         for s in ("DU", scheme):
