@@ -10,7 +10,8 @@ Replay [paper §4.2]: the SPC traces (OLTP, WebSearch) carry timestamps and are 
 loop); the Purdue Multi trace is replayed synchronously per process (closed loop, the next request of a
 process when its last one completes). The built-in workloads follow that: `oltp-like` and `web-like`
 open, `multi-like` closed per client (its three applications). A trace given as `PATH[:FORMAT]` is
-replayed open when its records carry times, closed per client otherwise (`replay=` overrides).
+replayed closed per client when it has several clients (process-level, like Multi), else open when its
+records carry times, else closed (`replay=` overrides).
 
 Outputs: one row per run (`pfc-runs.csv`); the Table 1 equivalent, the improvement of the mean read
 response time over native per case (`pfc-table1.csv`); a summary per PFC version (cases improved, mean,
@@ -77,8 +78,12 @@ def _trace(spec: str | Trace, requests: int | None) -> tuple[Trace, str, float]:
     if not path:
         path, fmt = spec, ""
     tr = open_trace(path, fmt or None)
-    head = tr.head(2)
-    timed = "time_ns" in getattr(head, "columns", []) and bool((head["time_ns"] > 0).any())
+    # Process-level traces (several clients, like Purdue's Multi) replay closed per client, as the paper
+    # replays Multi; block-level traces with times (SPC-like) open at their times.
+    info = tr.info()
+    timed = info.get("duration_ns", 0) > 0
+    if info.get("clients", 1) > 1:
+        timed = False
     return tr, ("open" if timed else "closed"), 1.0
 
 
