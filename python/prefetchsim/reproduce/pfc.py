@@ -298,7 +298,8 @@ def _plots(runs, t, out_dir: str) -> list[str]:
         import pandas as pd
 
         long = pd.concat(both)
-        fig, ax = plot.new_figure(figsize=(8, 9))
+        rows = long[["case", "algorithm"]].drop_duplicates().shape[0]
+        fig, ax = plot.new_figure(figsize=(8, max(6.0, 0.24 * rows + 1.5)))
         plot.improvement(long, "rt_mean_ms", baseline="native", case=["case", "algorithm"], level=None, ax=ax,
                          annotate=True, title=f"Table 1: {scheme} and DU against native")
         written.append(plot.savefig(fig, os.path.join(out_dir, f"pfc-table1-{scheme.replace(' ', '')}.png")))
