@@ -84,10 +84,7 @@ impl TapParams {
             return err("table_init", "must be at least 1 entry".into());
         }
         if self.table_max < self.table_init {
-            return err(
-                "table_max",
-                format!("must be at least table_init ({}), got {}", self.table_init, self.table_max),
-            );
+            return err("table_max", format!("must be at least table_init ({}), got {}", self.table_init, self.table_max));
         }
         if self.p_min == 0 {
             return err("p_min", "must be at least 1 block".into());
@@ -244,8 +241,7 @@ impl Tap {
 
     /// The table entry a miss starting at `s` matches, removed.
     fn take_match(&mut self, s: u64) -> bool {
-        (0..=u64::from(self.params.match_slack))
-            .any(|k| s.checked_sub(k).is_some_and(|b| self.table.remove(b).is_some()))
+        (0..=u64::from(self.params.match_slack)).any(|k| s.checked_sub(k).is_some_and(|b| self.table.remove(b).is_some()))
     }
 
     /// Prefetch the group `[a, a+P-1]` for stream `sid` and mark its trigger on `a`.

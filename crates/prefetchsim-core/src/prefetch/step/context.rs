@@ -367,10 +367,7 @@ impl Contexts {
         for (&key, &id) in &self.index {
             let pc = &self.slots[id as usize];
             if !self.live[id as usize] || pc.key != key || key != pc.last.saturating_add(1) {
-                return Err(format!(
-                    "PC {id} indexed at {key}: live {}, key {}, last {}",
-                    self.live[id as usize], pc.key, pc.last
-                ));
+                return Err(format!("PC {id} indexed at {key}: live {}, key {}, last {}", self.live[id as usize], pc.key, pc.last));
             }
         }
         let live = self.live.iter().filter(|&&l| l).count();

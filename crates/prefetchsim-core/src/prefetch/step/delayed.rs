@@ -72,13 +72,7 @@ impl VirtualClock {
         if self.external || self.kind != ClockKind::Disk || len == 0 {
             return;
         }
-        let seek = self.head.map_or(disk.mean_seek_ms(), |h| {
-            if h.wrapping_add(1) == first {
-                0.0
-            } else {
-                disk.seek_ms(h, first)
-            }
-        });
+        let seek = self.head.map_or(disk.mean_seek_ms(), |h| if h.wrapping_add(1) == first { 0.0 } else { disk.seek_ms(h, first) });
         self.now += seek + len as f64 / disk.blocks_per_ms();
         self.head = Some(first + (len - 1));
     }

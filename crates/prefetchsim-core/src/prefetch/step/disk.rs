@@ -44,7 +44,8 @@ impl DiskView {
             zones.iter().map(|z| f64::from(z.spec.spt) * 512.0 / rev_ms).sum::<f64>() / zones.len().max(1) as f64;
         let mean_seek_ms = p.seek.mean_random_ms(layout.cylinders());
         let lbns = p.lbns.min(layout.slots()).max(1);
-        let mut view = Self { layout, seek, lbns, sectors_per_block: 8, bytes_per_ms, block_bytes: 4096, mean_seek_ms };
+        let mut view =
+            Self { layout, seek, lbns, sectors_per_block: 8, bytes_per_ms, block_bytes: 4096, mean_seek_ms };
         view.set_block_bytes(block_bytes);
         Ok(view)
     }

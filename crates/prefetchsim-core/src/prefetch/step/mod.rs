@@ -39,8 +39,8 @@ pub mod thrash;
 use serde::{Deserialize, Serialize};
 
 use self::context::{Context, Contexts, DelayedRun, MatchWindow, Queue, MAX_HISTORY};
-pub use self::cost::StepPreset;
 use self::cost::{Pdf, PdfShape, Sizing};
+pub use self::cost::StepPreset;
 use self::delayed::{fire_time, ClockKind, DelayedQueue, VirtualClock};
 use self::disk::DiskView;
 use self::queues::{Queues, Thresholds};
