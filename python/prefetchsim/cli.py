@@ -295,12 +295,14 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         return _reproduce_mithril(args, mithril)
     if args.experiment == "step":
         return _reproduce_step(args, step)
+    if args.experiment == "pfc":
+        return _reproduce_pfc(args)
     if args.experiment != "split":
         raise _core.ConfigError(
-            f"reproduce: {args.experiment!r} is not available yet; available: split, mithril, step")
+            f"reproduce: {args.experiment!r} is not available; available: split, mithril, step, pfc")
     prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
     try:
-        df = split.run(seed=args.seed, requests=args.requests, out_dir=args.out, plot=not args.no_plot, progress=prog)
+        df = split.run(seed=args.seed, requests=args.requests or 100_000, out_dir=args.out, plot=not args.no_plot, progress=prog)
     finally:
         prog.close()
     out, close = _output(args)
@@ -314,6 +316,37 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
             _emit(split.summary(df), "table", out)
         else:
             _emit(df.to_dict("records"), args.output_format, out)
+    finally:
+        if close:
+            out.close()
+    if args.out:
+        sys.stderr.write(f"prefetchsim: results in {args.out}/\n")
+    return 0
+
+
+def _reproduce_pfc(args: argparse.Namespace) -> int:
+    from .reproduce import pfc
+
+    versions = ["A", "B"] if args.pfc_version == "both" else [args.pfc_version]
+    requests = args.requests or pfc.DEFAULT_REQUESTS
+    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    try:
+        runs, table1, summ = pfc.run(traces=args.traces or tuple(pfc.TRACES), requests=requests, versions=versions,
+                                     ablations=not args.no_ablations, out_dir=args.out, plot=not args.no_plot,
+                                     progress=prog)
+    finally:
+        prog.close()
+    out, close = _output(args)
+    try:
+        if args.output_format == "table":
+            for scheme in sorted(s for s in table1.scheme.unique() if s.startswith("PFC") or s == "DU"):
+                wide = pfc.table1_wide(table1, scheme)
+                out.write(f"Table 1: improvement (%) of the mean response time over native, {scheme}:\n")
+                out.write(wide.to_string(float_format=lambda x: f"{x:.2f}") + "\n\n")
+            out.write("summary:\n")
+            _emit(summ.to_dict("records"), "table", out)
+        else:
+            _emit(runs.to_dict("records"), args.output_format, out)
     finally:
         if close:
             out.close()
@@ -354,8 +387,8 @@ def _reproduce_step(args: argparse.Namespace, step) -> int:
     workloads = tuple(step.WORKLOADS) if args.workloads is None else tuple(w for w in args.workloads if w != "none")
     prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
     try:
-        df = step.run(workloads=workloads, traces=args.traces or (), requests=args.requests, seed=args.seed,
-                      disk=args.disk, out_dir=args.out, plot=not args.no_plot, progress=prog)
+        df = step.run(workloads=workloads, traces=args.traces or (), requests=args.requests or 100_000,
+                      seed=args.seed, disk=args.disk, out_dir=args.out, plot=not args.no_plot, progress=prog)
     finally:
         prog.close()
     out, close = _output(args)
@@ -653,23 +686,28 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_options(tc)
     tc.set_defaults(func=cmd_trace_convert)
 
-    rp = sub.add_parser("reproduce", help="rerun a paper's experiments (split, mithril, step)",
+    rp = sub.add_parser("reproduce", help="rerun a paper's experiments (split, mithril, step, pfc)",
                         description="Rerun the experiments of a paper of the project and print its table.")
     rp.add_argument("experiment", choices=["split", "pfc", "step", "mithril"])
     rp.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
-    rp.add_argument("--requests", type=int, default=100_000,
-                    help="requests per workload (default 100,000: the Split paper's)")
+    rp.add_argument("--requests", type=int, default=None,
+                    help="requests per workload (split, step: default 100,000, the Split paper's; pfc: default "
+                         "200,000, and a limit on real traces)")
     rp.add_argument("--out", default=None, help="directory for the CSV and the plots")
     rp.add_argument("--no-plot", action="store_true", help="do not draw plots")
-    rp.add_argument("--trace", dest="traces", action="append", metavar="PATH[:FORMAT]",
-                    help="mithril: a trace to use instead of the built-in workload; step: a trace to add to "
-                         "the built-in workloads (repeatable)")
+    rp.add_argument("--trace", "--traces", dest="traces", action="append", metavar="PATH[:FORMAT]",
+                    help="mithril, pfc: a trace to use instead of the built-in workloads (pfc also takes the "
+                         "built-in names oltp-like, web-like, multi-like); step: a trace to add to the built-in "
+                         "workloads (repeatable)")
     rp.add_argument("--workload", dest="workloads", action="append", metavar="NAME",
                     help="step: a built-in workload to run (oltp-spread, oltp-like, web-like, diff+tar; "
                          "repeatable; default all; 'none' for the given traces only)")
     rp.add_argument("--disk", default="hdd7200",
                     help="step: the disk model under the server (a device preset; default hdd7200, the 7200 rpm "
                          "disk closest to the paper's 7.2K rpm ATA disk)")
+    rp.add_argument("--version", dest="pfc_version", default="both", choices=["A", "B", "000", "001", "both"],
+                    help="pfc: the printed Algorithm 2 to run, A (= 000, published) or B (= 001), or both (default)")
+    rp.add_argument("--no-ablations", action="store_true", help="pfc: skip the bypass-only / readmore-only runs")
     rp.add_argument("--no-studies", action="store_true", help="mithril: skip the parameter studies")
     _add_output_options(rp)
     rp.set_defaults(func=cmd_reproduce)

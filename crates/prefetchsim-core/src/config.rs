@@ -269,6 +269,9 @@ pub struct LevelConfig {
     /// Level options.
     #[serde(default)]
     pub options: LevelOptions,
+    /// PFC coordinator in front of this level (a level below another; `shared/docs/algorithms/pfc.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<crate::pfc::PfcParams>,
 }
 
 impl LevelConfig {
@@ -281,6 +284,7 @@ impl LevelConfig {
             policy: ComponentSpec::named(policy),
             prefetcher: default_prefetcher(),
             options: LevelOptions::default(),
+            pfc: None,
         }
     }
 }

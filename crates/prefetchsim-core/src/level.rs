@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::exclusive::Exclusive;
 use crate::metrics::LevelCounters;
 use crate::policy::list::{Links, List};
 use crate::policy::{flags, BlockTable, Entry, FirstHit, Insert, Placement, Policy, Slot};
@@ -45,6 +46,9 @@ pub struct LevelOptions {
     /// to it. CMimircache and the Mithril paper count metadata this way; a prefetcher can also ask for it
     /// itself (Mithril's `paper` preset).
     pub charge_metadata: bool,
+    /// Exclusive caching against the level above (`none`, `du`, `demote`; multilevel.md). Only for a level
+    /// below another.
+    pub exclusive: Exclusive,
 }
 
 impl Default for LevelOptions {
@@ -56,6 +60,7 @@ impl Default for LevelOptions {
             consume_on_hit: false,
             cache_demand_miss: true,
             charge_metadata: false,
+            exclusive: Exclusive::None,
         }
     }
 }
@@ -145,6 +150,27 @@ pub trait AnyLevel: Send {
     fn pinned_count(&self) -> usize {
         0
     }
+
+    // Exclusive caching (DEMOTE) and coordination (PFC).
+
+    /// DEMOTE: the level above evicted `block` and sends it down; cache it at the MRU end (a resident
+    /// block is refreshed). Default: ignored.
+    fn demote_in(&mut self, _block: u64) {}
+    /// The level's exclusive-caching mode (whether the engines must pass the level above's evictions).
+    fn exclusive(&self) -> Exclusive {
+        Exclusive::None
+    }
+    /// Whether `block` is resident or in flight, without touching the policy (PFC's look-ups).
+    fn peek(&self, block: u64) -> bool {
+        self.contains(block)
+    }
+    /// Whether the level holds as many blocks as it may (PFC's "L2 is full"; in-flight blocks count).
+    fn is_full(&self) -> bool {
+        self.len() >= self.data_capacity()
+    }
+    /// Count blocks a coordinator served from this level without the policy seeing them (PFC's silent
+    /// hits) and blocks it read around the level (bypassed, not cached).
+    fn count_coordinated(&mut self, _silent_hits: u64, _bypass_reads: u64, _readmore: u64) {}
 }
 
 /// Block size a level assumes until told otherwise ([`AnyLevel::set_block_bytes`]).
@@ -200,6 +226,8 @@ pub struct Level<P: Policy> {
     pass: u32,
     /// Timed mode: per tag, the first slot of the chain of blocks pinned under it (`NO_TAG`: none).
     tag_heads: Vec<u32>,
+    /// DEMOTE in timed mode: blocks sent up while still in flight, dropped when their read arrives.
+    drop_on_arrival: Vec<u64>,
 }
 
 /// Timed mode: the fetch tag of a slot's pinned block.
@@ -251,6 +279,7 @@ impl<P: Policy> Level<P> {
             pending: Vec::new(),
             pass: 0,
             tag_heads: Vec::new(),
+            drop_on_arrival: Vec::new(),
         };
         level.charge_metadata();
         level
@@ -388,7 +417,8 @@ impl<P: Policy> Level<P> {
     fn fill_demand(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         let how = Insert { placement: self.plan.demand_placement, ..Insert::demand() };
         let stream = self.plan.demand_stream.unwrap_or(req.stream);
-        let cache_it = self.opts.cache_demand_miss && self.capacity > 0;
+        // DEMOTE: a missed block goes up without being cached here.
+        let cache_it = self.opts.cache_demand_miss && self.capacity > 0 && self.opts.exclusive != Exclusive::Demote;
         // A fetch is a run of consecutive missing blocks; its demand blocks are a prefix of it, since
         // the demand blocks are a prefix of the request.
         let push = |out: &mut Vec<Fetch>, from: u32, to: u32| {
@@ -478,6 +508,7 @@ impl<P: Policy> AnyLevel for Level<P> {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.counters.requests += 1;
         self.outcomes.clear();
+        let demote = self.opts.exclusive == Exclusive::Demote;
         if self.timed {
             self.inserted.clear();
             self.pending.clear();
@@ -522,6 +553,9 @@ impl<P: Policy> AnyLevel for Level<P> {
                         }
                         self.policy.on_hit(slot, &self.table, first_use);
                         self.table.entry_mut(slot).flags |= flags::ACCESSED;
+                        if demote {
+                            self.drop_on_arrival.push(block);
+                        }
                         self.pending.push(self.slot_tags.get(slot as usize).map_or(NO_TAG, |t| t.tag));
                         Outcome::Pending
                     } else {
@@ -542,7 +576,7 @@ impl<P: Policy> AnyLevel for Level<P> {
                             self.counters.prefetch_used += 1;
                             self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
                         }
-                        if self.opts.consume_on_hit {
+                        if self.opts.consume_on_hit || demote {
                             self.policy.on_consumed_hit(slot, &self.table, first_use);
                             self.table.remove(slot);
                         } else {
@@ -574,6 +608,14 @@ impl<P: Policy> AnyLevel for Level<P> {
 
         let from = out.len();
         self.fill_demand(req, demand_len, out);
+        if self.opts.exclusive == Exclusive::Du {
+            // DU: every block of the request goes up to the level above, which now holds it.
+            for block in req.blocks() {
+                if let Some(slot) = self.table.get(block) {
+                    self.policy.demote(slot, &self.table);
+                }
+            }
+        }
         if !self.plan.runs.is_empty() {
             self.fill_prefetch(req, out, from);
         }
@@ -761,6 +803,7 @@ impl<P: Policy> AnyLevel for Level<P> {
             if let Some(h) = self.tag_heads.get_mut(t) {
                 *h = NO_TAG;
             }
+            self.drop_arrived();
             return;
         }
         for block in first..first + u64::from(len) {
@@ -770,6 +813,7 @@ impl<P: Policy> AnyLevel for Level<P> {
                 }
             }
         }
+        self.drop_arrived();
     }
 
     fn is_pinned(&self, block: u64) -> bool {
@@ -778,5 +822,62 @@ impl<P: Policy> AnyLevel for Level<P> {
 
     fn pinned_count(&self) -> usize {
         self.table.iter().filter(|(_, e)| e.pinned()).count()
+    }
+
+    fn demote_in(&mut self, block: u64) {
+        self.counters.demoted_in += 1;
+        if let Some(slot) = self.table.get(block) {
+            let e = *self.table.entry(slot);
+            // A block this level prefetched and nobody used yet keeps its prefetch accounting.
+            if !e.pinned() && !e.unused_prefetch() {
+                self.policy.on_hit(slot, &self.table, false);
+            }
+            return;
+        }
+        if self.capacity == 0 {
+            return;
+        }
+        // The data comes with the demotion: the block is ready, never pinned.
+        let timed = std::mem::replace(&mut self.timed, false);
+        let _ = self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Mru, ..Insert::demand() });
+        self.timed = timed;
+    }
+
+    fn exclusive(&self) -> Exclusive {
+        self.opts.exclusive
+    }
+
+    fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
+        self.counters.silent_hits += silent_hits;
+        self.counters.bypass_reads += bypass_reads;
+        self.counters.readmore_blocks += readmore;
+    }
+}
+
+impl<P: Policy> Level<P> {
+    /// DEMOTE in timed mode: blocks sent up while in flight leave once their read has arrived.
+    fn drop_arrived(&mut self) {
+        if self.drop_on_arrival.is_empty() {
+            return;
+        }
+        let mut list = std::mem::take(&mut self.drop_on_arrival);
+        list.retain(|&block| {
+            let Some(slot) = self.table.get(block) else { return false };
+            let e = *self.table.entry(slot);
+            if e.pinned() {
+                return true;
+            }
+            if e.unused_prefetch() {
+                self.unused_resident -= 1;
+                self.counters.prefetch_invalidated += 1;
+                if self.raises {
+                    self.raised.unlink(&mut self.raised_links, slot);
+                }
+            }
+            self.policy.on_remove(slot, &self.table);
+            self.table.remove(slot);
+            false
+        });
+        self.drop_on_arrival = list;
     }
 }

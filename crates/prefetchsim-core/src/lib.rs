@@ -28,9 +28,11 @@
 pub mod config;
 pub mod device;
 pub mod engine;
+pub mod exclusive;
 pub mod level;
 pub mod link;
 pub mod metrics;
+pub mod pfc;
 pub mod policy;
 pub mod prefetch;
 pub mod request;

@@ -87,6 +87,14 @@ counters! {
     fetches,
     /// Blocks in those fetches.
     fetched_blocks,
+    /// Blocks the level above evicted and sent down (exclusive caching `demote`).
+    demoted_in,
+    /// PFC: bypassed blocks found here and served without the policy or prefetcher seeing them.
+    silent_hits,
+    /// PFC: bypassed blocks read from below and not cached here.
+    bypass_reads,
+    /// PFC: blocks appended to requests by readmore.
+    readmore_blocks,
 }
 
 fn ratio(num: u64, den: u64) -> f64 {

@@ -1,8 +1,10 @@
 //! Wiring: a [`HierarchyConfig`] becomes levels with their policies and prefetchers.
 
 use crate::config::{ConfigError, HierarchyConfig};
+use crate::exclusive::Exclusive;
 use crate::level::AnyLevel;
 use crate::metrics::LevelReport;
+use crate::pfc::PfcLevel;
 use crate::{policy, prefetch};
 
 /// Bytes of memory per cached block a policy needs at most: measured by `benches/memory.py` (README
@@ -62,6 +64,8 @@ pub struct Hierarchy {
     pub levels: Vec<Box<dyn AnyLevel>>,
     names: Vec<(String, String, String)>,
     block_size: u64,
+    /// Per level: its evictions go down to the next level (DEMOTE there).
+    demote_below: Vec<bool>,
 }
 
 impl Hierarchy {
@@ -92,10 +96,50 @@ impl Hierarchy {
             crate::config::check_pairing(&path, pol_name, pf_name)?;
             level.set_block_bytes(block_size);
             let name = l.name.clone().unwrap_or_else(|| format!("L{}", i + 1));
+            let level = match &l.pfc {
+                None => level,
+                Some(_) if i == 0 => {
+                    return Err(ConfigError::new(
+                        format!("{path}.pfc"),
+                        "PFC coordinates a level with the level above it; the first level has none",
+                    ))
+                }
+                Some(p) => {
+                    p.validate(&format!("{path}.pfc"))?;
+                    Box::new(PfcLevel::new(level, p.clone())) as Box<dyn AnyLevel>
+                }
+            };
+            if i == 0 && l.options.exclusive != Exclusive::None {
+                return Err(ConfigError::new(
+                    format!("{path}.options.exclusive"),
+                    "exclusive caching is against the level above; the first level has none",
+                ));
+            }
             names.push((name, pol_name.to_string(), pf_name.to_string()));
             levels.push(level);
         }
-        Ok(Self { levels, names, block_size })
+        let mut demote_below = vec![false; levels.len()];
+        for i in 1..levels.len() {
+            if levels[i].exclusive() == Exclusive::Demote {
+                demote_below[i - 1] = true;
+                levels[i - 1].record_evictions(true);
+            }
+        }
+        Ok(Self { levels, names, block_size, demote_below })
+    }
+
+    /// DEMOTE: pass the blocks level `k` evicted since the last call down to level `k + 1` when that level
+    /// is `exclusive = "demote"`. Returns how many went down.
+    #[inline]
+    pub fn pass_demotions(&mut self, k: usize) -> usize {
+        if !self.demote_below.get(k).copied().unwrap_or(false) {
+            return 0;
+        }
+        let evicted = self.levels[k].take_evicted();
+        for &b in &evicted {
+            self.levels[k + 1].demote_in(b);
+        }
+        evicted.len()
     }
 
     /// The block size in bytes.

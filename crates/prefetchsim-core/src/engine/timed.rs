@@ -467,6 +467,13 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         }
         // Nothing is inserted without a fetch: an access with none has nothing to pin.
         let kept = if self.new_ids.is_empty() { 0 } else { self.h.levels[k].set_fetch_tags(&self.new_ids) };
+        // DEMOTE: the blocks this access evicted go down at once, occupying the link (their arrival time
+        // is not modelled: the level below has them when the next request reaches it).
+        let demoted = self.h.pass_demotions(k);
+        if demoted > 0 && k + 1 < self.n {
+            let pages = (demoted as u64 * self.block_size).div_ceil(self.page_bytes);
+            let _ = self.send(k, MsgKind::Demote, u32::try_from(pages).unwrap_or(u32::MAX), now);
+        }
         let bottom = k + 1 == self.n;
         // Attach the job to the reads it waits for: its missing blocks are in this access's fetches (in
         // block order), its pending blocks in older fetches the level names.

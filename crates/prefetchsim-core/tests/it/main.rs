@@ -1,7 +1,9 @@
 //! The core crate's integration tests, one binary (fast to link).
 
 mod device;
+mod exclusive;
 mod history;
+mod pfc;
 mod policies;
 mod properties;
 mod readahead;

@@ -1,0 +1,277 @@
+//! PFC in front of a level: applies the decisions of [`super::algorithm`] to any level, which it does not
+//! change (Z. Zhang, K. Lee, X. Ma, Y. Zhou, "PFC: Transparent Optimization of Existing Prefetching
+//! Strategies for Multi-level Storage Systems", ICDCS 2008, §3.1-3.2; serving details of `pfc.md`).
+//!
+//! A request `[s, e]` from the level above is split into the bypass prefix `[s, start_pfc - 1]` and the
+//! forwarded part `[start_pfc, end_pfc]`:
+//!
+//! - a bypassed block in the wrapped level (ready) is a *silent hit*: served with no policy update, no
+//!   counted hit and no prefetcher call; one in flight there waits for its read; a missing one is read
+//!   from below in a fetch of its own and is **not** cached (no block is inserted, so the timed engine
+//!   reads it as a read nobody keeps);
+//! - the forwarded part, readmore blocks included, is one ordinary access of the wrapped level, as if the
+//!   level above had asked for it. Its blocks up to `e` answer the request; readmore blocks stay below.
+//!
+//! The outcomes, fetches and pending tags the engines read are those of `[s, e]` in block order: the
+//! bypass fetches come first, then the wrapped level's, so the fetch tags are split at that point.
+
+use std::collections::HashMap;
+
+use super::algorithm::{Decision, PfcState};
+use super::PfcParams;
+use crate::exclusive::Exclusive;
+use crate::level::AnyLevel;
+use crate::metrics::LevelCounters;
+use crate::prefetch::Outcome;
+use crate::request::{Fetch, Request};
+
+/// A level with PFC in front of it.
+pub struct PfcLevel {
+    inner: Box<dyn AnyLevel>,
+    params: PfcParams,
+    queue_cap: usize,
+    /// The global context, or the context of client 0 with `per_client`.
+    global: PfcState,
+    /// `per_client`: contexts of the other clients.
+    clients: HashMap<u32, PfcState>,
+    outcomes: Vec<Outcome>,
+    pending: Vec<u32>,
+    /// Bypass fetches at the head of the last access's fetches.
+    bypass_fetches: usize,
+    /// The wrapped level had fetches in the last access.
+    inner_fetched: bool,
+    last: Option<Decision>,
+}
+
+impl PfcLevel {
+    /// PFC with `params` in front of `inner`.
+    #[must_use]
+    pub fn new(inner: Box<dyn AnyLevel>, params: PfcParams) -> Self {
+        let queue_cap = params.queue_cap(inner.capacity());
+        let global = PfcState::new(params.clone(), queue_cap);
+        Self {
+            inner,
+            params,
+            queue_cap,
+            global,
+            clients: HashMap::new(),
+            outcomes: Vec::with_capacity(64),
+            pending: Vec::new(),
+            bypass_fetches: 0,
+            inner_fetched: false,
+            last: None,
+        }
+    }
+
+    /// The wrapped level.
+    #[must_use]
+    pub fn inner(&self) -> &dyn AnyLevel {
+        self.inner.as_ref()
+    }
+
+    /// The decision on the last request (tests).
+    #[must_use]
+    pub fn last_decision(&self) -> Option<Decision> {
+        self.last
+    }
+
+    /// The context requests of `client` use.
+    #[must_use]
+    pub fn state(&self, client: u32) -> &PfcState {
+        if self.params.per_client && client != 0 {
+            self.clients.get(&client).unwrap_or(&self.global)
+        } else {
+            &self.global
+        }
+    }
+
+    /// Serve `req` as decision `d` says (bypass prefix, forwarded part with readmore) and leave the
+    /// outcomes, pending tags and fetches the engines read. [`AnyLevel::access`] is Algorithm 2 then this;
+    /// tests drive it with a fixed decision (the paper's Figure 3).
+    pub fn serve_with(&mut self, req: &Request, demand_len: u32, d: &Decision, out: &mut Vec<Fetch>) {
+        self.outcomes.clear();
+        self.pending.clear();
+        self.inner_fetched = false;
+        self.last = Some(*d);
+        self.bypass_fetches = 0;
+        if req.len == 0 {
+            return;
+        }
+        let (s, e) = (req.first, req.first + u64::from(req.len) - 1);
+
+        // Bypass prefix.
+        let base = out.len();
+        let demand_end = s + u64::from(demand_len);
+        let (mut silent, mut bypass_reads) = (0u64, 0u64);
+        let mut run: Option<u64> = None;
+        let push = |out: &mut Vec<Fetch>, a: u64, b: u64| {
+            out.push(Fetch {
+                first: a,
+                len: (b - a) as u32,
+                demand_len: demand_end.clamp(a, b).saturating_sub(a) as u32,
+                stream: req.stream,
+                client: req.client,
+            });
+        };
+        for b in s..d.start_pfc {
+            let o = if self.inner.peek(b) {
+                match self.inner.pinned_tag(b) {
+                    Some(tag) => {
+                        self.pending.push(tag);
+                        Outcome::Pending
+                    }
+                    None => {
+                        silent += 1;
+                        Outcome::Hit
+                    }
+                }
+            } else {
+                bypass_reads += 1;
+                Outcome::Miss
+            };
+            if o == Outcome::Miss {
+                run.get_or_insert(b);
+            } else if let Some(a) = run.take() {
+                push(out, a, b);
+            }
+            self.outcomes.push(o);
+        }
+        if let Some(a) = run {
+            push(out, a, d.start_pfc);
+        }
+        self.bypass_fetches = out.len() - base;
+
+        // Forwarded part (readmore included).
+        let mut readmore = 0u64;
+        if d.start_pfc <= d.end_pfc {
+            let len = (d.end_pfc - d.start_pfc + 1) as u32;
+            let fwd = Request { first: d.start_pfc, len, ..*req };
+            let fwd_demand = demand_end.saturating_sub(d.start_pfc).min(u64::from(len)) as u32;
+            let before = out.len();
+            self.inner.access(&fwd, fwd_demand, out);
+            self.inner_fetched = out.len() > before;
+            let answered = (e + 1).saturating_sub(d.start_pfc).min(u64::from(len)) as usize;
+            let inner_out = &self.inner.last_outcomes()[..answered];
+            let pend = inner_out.iter().filter(|o| **o == Outcome::Pending).count();
+            self.outcomes.extend_from_slice(inner_out);
+            self.pending.extend_from_slice(&self.inner.pending_tags()[..pend]);
+            readmore = d.end_pfc.saturating_sub(e);
+        }
+        self.inner.count_coordinated(silent, bypass_reads, readmore);
+    }
+}
+
+impl AnyLevel for PfcLevel {
+    fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
+        self.outcomes.clear();
+        self.pending.clear();
+        self.inner_fetched = false;
+        if req.len == 0 {
+            self.bypass_fetches = 0;
+            return;
+        }
+        let (s, e) = (req.first, req.first + u64::from(req.len) - 1);
+        let inner = &self.inner;
+        let in_l2 = |b: u64| inner.peek(b);
+        let full = inner.is_full();
+        let state = if self.params.per_client && req.client != 0 {
+            let (p, cap) = (&self.params, self.queue_cap);
+            self.clients.entry(req.client).or_insert_with(|| PfcState::new(p.clone(), cap))
+        } else {
+            &mut self.global
+        };
+        let d = state.decide(s, e, &in_l2, full);
+        self.serve_with(req, demand_len, &d, out);
+        let state = if self.params.per_client && req.client != 0 {
+            self.clients.get_mut(&req.client).expect("context made above")
+        } else {
+            &mut self.global
+        };
+        state.record(s, &d);
+    }
+
+    fn finish(&mut self) {
+        self.inner.finish();
+    }
+    fn counters(&self) -> &LevelCounters {
+        self.inner.counters()
+    }
+    fn reset_counters(&mut self) {
+        self.inner.reset_counters();
+    }
+    fn capacity(&self) -> usize {
+        self.inner.capacity()
+    }
+    fn len(&self) -> usize {
+        self.inner.len()
+    }
+    fn contains(&self, block: u64) -> bool {
+        self.inner.contains(block)
+    }
+    fn resident_blocks(&self) -> Vec<u64> {
+        self.inner.resident_blocks()
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        self.inner.check_invariants()
+    }
+    fn take_evicted(&mut self) -> Vec<u64> {
+        self.inner.take_evicted()
+    }
+    fn record_evictions(&mut self, on: bool) {
+        self.inner.record_evictions(on);
+    }
+    fn set_block_bytes(&mut self, bytes: u64) {
+        self.inner.set_block_bytes(bytes);
+    }
+    fn metadata_bytes(&self) -> u64 {
+        self.inner.metadata_bytes()
+    }
+    fn data_capacity(&self) -> usize {
+        self.inner.data_capacity()
+    }
+    fn supports_timed(&self) -> bool {
+        self.inner.supports_timed()
+    }
+    fn set_timed(&mut self, on: bool) {
+        self.inner.set_timed(on);
+    }
+    fn last_outcomes(&self) -> &[Outcome] {
+        &self.outcomes
+    }
+    fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
+        match ids.get(self.bypass_fetches..) {
+            Some(rest) if self.inner_fetched && !rest.is_empty() => self.inner.set_fetch_tags(rest),
+            _ => 0,
+        }
+    }
+    fn pending_tags(&self) -> &[u32] {
+        &self.pending
+    }
+    fn pinned_tag(&self, block: u64) -> Option<u32> {
+        self.inner.pinned_tag(block)
+    }
+    fn complete(&mut self, first: u64, len: u32, tag: u32) {
+        self.inner.complete(first, len, tag);
+    }
+    fn is_pinned(&self, block: u64) -> bool {
+        self.inner.is_pinned(block)
+    }
+    fn pinned_count(&self) -> usize {
+        self.inner.pinned_count()
+    }
+    fn demote_in(&mut self, block: u64) {
+        self.inner.demote_in(block);
+    }
+    fn exclusive(&self) -> Exclusive {
+        self.inner.exclusive()
+    }
+    fn peek(&self, block: u64) -> bool {
+        self.inner.peek(block)
+    }
+    fn is_full(&self) -> bool {
+        self.inner.is_full()
+    }
+    fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
+        self.inner.count_coordinated(silent_hits, bypass_reads, readmore);
+    }
+}
