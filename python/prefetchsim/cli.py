@@ -300,22 +300,35 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     if args.experiment != "split":
         raise _core.ConfigError(
             f"reproduce: {args.experiment!r} is not available; available: split, mithril, step, pfc")
+    def table(df, out) -> None:
+        wide = df.pivot_table(index=["workload", "cache_blocks"], columns="policy", values="prefetch_hit_rate")
+        wide = wide[[p for p in split.POLICIES if p in wide.columns]]
+        out.write("prefetch hit rate (hits / requests), T2 prefetching:\n")
+        out.write(wide.to_string(float_format=lambda x: f"{x:.4f}") + "\n\n")
+        out.write("at the paper's highlighted sizes (change against LRU):\n")
+        _emit(split.summary(df), "table", out)
+
+    return _run_experiment(
+        args,
+        lambda prog: split.run(seed=args.seed, requests=args.requests or 100_000, out_dir=args.out,
+                               plot=not args.no_plot, progress=prog),
+        table, lambda df: df.to_dict("records"))
+
+
+def _run_experiment(args: argparse.Namespace, compute: Any, table: Any, records: Any) -> int:
+    """Run an experiment under a progress bar (``compute(progress)``), then print its tables
+    (``table(result, out)``) or, for CSV and JSON, its rows (``records(result)``)."""
     prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
     try:
-        df = split.run(seed=args.seed, requests=args.requests or 100_000, out_dir=args.out, plot=not args.no_plot, progress=prog)
+        result = compute(prog)
     finally:
         prog.close()
     out, close = _output(args)
     try:
         if args.output_format == "table":
-            wide = df.pivot_table(index=["workload", "cache_blocks"], columns="policy", values="prefetch_hit_rate")
-            wide = wide[[p for p in split.POLICIES if p in wide.columns]]
-            out.write("prefetch hit rate (hits / requests), T2 prefetching:\n")
-            out.write(wide.to_string(float_format=lambda x: f"{x:.4f}") + "\n\n")
-            out.write("at the paper's highlighted sizes (change against LRU):\n")
-            _emit(split.summary(df), "table", out)
+            table(result, out)
         else:
-            _emit(df.to_dict("records"), args.output_format, out)
+            _emit(records(result), args.output_format, out)
     finally:
         if close:
             out.close()
@@ -329,88 +342,65 @@ def _reproduce_pfc(args: argparse.Namespace) -> int:
 
     versions = ["A", "B"] if args.pfc_version == "both" else [args.pfc_version]
     requests = args.requests or pfc.DEFAULT_REQUESTS
-    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
-    try:
-        runs, table1, summ = pfc.run(traces=args.traces or tuple(pfc.TRACES), requests=requests, versions=versions,
-                                     ablations=not args.no_ablations, out_dir=args.out, plot=not args.no_plot,
-                                     progress=prog)
-    finally:
-        prog.close()
-    out, close = _output(args)
-    try:
-        if args.output_format == "table":
-            for scheme in sorted(s for s in table1.scheme.unique() if s.startswith("PFC") or s == "DU"):
-                wide = pfc.table1_wide(table1, scheme)
-                out.write(f"Table 1: improvement (%) of the mean response time over native, {scheme}:\n")
-                out.write(wide.to_string(float_format=lambda x: f"{x:.2f}") + "\n\n")
-            out.write("summary:\n")
-            _emit(summ.to_dict("records"), "table", out)
-        else:
-            _emit(runs.to_dict("records"), args.output_format, out)
-    finally:
-        if close:
-            out.close()
-    if args.out:
-        sys.stderr.write(f"prefetchsim: results in {args.out}/\n")
-    return 0
+
+    def table(result, out) -> None:
+        _, table1, summ = result
+        for scheme in sorted(s for s in table1.scheme.unique() if s.startswith("PFC") or s == "DU"):
+            wide = pfc.table1_wide(table1, scheme)
+            out.write(f"Table 1: improvement (%) of the mean response time over native, {scheme}:\n")
+            out.write(wide.to_string(float_format=lambda x: f"{x:.2f}") + "\n\n")
+        out.write("summary:\n")
+        _emit(summ.to_dict("records"), "table", out)
+
+    return _run_experiment(
+        args,
+        lambda prog: pfc.run(traces=args.traces or tuple(pfc.TRACES), requests=requests, versions=versions,
+                             ablations=not args.no_ablations, out_dir=args.out, plot=not args.no_plot,
+                             progress=prog),
+        table, lambda result: result[0].to_dict("records"))
 
 
 def _reproduce_mithril(args: argparse.Namespace, mithril) -> int:
-    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
-    try:
-        curves, studies = mithril.run(traces=args.traces or [None], out_dir=args.out, plot=not args.no_plot,
-                                      studies=not args.no_studies, progress=prog)
-    finally:
-        prog.close()
-    out, close = _output(args)
-    try:
-        if args.output_format == "table":
-            for trace, sub in curves.groupby("trace"):
-                wide = sub.pivot_table(index=["share", "cache_blocks"], columns="scheme", values="hit_ratio")
-                wide = wide[[s for s in mithril.SCHEMES if s in wide.columns]]
-                out.write(f"hit ratio on {trace}:\n{wide.to_string(float_format=lambda x: f'{x:.4f}')}\n\n")
-            out.write("Mithril's gains:\n")
-            _emit(mithril.gains(curves), "table", out)
-            if not studies.empty:
-                out.write("\nparameter studies (Mithril-LRU, hit ratio / precision):\n")
-                _emit(studies.to_dict("records"), "table", out,
-                      ["trace", "cache_blocks", "parameter", "value", "hit_ratio", "precision"])
-        else:
-            _emit(curves.to_dict("records") + studies.to_dict("records"), args.output_format, out)
-    finally:
-        if close:
-            out.close()
-    return 0
+    def table(result, out) -> None:
+        curves, studies = result
+        for trace, sub in curves.groupby("trace"):
+            wide = sub.pivot_table(index=["share", "cache_blocks"], columns="scheme", values="hit_ratio")
+            wide = wide[[s for s in mithril.SCHEMES if s in wide.columns]]
+            out.write(f"hit ratio on {trace}:\n{wide.to_string(float_format=lambda x: f'{x:.4f}')}\n\n")
+        out.write("Mithril's gains:\n")
+        _emit(mithril.gains(curves), "table", out)
+        if not studies.empty:
+            out.write("\nparameter studies (Mithril-LRU, hit ratio / precision):\n")
+            _emit(studies.to_dict("records"), "table", out,
+                  ["trace", "cache_blocks", "parameter", "value", "hit_ratio", "precision"])
+
+    return _run_experiment(
+        args,
+        lambda prog: mithril.run(traces=args.traces or [None], out_dir=args.out, plot=not args.no_plot,
+                                 studies=not args.no_studies, progress=prog),
+        table, lambda result: result[0].to_dict("records") + result[1].to_dict("records"))
 
 
 def _reproduce_step(args: argparse.Namespace, step) -> int:
     workloads = tuple(step.WORKLOADS) if args.workloads is None else tuple(w for w in args.workloads if w != "none")
-    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
-    try:
-        df = step.run(workloads=workloads, traces=args.traces or (), requests=args.requests or 100_000,
-                      seed=args.seed, disk=args.disk, out_dir=args.out, plot=not args.no_plot, progress=prog)
-    finally:
-        prog.close()
-    out, close = _output(args)
-    try:
-        if args.output_format == "table":
-            for metric, what, fmt in (("rt_mean_ms", "mean response time (ms)", "{:.3f}"),
-                                      ("prefetch_hit_ratio", "server prefetch hit ratio", "{:.4f}"),
-                                      ("unused_prefetch", "server prefetched blocks never used", "{:.0f}")):
-                wide = df.pivot_table(index=["workload", "setup"], columns="scheme", values=metric, sort=False)
-                wide = wide[[s for s in step.SCHEMES if s in wide.columns]]
-                out.write(f"{what}:\n{wide.to_string(float_format=fmt.format)}\n\n")
-            out.write("STEP (PM-TA) against Linux and PM-SA, execution time (T_scheme / T_PM-TA - 1, %; "
-                      "positive = STEP ahead):\n")
-            _emit(step.verdict(df), "table", out)
-        else:
-            _emit(df.to_dict("records"), args.output_format, out)
-    finally:
-        if close:
-            out.close()
-    if args.out:
-        sys.stderr.write(f"prefetchsim: results in {args.out}/\n")
-    return 0
+
+    def table(df, out) -> None:
+        for metric, what, fmt in (("rt_mean_ms", "mean response time (ms)", "{:.3f}"),
+                                  ("prefetch_hit_ratio", "server prefetch hit ratio", "{:.4f}"),
+                                  ("unused_prefetch", "server prefetched blocks never used", "{:.0f}")):
+            wide = df.pivot_table(index=["workload", "setup"], columns="scheme", values=metric, sort=False)
+            wide = wide[[s for s in step.SCHEMES if s in wide.columns]]
+            out.write(f"{what}:\n{wide.to_string(float_format=fmt.format)}\n\n")
+        out.write("STEP (PM-TA) against Linux and PM-SA, execution time (T_scheme / T_PM-TA - 1, %; "
+                  "positive = STEP ahead):\n")
+        _emit(step.verdict(df), "table", out)
+
+    return _run_experiment(
+        args,
+        lambda prog: step.run(workloads=workloads, traces=args.traces or (), requests=args.requests or 100_000,
+                              seed=args.seed, disk=args.disk, out_dir=args.out, plot=not args.no_plot,
+                              progress=prog),
+        table, lambda df: df.to_dict("records"))
 
 
 _BENCH_COLUMNS = [
