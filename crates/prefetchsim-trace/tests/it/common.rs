@@ -45,3 +45,28 @@ pub fn reference(rel: &str) -> Option<String> {
     assert!(p.is_file(), "reference file {} is missing", p.display());
     Some(p.to_string_lossy().into_owned())
 }
+
+/// A scratch directory for one test, removed afterwards.
+pub struct Scratch(pub PathBuf);
+
+impl Scratch {
+    /// A fresh directory named after the test (and this process).
+    pub fn new(test: &str) -> Self {
+        let dir = std::env::temp_dir().join(format!("prefetchsim-it-{}-{test}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        Self(dir)
+    }
+
+    /// Write `bytes` to `name` inside it; returns the path.
+    pub fn file(&self, name: &str, bytes: &[u8]) -> String {
+        let p = self.0.join(name);
+        std::fs::write(&p, bytes).unwrap();
+        p.to_string_lossy().into_owned()
+    }
+}
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}

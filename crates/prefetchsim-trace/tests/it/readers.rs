@@ -3,13 +3,12 @@
 //! must name the exact file, line or record, and field.
 
 use std::io::Write;
-use std::path::PathBuf;
 
 use prefetchsim_core::Op;
 use prefetchsim_trace::detect::detect;
 use prefetchsim_trace::{compress, formats, AddrUnit, Location, RawRecord, RecordReader, TraceError, TraceSpec};
 
-use crate::common;
+use crate::common::{self, Scratch};
 
 // ---------------------------------------------------------------------------------------------------------
 // Helpers
@@ -79,29 +78,6 @@ fn shared(rel: &str, format: &str) -> Option<(String, Summary)> {
 
 fn rec(time_ns: u64, op: Op, addr: u64, size: u64, stream: u32, client: u32) -> RawRecord {
     RawRecord { time_ns, op, addr, size, stream, client, pos: 0 }
-}
-
-/// A scratch directory for one test, removed afterwards.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("prefetchsim-readers-{}-{test}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// All records of `path` read as `spec` says, or the first error (from opening or reading).

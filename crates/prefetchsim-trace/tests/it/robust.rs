@@ -8,28 +8,7 @@ use std::path::{Path, PathBuf};
 use prefetchsim_core::engine::RequestSource;
 use prefetchsim_trace::{harness, Location, TraceError, TraceSpec};
 
-/// A scratch directory for one test, removed afterwards.
-struct Scratch(PathBuf);
-
-impl Scratch {
-    fn new(test: &str) -> Self {
-        let dir = std::env::temp_dir().join(format!("prefetchsim-robust-{}-{test}", std::process::id()));
-        std::fs::create_dir_all(&dir).unwrap();
-        Self(dir)
-    }
-
-    fn file(&self, name: &str, bytes: &[u8]) -> String {
-        let p = self.0.join(name);
-        std::fs::write(&p, bytes).unwrap();
-        p.to_string_lossy().into_owned()
-    }
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
+use crate::common::Scratch;
 
 fn oracle(t: u32, id: u64, size: u32) -> Vec<u8> {
     [&t.to_le_bytes()[..], &id.to_le_bytes(), &size.to_le_bytes(), &(-1i64).to_le_bytes()].concat()
