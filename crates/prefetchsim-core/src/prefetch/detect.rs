@@ -9,6 +9,9 @@
 //! read-ahead uses it to key its per-stream state when a request has no stream id (`key = "detect"`).
 //! [`StreamTable`] holds one context per stream key and forgets the least recently used one when full.
 
+use std::hash::BuildHasher;
+
+use hashbrown::hash_map::RawEntryMut;
 use hashbrown::HashMap;
 
 use crate::policy::list::{Links, List};
@@ -24,10 +27,13 @@ use crate::policy::table::{block_map, BlockHasher, BlockMap};
 /// generation, a granule holds the blocks of its latest claimant only: when two streams claim blocks of
 /// the same 32-block granule, the earlier one's blocks there are forgotten (never attributed to the
 /// other). No allocation once both generations have reached their size.
+///
+/// An owner is a stream id (`T = u32`, the default) or any small tag a prefetcher wants back with the
+/// stream, such as where it keeps the stream's context (Linux read-ahead: the id and its table slot).
 #[derive(Debug)]
-pub struct StreamDetector {
-    cur: BlockMap<Granule>,
-    old: BlockMap<Granule>,
+pub struct StreamDetector<T = u32> {
+    cur: BlockMap<Granule<T>>,
+    old: BlockMap<Granule<T>>,
     /// Blocks claimed into `cur` since it became current.
     cur_blocks: usize,
     half: usize,
@@ -37,20 +43,20 @@ pub struct StreamDetector {
 
 /// The claimed blocks of one aligned 32-block granule and their stream.
 #[derive(Clone, Copy, Debug)]
-struct Granule {
+struct Granule<T> {
     mask: u32,
-    stream: u32,
+    stream: T,
 }
 
 const GRANULE_BITS: u32 = 5;
 
-impl Granule {
-    fn owner(self, block: u64) -> Option<u32> {
+impl<T: Copy> Granule<T> {
+    fn owner(self, block: u64) -> Option<T> {
         (self.mask & (1 << (block & 31)) != 0).then_some(self.stream)
     }
 }
 
-impl StreamDetector {
+impl<T: Copy + Eq> StreamDetector<T> {
     /// A detector remembering about the last `memory` block claims (at least 2).
     #[must_use]
     pub fn new(memory: usize) -> Self {
@@ -58,33 +64,43 @@ impl StreamDetector {
         Self { cur: block_map(0), old: block_map(0), cur_blocks: 0, half: (memory / 2).max(1), last_id: 0 }
     }
 
+    /// The owner of `block` in the granule `g` (its granule) of the current generation, else of the old one.
+    /// Both maps share one hasher seed (`block_map`), so the key is hashed once for both probes, and the
+    /// old generation is probed only when the current one does not know the block: this runs on every
+    /// request of a detecting prefetcher.
+    #[inline]
+    fn owner_in(&self, g: u64, h: u64, block: u64) -> Option<T> {
+        let at =
+            |m: &BlockMap<Granule<T>>| m.raw_entry().from_key_hashed_nocheck(h, &g).and_then(|(_, x)| x.owner(block));
+        at(&self.cur).or_else(|| at(&self.old))
+    }
+
     /// The stream holding `block`, if it is remembered.
     #[inline]
     #[must_use]
-    pub fn owner(&self, block: u64) -> Option<u32> {
+    pub fn owner(&self, block: u64) -> Option<T> {
         let g = block >> GRANULE_BITS;
-        self.cur.get(&g).and_then(|x| x.owner(block)).or_else(|| self.old.get(&g).and_then(|x| x.owner(block)))
+        self.owner_in(g, self.cur.hasher().hash_one(g), block)
     }
 
     /// The stream a request starting at `first` continues: the holder of `first - 1`.
     #[inline]
     #[must_use]
-    pub fn continues(&self, first: u64) -> Option<u32> {
+    pub fn continues(&self, first: u64) -> Option<T> {
         first.checked_sub(1).and_then(|p| self.owner(p))
     }
 
-    /// `continues(first)`, else `owner(first)`, with one lookup per generation when `first - 1` and
-    /// `first` share a granule (the common case; this runs on every request of a detecting prefetcher).
+    /// `continues(first)`, else `owner(first)`, hashing once when `first - 1` and `first` share a granule
+    /// (the common case).
     #[inline]
     #[must_use]
-    pub fn continues_or_owner(&self, first: u64) -> Option<u32> {
+    pub fn continues_or_owner(&self, first: u64) -> Option<T> {
         if first & ((1 << GRANULE_BITS) - 1) == 0 {
             return self.continues(first).or_else(|| self.owner(first));
         }
         let g = first >> GRANULE_BITS;
-        let (cur, old) = (self.cur.get(&g), self.old.get(&g));
-        let at = |b: u64| cur.and_then(|x| x.owner(b)).or_else(|| old.and_then(|x| x.owner(b)));
-        at(first - 1).or_else(|| at(first))
+        let h = self.cur.hasher().hash_one(g);
+        self.owner_in(g, h, first - 1).or_else(|| self.owner_in(g, h, first))
     }
 
     /// A fresh stream id (never 0).
@@ -93,16 +109,8 @@ impl StreamDetector {
         self.last_id
     }
 
-    /// The stream a request starting at `first` belongs to: the holder of `first - 1`, else a new one.
-    pub fn assign(&mut self, first: u64) -> u32 {
-        match self.continues(first) {
-            Some(s) => s,
-            None => self.new_stream(),
-        }
-    }
-
     /// `stream` now holds blocks `first .. first + len` (the latest claim of a block wins).
-    pub fn claim(&mut self, first: u64, len: u64, stream: u32) {
+    pub fn claim(&mut self, first: u64, len: u64, stream: T) {
         let end = first.saturating_add(len);
         let mut b = first;
         while b < end {
@@ -117,15 +125,25 @@ impl StreamDetector {
             let room = (self.half - self.cur_blocks) as u64;
             let hi = (((g + 1) << GRANULE_BITS).min(end).min(b.saturating_add(room)) - (g << GRANULE_BITS)) as u32;
             let bits = if hi - lo == 32 { u32::MAX } else { ((1u32 << (hi - lo)) - 1) << lo };
-            let e = self.cur.entry(g).or_insert(Granule { mask: 0, stream });
-            if e.stream == stream {
-                e.mask |= bits;
-            } else {
-                *e = Granule { mask: bits, stream };
+            let h = self.cur.hasher().hash_one(g);
+            match self.cur.raw_entry_mut().from_key_hashed_nocheck(h, &g) {
+                RawEntryMut::Occupied(mut o) => {
+                    let e = o.get_mut();
+                    if e.stream == stream {
+                        e.mask |= bits;
+                    } else {
+                        *e = Granule { mask: bits, stream };
+                    }
+                }
+                RawEntryMut::Vacant(v) => {
+                    v.insert_hashed_nocheck(h, g, Granule { mask: bits, stream });
+                }
             }
             // A block claimed now is no longer the old generation's.
-            if let Some(o) = self.old.get_mut(&g) {
-                o.mask &= !bits;
+            if !self.old.is_empty() {
+                if let RawEntryMut::Occupied(mut o) = self.old.raw_entry_mut().from_key_hashed_nocheck(h, &g) {
+                    o.get_mut().mask &= !bits;
+                }
             }
             self.cur_blocks += (hi - lo) as usize;
             b = (g << GRANULE_BITS) + u64::from(hi);
@@ -147,7 +165,17 @@ impl StreamDetector {
     /// Approximate memory held, in bytes.
     #[must_use]
     pub fn metadata_bytes(&self) -> u64 {
-        ((self.cur.capacity() + self.old.capacity()) * 17) as u64
+        ((self.cur.capacity() + self.old.capacity()) * (9 + std::mem::size_of::<Granule<T>>())) as u64
+    }
+}
+
+impl StreamDetector<u32> {
+    /// The stream a request starting at `first` belongs to: the holder of `first - 1`, else a new one.
+    pub fn assign(&mut self, first: u64) -> u32 {
+        match self.continues(first) {
+            Some(s) => s,
+            None => self.new_stream(),
+        }
     }
 }
 
@@ -158,6 +186,8 @@ pub struct StreamTable<T> {
     map: HashMap<u64, u32, BlockHasher>,
     keys: Vec<u64>,
     vals: Vec<T>,
+    /// Per slot: its key is in `map` (false for [`StreamTable::insert_unindexed`] contexts).
+    indexed: Vec<bool>,
     links: Links,
     lru: List,
     cap: usize,
@@ -175,6 +205,7 @@ impl<T> StreamTable<T> {
             map: HashMap::with_capacity_and_hasher(pre, BlockHasher::with_seed(0x5eed_57e4)),
             keys: Vec::with_capacity(pre),
             vals: Vec::with_capacity(pre),
+            indexed: Vec::with_capacity(pre),
             links: Links::with_capacity(pre),
             lru: List::default(),
             cap,
@@ -191,28 +222,63 @@ impl<T> StreamTable<T> {
             }
         }
         if let Some(&i) = self.map.get(&key) {
-            self.last = Some((key, i));
-            if self.lru.head() != Some(i) {
-                self.lru.move_to_front(&mut self.links, i);
-            }
+            self.touch(key, i);
             return (i, &mut self.vals[i as usize]);
         }
+        let i = self.place(key, init);
+        self.map.insert(key, i);
+        self.indexed[i as usize] = true;
+        (i, &mut self.vals[i as usize])
+    }
+
+    /// The context in `slot` if it still belongs to `key`, made most recently used. With
+    /// [`StreamTable::insert_unindexed`], a caller that remembers slots (the stream detector's tags) finds
+    /// its contexts without hashing.
+    pub fn get_at(&mut self, slot: u32, key: u64) -> Option<&mut T> {
+        if self.keys.get(slot as usize) != Some(&key) {
+            return None;
+        }
+        self.touch(key, slot);
+        Some(&mut self.vals[slot as usize])
+    }
+
+    /// A new context for `key`, which must not be in the table, found later only by its slot
+    /// ([`StreamTable::get_at`]), not by [`StreamTable::get`]: it costs no index update. Replaces the
+    /// least recently used context when the table is full.
+    pub fn insert_unindexed(&mut self, key: u64, init: impl FnOnce() -> T) -> (u32, &mut T) {
+        let i = self.place(key, init);
+        (i, &mut self.vals[i as usize])
+    }
+
+    /// Make slot `i` (holding `key`) the most recently used.
+    #[inline]
+    fn touch(&mut self, key: u64, i: u32) {
+        self.last = Some((key, i));
+        if self.lru.head() != Some(i) {
+            self.lru.move_to_front(&mut self.links, i);
+        }
+    }
+
+    /// A slot for `key` with a fresh context, the most recently used; the index is the caller's.
+    fn place(&mut self, key: u64, init: impl FnOnce() -> T) -> u32 {
         let i = if self.keys.len() < self.cap {
             let i = self.keys.len() as u32;
             self.keys.push(key);
             self.vals.push(init());
+            self.indexed.push(false);
             i
         } else {
             let i = self.lru.pop_back(&mut self.links).expect("a full table has a tail");
-            self.map.remove(&self.keys[i as usize]);
+            if std::mem::take(&mut self.indexed[i as usize]) {
+                self.map.remove(&self.keys[i as usize]);
+            }
             self.keys[i as usize] = key;
             self.vals[i as usize] = init();
             i
         };
-        self.map.insert(key, i);
         self.lru.push_front(&mut self.links, i);
         self.last = Some((key, i));
-        (i, &mut self.vals[i as usize])
+        i
     }
 
     /// The context of `key`, if present (no recency update).
@@ -227,16 +293,21 @@ impl<T> StreamTable<T> {
         self.vals.get(slot as usize)
     }
 
+    /// The context in `slot`, which must be in use (no recency update).
+    pub fn slot_mut(&mut self, slot: u32) -> &mut T {
+        &mut self.vals[slot as usize]
+    }
+
     /// Number of contexts.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.map.len()
+        self.keys.len()
     }
 
     /// No context.
     #[must_use]
     pub fn is_empty(&self) -> bool {
-        self.map.is_empty()
+        self.keys.is_empty()
     }
 }
 
@@ -304,5 +375,37 @@ mod tests {
         t.get_or_insert_with(3, || 30); // replaces 2
         assert_eq!((t.get(1), t.get(2), t.get(3)), (Some(&11), None, Some(&30)));
         assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn unindexed_contexts_are_found_by_slot_until_their_slot_is_reused() {
+        let mut t: StreamTable<u32> = StreamTable::new(2);
+        let (a, _) = t.insert_unindexed(100, || 1);
+        let (b, _) = t.get_or_insert_with(7, || 2);
+        assert_eq!(t.get(100), None, "an unindexed context is not found by key");
+        assert_eq!(t.get_at(a, 100).copied(), Some(1));
+        assert_eq!(t.get_at(a, 101), None, "the slot holds another key");
+        assert_eq!(t.get_at(b, 7).copied(), Some(2));
+        // get_at(b) made 7 the most recently used, so 100 is the least recently used context.
+        let (c, _) = t.insert_unindexed(200, || 3);
+        assert_eq!(c, a, "the least recently used slot is reused");
+        assert_eq!(t.get_at(a, 100), None);
+        assert_eq!(t.get(7), Some(&2));
+        // Replacing an indexed context removes its key from the index.
+        t.get_at(c, 200);
+        let (d, _) = t.insert_unindexed(300, || 4);
+        assert_eq!(d, b);
+        assert_eq!(t.get(7), None);
+        assert_eq!(*t.get_or_insert_with(7, || 5).1, 5, "7 starts afresh");
+        assert_eq!(t.len(), 2);
+    }
+
+    #[test]
+    fn tags_other_than_stream_ids_are_kept_with_the_blocks() {
+        let mut d: StreamDetector<u64> = StreamDetector::new(1 << 10);
+        d.claim(40, 3, (9 << 32) | 5);
+        assert_eq!(d.continues_or_owner(43), Some((9 << 32) | 5));
+        assert_eq!(d.continues_or_owner(41), Some((9 << 32) | 5));
+        assert_eq!(d.continues_or_owner(64), None);
     }
 }

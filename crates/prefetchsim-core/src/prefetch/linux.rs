@@ -277,7 +277,7 @@ impl Context {
 /// Claim `[a, b]` for stream `id`, skipping the part of it the stream claimed last (`claimed`, which
 /// it extends): a sequential stream claims each block about once instead of at every request and window
 /// that names it again \[ours; the latest claim still wins for every block claimed\].
-fn claim_new(d: &mut StreamDetector, claimed: &mut (u64, u64), a: u64, b: u64, id: u32) {
+fn claim_new(d: &mut StreamDetector<u64>, claimed: &mut (u64, u64), a: u64, b: u64, id: u64) {
     let (lo, hi) = *claimed;
     if a >= lo && a <= hi.saturating_add(1) && lo <= hi {
         if b > hi {
@@ -351,7 +351,8 @@ pub struct Linux {
     params: LinuxParams,
     max: u64,
     table: StreamTable<Context>,
-    detector: Option<StreamDetector>,
+    /// Detected streams: block claims tagged with the stream's [`tag`] (its id and its table slot).
+    detector: Option<StreamDetector<u64>>,
     marks: BlockMap<()>,
     issued: Vec<(u64, u64)>,
     last_slot: Option<u32>,
@@ -409,21 +410,40 @@ impl Linux {
         self.table.len()
     }
 
-    /// The context key of a request starting at `s` with stream id `stream`.
-    fn key_of(&mut self, s: u64, stream: u32) -> u64 {
-        match self.params.key {
+    /// The table slot of the context of a request starting at `s` with stream id `stream`, made most
+    /// recently used (created when absent), and the detector tag when the stream is a detected one.
+    /// Detected contexts are found through the slot their claims carry, without hashing: a trace of
+    /// random requests makes a new stream at almost every request.
+    fn locate(&mut self, s: u64, stream: u32) -> (u32, Option<u64>) {
+        let mode = self.params.mode;
+        let key = match self.params.key {
             StreamKey::Device => DEVICE,
             StreamKey::Stream if stream != 0 => u64::from(stream),
             _ => {
                 let d = self.detector.as_mut().expect("a detector unless key = device");
-                let id = match d.continues_or_owner(s) {
-                    Some(id) => id,
-                    None => d.new_stream(),
+                let (id, known) = match d.continues_or_owner(s) {
+                    Some(t) => ((t >> 32) as u32, Some(t as u32)),
+                    None => (d.new_stream(), None),
                 };
-                DETECTED | u64::from(id)
+                let key = DETECTED | u64::from(id);
+                let slot = match known {
+                    // A fresh id: no context can have its key.
+                    None => self.table.insert_unindexed(key, || Context::new(mode)).0,
+                    Some(slot) if self.table.get_at(slot, key).is_some() => slot,
+                    // The context the claim names was forgotten (and maybe made again from another old
+                    // claim): the rare case goes through the index.
+                    Some(_) => self.table.get_or_insert_with(key, || Context::new(mode)).0,
+                };
+                return (slot, Some(tag(id, slot)));
             }
-        }
+        };
+        (self.table.get_or_insert_with(key, || Context::new(mode)).0, None)
     }
+}
+
+/// The detector tag of detected stream `id` whose context is in table slot `slot`.
+fn tag(id: u32, slot: u32) -> u64 {
+    (u64::from(id) << 32) | u64::from(slot)
 }
 
 /// `pfc-paper` for one request (linux-readahead.md §C).
@@ -680,11 +700,9 @@ impl Ondemand {
 impl Prefetcher for Linux {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         let (s, e) = (ctx.req.first, ctx.req.last());
-        let key = self.key_of(s, ctx.req.stream);
-        let mode = self.params.mode;
-        let (slot, context) = self.table.get_or_insert_with(key, || Context::new(mode));
+        let (slot, detected) = self.locate(s, ctx.req.stream);
         self.last_slot = Some(slot);
-        let Context { state, claimed } = context;
+        let Context { state, claimed } = self.table.slot_mut(slot);
         if self.marks.len() > ctx.cache.capacity() + MARK_SLACK {
             let cache = ctx.cache;
             self.marks.retain(|b, ()| cache.contains(*b));
@@ -721,14 +739,22 @@ impl Prefetcher for Linux {
                 k.request(st, &mut io);
             }
         }
-        let detected = key & DETECTED != 0;
-        if detected {
+        if let Some(id) = detected {
             if let Some(d) = &mut self.detector {
-                let id = key as u32;
-                claim_new(d, claimed, s, e, id);
+                // The request and the windows issued for it, as few ranges as possible: a window that
+                // continues the range before it joins it (the same blocks claimed in the same order, with
+                // fewer probes).
+                let (mut lo, mut hi) = (s, e);
                 for &(a, n) in &self.issued {
-                    claim_new(d, claimed, a, a + (n - 1), id);
+                    let b = a + (n - 1);
+                    if a >= lo && a <= hi.saturating_add(1) {
+                        hi = hi.max(b);
+                    } else {
+                        claim_new(d, claimed, lo, hi, id);
+                        (lo, hi) = (a, b);
+                    }
                 }
+                claim_new(d, claimed, lo, hi, id);
             }
         }
         for &(a, n) in &self.issued {
