@@ -215,12 +215,18 @@ impl<T> StreamTable<T> {
 
     /// The context of `key`, made most recently used; created with `init` when absent (replacing the
     /// least recently used context when the table is full). Returns its slot and the context.
+    #[inline]
     pub fn get_or_insert_with(&mut self, key: u64, init: impl FnOnce() -> T) -> (u32, &mut T) {
         if let Some((k, i)) = self.last {
             if k == key {
                 return (i, &mut self.vals[i as usize]);
             }
         }
+        self.find_or_insert(key, init)
+    }
+
+    /// [`StreamTable::get_or_insert_with`] for a key other than the last one.
+    fn find_or_insert(&mut self, key: u64, init: impl FnOnce() -> T) -> (u32, &mut T) {
         if let Some(&i) = self.map.get(&key) {
             self.touch(key, i);
             return (i, &mut self.vals[i as usize]);
@@ -234,7 +240,11 @@ impl<T> StreamTable<T> {
     /// The context in `slot` if it still belongs to `key`, made most recently used. With
     /// [`StreamTable::insert_unindexed`], a caller that remembers slots (the stream detector's tags) finds
     /// its contexts without hashing.
+    #[inline]
     pub fn get_at(&mut self, slot: u32, key: u64) -> Option<&mut T> {
+        if self.last == Some((key, slot)) {
+            return Some(&mut self.vals[slot as usize]);
+        }
         if self.keys.get(slot as usize) != Some(&key) {
             return None;
         }
