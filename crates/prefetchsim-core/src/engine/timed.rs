@@ -21,7 +21,9 @@
 //! pinned (in flight) waits for that fetch: a late prefetch when it was prefetched, a join otherwise;
 //! no second read is issued. Under the last level the engine also keeps the reads of blocks the level
 //! did not keep (no room, or evicted again within the same access): a later fetch of such a block waits
-//! for the read in flight instead of reading it twice.
+//! for the read in flight instead of reading it twice. When the last level is several caches (K servers
+//! or per-client caches over one device, [`crate::fanout`]) it keeps every read: a server reading a block
+//! another server is reading waits for that read (the scheduler holds no two overlapping requests).
 //!
 //! # Order of events at one instant
 //!
@@ -126,6 +128,9 @@ struct Engine<'a, O: TimedObserver + ?Sized> {
     fl: InFlight,
     replay: ReplayState,
     links: Vec<Link>,
+    /// The last level is several caches over the one device: every block it reads is registered, so
+    /// that another instance's read of it waits instead of overlapping it at the scheduler.
+    shared_bottom: bool,
     /// The links are pure delays (`link = "none"`): delays come from these tables, counted here.
     fast_links: bool,
     req_delay_ns: u64,
@@ -259,6 +264,7 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
         q: EventQueue::new(),
         fl: InFlight::new(),
         links,
+        shared_bottom: h.levels[n - 1].is_fan_out(),
         fast_links: lp.link == LinkModel::None,
         req_delay_ns,
         resp_delay_ns: Vec::new(),
@@ -469,7 +475,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         let kept = if self.new_ids.is_empty() { 0 } else { self.h.levels[k].set_fetch_tags(&self.new_ids) };
         // DEMOTE: the blocks this access evicted go down at once, occupying the link (their arrival time
         // is not modelled: the level below has them when the next request reaches it).
-        let demoted = self.h.pass_demotions(k);
+        let demoted = self.h.pass_demotions(k, j.client);
         if demoted > 0 && k + 1 < self.n {
             let pages = (demoted as u64 * self.block_size).div_ceil(self.page_bytes);
             let _ = self.send(k, MsgKind::Demote, u32::try_from(pages).unwrap_or(u32::MAX), now);
@@ -569,7 +575,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             )
             .into());
         }
-        if all_kept && self.fl.orphans.is_empty() {
+        if all_kept && self.fl.orphans.is_empty() && !self.shared_bottom {
             // The usual case: nothing to deduplicate.
             let n = self.submit_run(g, f.first, end, f.demand_len, now)?;
             self.fl.jobs[g].outstanding = n;
@@ -586,7 +592,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             } else if let Some(&o) = self.fl.orphans.get(&b) {
                 Some(o)
             } else {
-                if !all_kept && self.h.levels[k].pinned_tag(b) != Some(g) {
+                if self.shared_bottom || (!all_kept && self.h.levels[k].pinned_tag(b) != Some(g)) {
                     self.fl.orphans.insert(b, g);
                 }
                 None

@@ -259,8 +259,8 @@ impl AnyLevel for PfcLevel {
     fn pinned_count(&self) -> usize {
         self.inner.pinned_count()
     }
-    fn demote_in(&mut self, block: u64) {
-        self.inner.demote_in(block);
+    fn demote_in(&mut self, block: u64, client: u32) {
+        self.inner.demote_in(block, client);
     }
     fn exclusive(&self) -> Exclusive {
         self.inner.exclusive()
