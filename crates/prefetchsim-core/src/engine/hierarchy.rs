@@ -188,17 +188,34 @@ impl Hierarchy {
     }
 
     /// DEMOTE: pass the blocks level `k` evicted since the last call (its access for `client`) down to
-    /// level `k + 1` when that level is `exclusive = "demote"`. Returns how many went down.
+    /// level `k + 1` at once when that level is `exclusive = "demote"` (the instant engine). Returns how
+    /// many were sent.
     #[inline]
     pub fn pass_demotions(&mut self, k: usize, client: u32) -> usize {
-        if !self.demote_below.get(k).copied().unwrap_or(false) {
-            return 0;
-        }
-        let evicted = self.levels[k].take_evicted();
-        for &b in &evicted {
-            self.levels[k + 1].demote_in(b, client);
-        }
+        let evicted = self.take_demotions(k);
+        self.land_demotions(k, client, &evicted);
         evicted.len()
+    }
+
+    /// DEMOTE: the blocks level `k` evicted since the last call, when level `k + 1` takes them (else
+    /// none). The timed engine sends them over the link and lands them on arrival.
+    #[inline]
+    pub fn take_demotions(&mut self, k: usize) -> Vec<u64> {
+        if !self.demote_below.get(k).copied().unwrap_or(false) {
+            return Vec::new();
+        }
+        self.levels[k].take_evicted()
+    }
+
+    /// DEMOTE: blocks evicted by level `k` (its access for `client`) arrive at level `k + 1`. A block the
+    /// level above holds again by then (fetched anew while the demotion was on the link, or re-inserted
+    /// within the evicting access) is dropped: caching it would put it in both levels.
+    pub fn land_demotions(&mut self, k: usize, client: u32, blocks: &[u64]) {
+        for &b in blocks {
+            if !self.levels[k].contains(b) {
+                self.levels[k + 1].demote_in(b, client);
+            }
+        }
     }
 
     /// The block size in bytes.
