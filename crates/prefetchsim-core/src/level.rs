@@ -156,6 +156,9 @@ pub trait AnyLevel: Send {
     /// DEMOTE: the level above (its instance serving `client`) evicted `block` and sends it down; cache
     /// it at the MRU end (a resident block is refreshed). Default: ignored.
     fn demote_in(&mut self, _block: u64, _client: u32) {}
+    /// Cache `block`, ready, at the eviction end of the policy, with no access counted and nothing said
+    /// to the prefetcher (PFC's `cache_bypassed`). A resident block is left as it is. Default: ignored.
+    fn insert_cold(&mut self, _block: u64) {}
     /// The level's exclusive-caching mode (whether the engines must pass the level above's evictions).
     fn exclusive(&self) -> Exclusive {
         Exclusive::None
@@ -857,6 +860,15 @@ impl<P: Policy> AnyLevel for Level<P> {
         // The data comes with the demotion: the block is ready, never pinned.
         let timed = std::mem::replace(&mut self.timed, false);
         let _ = self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Mru, ..Insert::demand() });
+        self.timed = timed;
+    }
+
+    fn insert_cold(&mut self, block: u64) {
+        if self.capacity == 0 || self.table.get(block).is_some() {
+            return;
+        }
+        let timed = std::mem::replace(&mut self.timed, false);
+        let _ = self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Lru, ..Insert::demand() });
         self.timed = timed;
     }
 
