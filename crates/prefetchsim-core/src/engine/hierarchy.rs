@@ -97,11 +97,18 @@ fn build_one(
     Ok((pol_name, pf_name, level))
 }
 
+/// The most instances a level may have: each is a whole cache with its own tables, made when the level
+/// is built.
+const MAX_INSTANCES: u32 = 1 << 16;
+
 /// Whether level `l` is several caches (`per_client`, `instances`, `route`, `stripe_blocks`), and how
 /// requests are routed to them.
 fn fan_out_routing(path: &str, l: &LevelConfig) -> Result<Option<Routing>, ConfigError> {
-    if l.instances == 0 {
-        return Err(ConfigError::new(format!("{path}.instances"), "a level needs at least 1 instance"));
+    if l.instances == 0 || l.instances > MAX_INSTANCES {
+        return Err(ConfigError::new(
+            format!("{path}.instances"),
+            format!("{} instances: a level has 1 to {MAX_INSTANCES}", l.instances),
+        ));
     }
     if l.route == Route::Stripe && l.stripe_blocks == 0 {
         return Err(ConfigError::new(format!("{path}.stripe_blocks"), "the stripe unit must be at least 1 block"));
@@ -154,6 +161,8 @@ impl Hierarchy {
                 .map_err(|m| ConfigError::new(format!("level[{i}].size"), m))?;
             above = Some(cap);
             caps.push(cap);
+            // The fan-out keys first: the memory check counts the instances.
+            fan_out_routing(&format!("level[{i}]"), l)?;
         }
         check_memory(cfg, &caps, physical_memory())?;
         let mut levels = Vec::with_capacity(cfg.level.len());

@@ -121,6 +121,8 @@ fn bad_fan_out_keys_are_errors_naming_the_key() {
     };
     assert_eq!(build("[[level]]\nsize = 4\ninstances = 0\n"), "level[0].instances");
     assert_eq!(build("[[level]]\nsize = 4\n[[level]]\nsize = 4\ninstances = 0\n"), "level[1].instances");
+    assert_eq!(build("[[level]]\nsize = 1\ninstances = 100000000\n"), "level[0].instances");
+    assert_eq!(build("[[level]]\nsize = 4\ninstances = -1\n"), "level[0].instances");
     assert_eq!(build("[[level]]\nsize = 4\nper_client = true\ninstances = 2\n"), "level[0].instances");
     assert_eq!(build("[[level]]\nsize = 4\nper_client = true\nroute = 'stripe'\n"), "level[0].route");
     assert_eq!(
