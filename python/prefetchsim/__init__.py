@@ -20,7 +20,7 @@ from __future__ import annotations
 from ._core import ConfigError, PrefetchsimError, TraceError, __version__
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
-from ._trace import Trace, open_trace, synthetic
+from ._trace import Trace, merge_traces, open_trace, synthetic
 from ._grid import SweepPlan
 from ._grid import plan as sweep_plan
 from ._sweep import results, sweep
@@ -39,6 +39,7 @@ __all__ = [
     "devices",
     "formats",
     "generators",
+    "merge_traces",
     "open_trace",
     "policies",
     "plot",

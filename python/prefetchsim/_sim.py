@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _core
-from ._trace import Trace, open_trace
+from ._trace import Trace, merge_traces, open_trace
 
 Size = str | int | float
 
@@ -22,6 +22,8 @@ class Level:
     ``size``: blocks (``1000``), bytes (``"64MiB"``), a share of the trace footprint (``0.05`` or
     ``"5%"``) or a multiple of the level above (``"2x"``). ``policy`` and ``prefetcher`` are registered
     names (``prefetchsim.policies()``, ``prefetchsim.prefetchers()``) with optional parameters.
+    ``per_client=True`` makes the level one cache per client; ``instances=K`` makes it K servers, picked
+    by ``route`` (``"client"``: client mod K, or ``"stripe"``: by units of ``stripe_blocks`` blocks).
     """
 
     size: Size
@@ -31,6 +33,10 @@ class Level:
     policy_params: dict[str, Any] = field(default_factory=dict)
     prefetcher_params: dict[str, Any] = field(default_factory=dict)
     options: dict[str, Any] = field(default_factory=dict)
+    per_client: bool = False
+    instances: int = 1
+    route: str = "client"
+    stripe_blocks: int = 64
 
     def to_config(self) -> dict[str, Any]:
         """The ``[[level]]`` table for this level."""
@@ -49,6 +55,15 @@ class Level:
             d["name"] = self.name
         if self.options:
             d["options"] = dict(self.options)
+        # Only what differs from the defaults, so that existing configs (and their result keys) are unchanged.
+        if self.per_client:
+            d["per_client"] = True
+        if self.instances != 1:
+            d["instances"] = self.instances
+        if self.route != "client":
+            d["route"] = self.route
+        if self.stripe_blocks != 64:
+            d["stripe_blocks"] = self.stripe_blocks
         return d
 
 
@@ -58,7 +73,8 @@ class Result:
     Timed runs (``engine={"kind": "timed"}``) also carry run-level timing metrics: response times,
     device, scheduler and network (``timing``, flattened into ``summary``), per-client response times
     (``clients``) and the read response-time histogram (``rt_histogram``). Time-free runs have none of
-    them (``timing`` is None).
+    them (``timing`` is None). Levels of several caches add one record per cache (``instances``,
+    ``per_client()``).
     """
 
     def __init__(self, raw: dict[str, Any], config: dict[str, Any], trace: Trace):
@@ -81,6 +97,17 @@ class Result:
     def clients(self) -> list[dict[str, Any]]:
         """Per-client response times of a timed run (empty for time-free runs)."""
         return [dict(c) for c in self.raw.get("clients", [])]
+
+    @property
+    def instances(self) -> list[dict[str, Any]]:
+        """Per-cache records of levels made of several caches (``per_client = true`` or ``instances = K``):
+        ``level``, ``name``, ``instance``, ``client`` (per-client levels) and the level record's counters
+        and ratios. Empty when every level is one cache. The level's own record is their sum."""
+        return [dict(i) for i in self.raw.get("instances", [])]
+
+    def per_client(self, level: int = 0) -> dict[int, dict[str, Any]]:
+        """The records of a per-client level by client id (empty if that level is not per client)."""
+        return {i["client"]: i for i in self.instances if i["level"] == level and "client" in i}
 
     @property
     def rt_histogram(self) -> list[tuple[int, int, int]]:
@@ -160,9 +187,20 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dic
     return doc, trace
 
 
-def _trace_from_table(tr: Mapping[str, Any], base: str | None) -> Trace:
+def _trace_from_table(tr: Mapping[str, Any], base: str | None, key: str = "trace") -> Trace:
+    if isinstance(tr, Mapping) and "merge" in tr:
+        t = dict(tr)
+        members = t.pop("merge")
+        if not isinstance(members, list) or not members:
+            raise _core.ConfigError(f"{key}.merge: a list of trace tables, at least one")
+        traces = [_trace_from_table(m, base, f"{key}.merge[{i}]") for i, m in enumerate(members)]
+        spec = merge_traces(*traces, label=t.pop("path", None)).spec
+        spec.update(t)  # block_size and the rest; the core checks every key
+        return Trace(spec)
     if not isinstance(tr, Mapping) or "path" not in tr:
-        raise _core.ConfigError("trace: needs a `path` (a file, or a generator name with format = 'synthetic')")
+        raise _core.ConfigError(
+            f"{key}: needs a `path` (a file, or a generator name with format = 'synthetic') or `merge = [...]`"
+        )
     t = dict(tr)
     if str(t.get("format", "")).lower() == "synthetic":
         return Trace(t)
@@ -171,10 +209,12 @@ def _trace_from_table(tr: Mapping[str, Any], base: str | None) -> Trace:
         path = os.path.join(base, path)
     fmt = t.pop("format", None)
     params = t.pop("params", {})
-    known = {"block_size", "mode", "ops", "sector_size", "skip_bad"}
+    known = {"block_size", "mode", "ops", "sector_size", "skip_bad", "client_from"}
     unknown = sorted(set(t) - known)
     if unknown:
-        raise _core.ConfigError(f"trace.{unknown[0]}: unknown key; valid keys: path, format, params, {', '.join(sorted(known))}")
+        raise _core.ConfigError(
+            f"{key}.{unknown[0]}: unknown key; valid keys: path, format, params, merge, {', '.join(sorted(known))}"
+        )
     return open_trace(path, fmt, **t, **params)
 
 

@@ -20,6 +20,17 @@ def _check_int(key: str, value: Any, least: int) -> None:
     if not least <= value <= _U64_MAX:
         raise _core.ConfigError(f"{key}: {value} is out of range ({least} to 2^64-1)")
 _OPS = ("all", "reads", "writes")
+_CLIENT_FROM = ("trace", "stream", "asu", "volume", "lun")
+
+
+def _client_from(spec: dict[str, Any], client_from: str) -> None:
+    """Add ``client_from`` to ``spec`` unless it is the default (so existing specs keep their keys)."""
+    if client_from not in _CLIENT_FROM:
+        raise _core.ConfigError(
+            f"trace.client_from: unknown value {client_from!r}; choose one of {', '.join(_CLIENT_FROM)}"
+        )
+    if client_from != "trace":
+        spec["client_from"] = client_from
 
 
 class Trace:
@@ -98,6 +109,7 @@ def open_trace(
     ops: str = "all",
     sector_size: int = 512,
     skip_bad: int = 0,
+    client_from: str = "trace",
     **params: Any,
 ) -> Trace:
     """Open a trace file. The format is detected from the name and content unless given.
@@ -111,6 +123,9 @@ def open_trace(
     its byte offset (or the record and its byte offset) and the field. ``skip_bad=N`` skips and counts up to
     ``N`` bad records instead (a results' ``skipped_records`` and ``skipped_messages`` say which) and raises
     on the next one; I/O errors, corrupt compression and a truncated binary tail are never skipped.
+
+    ``client_from="stream"`` (or ``"asu"``, ``"volume"``, ``"lun"``) makes each request's client id its
+    stream field (SPC ASU, Tencent volume, SYSTOR LUN, ...), for hierarchies with one cache per client.
     """
     if mode not in _MODES:
         raise _core.ConfigError(f"trace.mode: unknown mode {mode!r}; choose one of {', '.join(_MODES)}")
@@ -137,13 +152,32 @@ def open_trace(
     }
     if format not in (None, "auto"):
         spec["format"] = format
+    _client_from(spec, client_from)
     return Trace(spec)
 
 
-def synthetic(name: str, *, block_size: int = 4096, **params: Any) -> Trace:
+def merge_traces(*traces: Trace, label: str | None = None) -> Trace:
+    """Several traces as one, the requests of ``traces[i]`` as client ``i``: merged by timestamp when
+    every trace has times, else round-robin (one request of each in turn). All must share a block size.
+    Use with a ``per_client`` level, e.g. ``Level("5%", per_client=True)``."""
+    if not traces:
+        raise _core.ConfigError("trace.merge: give at least one trace")
+    for t in traces:
+        if not isinstance(t, Trace):
+            raise TypeError(f"merge_traces takes Trace objects, not {type(t).__name__}")
+    return Trace({
+        "path": label if label is not None else " + ".join(t.path for t in traces),
+        "block_size": traces[0].block_size,
+        "merge": [t.spec for t in traces],
+    })
+
+
+def synthetic(name: str, *, block_size: int = 4096, client_from: str = "trace", **params: Any) -> Trace:
     """A built-in seeded workload (``prefetchsim.generators()`` lists them), e.g.
-    ``synthetic("oltp-like", requests=200_000, seed=7)``."""
+    ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in :func:`open_trace`."""
     if not isinstance(name, str):
         raise TypeError(f"generator name must be a string, not {type(name).__name__}")
     _check_int("trace.block_size", block_size, 1)
-    return Trace({"path": name, "format": "synthetic", "block_size": block_size, "params": params})
+    spec: dict[str, Any] = {"path": name, "format": "synthetic", "block_size": block_size, "params": params}
+    _client_from(spec, client_from)
+    return Trace(spec)

@@ -272,6 +272,37 @@ pub struct LevelConfig {
     /// PFC coordinator in front of this level (a level below another; `shared/docs/algorithms/pfc.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pfc: Option<crate::pfc::PfcParams>,
+    /// One independent cache per client (`Request::client`), each with this level's size, policy,
+    /// prefetcher, options and PFC, made on the client's first request ([`crate::fanout`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_client: bool,
+    /// Instances of this level (servers), each a full cache of `size` (default 1); `route` picks one.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub instances: u32,
+    /// How a request picks one of `instances` (default `client`: client mod K).
+    #[serde(default, skip_serializing_if = "is_default_route")]
+    pub route: crate::fanout::Route,
+    /// Stripe unit in blocks for `route = "stripe"` (default 64).
+    #[serde(default = "default_stripe", skip_serializing_if = "is_default_stripe")]
+    pub stripe_blocks: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+fn is_default_route(r: &crate::fanout::Route) -> bool {
+    *r == crate::fanout::Route::default()
+}
+fn default_stripe() -> u64 {
+    64
+}
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_default_stripe(n: &u64) -> bool {
+    *n == default_stripe()
 }
 
 impl LevelConfig {
@@ -285,6 +316,10 @@ impl LevelConfig {
             prefetcher: default_prefetcher(),
             options: LevelOptions::default(),
             pfc: None,
+            per_client: false,
+            instances: 1,
+            route: crate::fanout::Route::default(),
+            stripe_blocks: default_stripe(),
         }
     }
 }

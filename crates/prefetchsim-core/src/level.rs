@@ -153,9 +153,12 @@ pub trait AnyLevel: Send {
 
     // Exclusive caching (DEMOTE) and coordination (PFC).
 
-    /// DEMOTE: the level above evicted `block` and sends it down; cache it at the MRU end (a resident
-    /// block is refreshed). Default: ignored.
-    fn demote_in(&mut self, _block: u64) {}
+    /// DEMOTE: the level above (its instance serving `client`) evicted `block` and sends it down; cache
+    /// it at the MRU end (a resident block is refreshed). Default: ignored.
+    fn demote_in(&mut self, _block: u64, _client: u32) {}
+    /// Cache `block`, ready, at the eviction end of the policy, with no access counted and nothing said
+    /// to the prefetcher (PFC's `cache_bypassed`). A resident block is left as it is. Default: ignored.
+    fn insert_cold(&mut self, _block: u64) {}
     /// The level's exclusive-caching mode (whether the engines must pass the level above's evictions).
     fn exclusive(&self) -> Exclusive {
         Exclusive::None
@@ -171,6 +174,23 @@ pub trait AnyLevel: Send {
     /// Count blocks a coordinator served from this level without the policy seeing them (PFC's silent
     /// hits) and blocks it read around the level (bypassed, not cached).
     fn count_coordinated(&mut self, _silent_hits: u64, _bypass_reads: u64, _readmore: u64) {}
+
+    // Levels of several caches ([`crate::fanout::FanOut`]).
+
+    /// The independent caches of this level with their keys (client id or server index), in key order;
+    /// empty for a level that is one cache.
+    fn instances(&self) -> Vec<(u32, &dyn AnyLevel)> {
+        Vec::new()
+    }
+    /// Whether the level is several caches that may each read the same block (the timed engine then
+    /// makes a read of a block another instance is reading wait for that read).
+    fn is_fan_out(&self) -> bool {
+        false
+    }
+    /// Per-instance counters (the level's [`AnyLevel::counters`] are their sum); empty for one cache.
+    fn instance_reports(&self) -> Vec<crate::metrics::InstanceReport> {
+        Vec::new()
+    }
 }
 
 /// Block size a level assumes until told otherwise ([`AnyLevel::set_block_bytes`]).
@@ -824,7 +844,7 @@ impl<P: Policy> AnyLevel for Level<P> {
         self.table.iter().filter(|(_, e)| e.pinned()).count()
     }
 
-    fn demote_in(&mut self, block: u64) {
+    fn demote_in(&mut self, block: u64, _client: u32) {
         self.counters.demoted_in += 1;
         if let Some(slot) = self.table.get(block) {
             let e = *self.table.entry(slot);
@@ -840,6 +860,15 @@ impl<P: Policy> AnyLevel for Level<P> {
         // The data comes with the demotion: the block is ready, never pinned.
         let timed = std::mem::replace(&mut self.timed, false);
         let _ = self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Mru, ..Insert::demand() });
+        self.timed = timed;
+    }
+
+    fn insert_cold(&mut self, block: u64) {
+        if self.capacity == 0 || self.table.get(block).is_some() {
+            return;
+        }
+        let timed = std::mem::replace(&mut self.timed, false);
+        let _ = self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Lru, ..Insert::demand() });
         self.timed = timed;
     }
 

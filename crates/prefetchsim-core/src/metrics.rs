@@ -200,7 +200,21 @@ pub struct LevelReport {
     pub capacity_blocks: u64,
     /// Block size in bytes.
     pub block_size: u64,
-    /// Raw counters.
+    /// Raw counters (of a level of several caches: their sum).
+    pub counters: LevelCounters,
+    /// A level of several caches (one per client, or K servers): each one's counters, in key order.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub instances: Vec<InstanceReport>,
+}
+
+/// The counters of one cache of a level of several ([`crate::fanout::FanOut`]).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct InstanceReport {
+    /// The client id of a per-client level, else the server index.
+    pub instance: u32,
+    /// The client it serves (per-client levels only).
+    pub client: Option<u32>,
+    /// Its counters.
     pub counters: LevelCounters,
 }
 
@@ -220,6 +234,29 @@ impl LevelReport {
         v.push(("unused_prefetch", Value::Int(self.counters.unused_prefetch())));
         v.extend(self.counters.derived().into_iter().map(|(k, x)| (k, Value::Float(x))));
         v
+    }
+
+    /// One flat record per instance of a level of several caches: `level`, `name`, `instance`, `client`
+    /// (per-client levels), then the counters and derived metrics as in [`LevelReport::record`].
+    #[must_use]
+    pub fn instance_records(&self) -> Vec<Vec<(&'static str, Value)>> {
+        self.instances
+            .iter()
+            .map(|i| {
+                let mut v = vec![
+                    ("level", Value::Int(self.level as u64)),
+                    ("name", Value::Text(self.name.clone())),
+                    ("instance", Value::Int(u64::from(i.instance))),
+                ];
+                if let Some(c) = i.client {
+                    v.push(("client", Value::Int(u64::from(c))));
+                }
+                v.extend(i.counters.pairs().into_iter().map(|(k, x)| (k, Value::Int(x))));
+                v.push(("unused_prefetch", Value::Int(i.counters.unused_prefetch())));
+                v.extend(i.counters.derived().into_iter().map(|(k, x)| (k, Value::Float(x))));
+                v
+            })
+            .collect()
     }
 }
 

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use prefetchsim_core::config::{ComponentSpec, ConfigError as CoreConfigError, HierarchyConfig};
 use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport};
-use prefetchsim_core::metrics::{RunResult, Value as RecValue};
+use prefetchsim_core::metrics::{LevelReport, RunResult, Value as RecValue};
 use prefetchsim_core::{device, policy, prefetch};
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
@@ -231,6 +231,7 @@ fn report_json(rep: &SourceReport, into: &mut serde_json::Map<String, Value>) {
 /// order of `LevelReport::record`; for timed runs also `timing` (the flat run-level record of
 /// `TimingReport::record`), `clients` (one record per client) and `rt_histogram` (read response
 /// times, `[lowest_ns, highest_ns, count]` per non-empty bucket). Time-free runs have none of the three.
+/// Levels of several caches (per client, K servers) add `instances`: one record per cache.
 fn result_json(r: &RunResult, rep: &SourceReport) -> Value {
     let levels: Vec<Value> = r.levels.iter().map(|l| record_json(l.record())).collect();
     let mut out = json!({
@@ -242,6 +243,10 @@ fn result_json(r: &RunResult, rep: &SourceReport) -> Value {
     if let Value::Object(o) = &mut out {
         report_json(rep, o);
         o.insert("levels".into(), Value::Array(levels));
+        let instances: Vec<Value> = r.levels.iter().flat_map(LevelReport::instance_records).map(record_json).collect();
+        if !instances.is_empty() {
+            o.insert("instances".into(), Value::Array(instances));
+        }
         if let Some(t) = &r.timing {
             o.insert("timing".into(), record_json(t.record()));
             o.insert("clients".into(), Value::Array(t.client_records().into_iter().map(record_json).collect()));

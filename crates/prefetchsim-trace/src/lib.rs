@@ -14,6 +14,7 @@
 //! ```
 
 pub mod blockset;
+pub mod clients;
 pub mod compress;
 pub mod detect;
 pub mod error;

@@ -6,6 +6,7 @@ use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
+use crate::clients::{ClientFrom, Merged, StreamAsClient};
 use crate::error::TraceError;
 use crate::record::{AddrUnit, RawRecord, RecordReader};
 use crate::{compress, detect, formats, synth};
@@ -46,7 +47,8 @@ fn default_sector_size() -> u64 {
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TraceSpec {
-    /// File path; for `format = "synthetic"`, the generator name.
+    /// File path; for `format = "synthetic"`, the generator name; for a `merge`, a label (may be empty).
+    #[serde(default)]
     pub path: String,
     /// Format name; `None` or `"auto"` detects it from the name and content.
     #[serde(default)]
@@ -71,7 +73,19 @@ pub struct TraceSpec {
     /// [`TraceSource`] for what can be skipped.
     #[serde(default)]
     pub skip_bad: u64,
+    /// `stream` (aliases `asu`, `volume`, `lun`): the request's client id is its stream field, so a trace
+    /// of several ASUs or volumes feeds one cache per client. Default `trace`: the format's client field.
+    #[serde(default, skip_serializing_if = "ClientFrom::is_default")]
+    pub client_from: ClientFrom,
+    /// Several traces as one, member `i`'s requests as client `i` ([`crate::clients::Merged`]: by time
+    /// when every member has timestamps, else round-robin). Each member is a trace table of its own; a
+    /// key it leaves out among `block_size`, `sector_size`, `mode`, `ops` and `skip_bad` is this spec's.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub merge: Vec<Map<String, Value>>,
 }
+
+/// Keys a merge member takes from the merged spec unless it sets them.
+const INHERITED: [&str; 5] = ["block_size", "sector_size", "mode", "ops", "skip_bad"];
 
 impl TraceSpec {
     /// A spec for `path` with every default (format detected).
@@ -85,7 +99,60 @@ impl TraceSpec {
             ops: OpsFilter::All,
             params: Map::new(),
             skip_bad: 0,
+            client_from: ClientFrom::Trace,
+            merge: Vec::new(),
         }
+    }
+
+    /// A spec merging `members` as clients 0..n-1 (their block size must be this spec's, 4096 unless
+    /// changed).
+    #[must_use]
+    pub fn merged(label: impl Into<String>, members: &[TraceSpec]) -> Self {
+        let merge = members
+            .iter()
+            .map(|m| match serde_json::to_value(m) {
+                Ok(Value::Object(o)) => o,
+                _ => Map::new(),
+            })
+            .collect();
+        Self { merge, ..Self::new(label) }
+    }
+
+    /// Merge member `i`, with the keys it inherits from this spec, checked.
+    pub fn member(&self, i: usize) -> Result<TraceSpec, TraceError> {
+        let key = format!("trace.merge[{i}]");
+        let mut m = self.merge.get(i).cloned().ok_or_else(|| TraceError::option(&key, "no such member"))?;
+        let me = serde_json::to_value(self).map_err(|e| TraceError::option(&key, e.to_string()))?;
+        for k in INHERITED {
+            if !m.contains_key(k) {
+                if let Some(v) = me.get(k) {
+                    m.insert(k.to_string(), v.clone());
+                }
+            }
+        }
+        let s: Self = serde_path_to_error::deserialize(Value::Object(m)).map_err(|e| {
+            let p = e.path().to_string();
+            TraceError::option(if p == "." { key.clone() } else { format!("{key}.{p}") }, e.inner().to_string())
+        })?;
+        if s.path.is_empty() {
+            return Err(TraceError::option(format!("{key}.path"), "a member needs a path (or generator name)"));
+        }
+        if !s.merge.is_empty() {
+            return Err(TraceError::option(format!("{key}.merge"), "members cannot be merges themselves"));
+        }
+        if s.block_size != self.block_size {
+            return Err(TraceError::option(
+                format!("{key}.block_size"),
+                format!("{} differs from the merged trace's block size {}", s.block_size, self.block_size),
+            ));
+        }
+        s.validate().map_err(|e| match e {
+            TraceError::Option { key: k, message } => {
+                TraceError::Option { key: k.replacen("trace.", &format!("{key}."), 1), message }
+            }
+            e => e,
+        })?;
+        Ok(s)
     }
 
     /// A spec for `path` in `format`.
@@ -111,6 +178,21 @@ impl TraceSpec {
         if self.sector_size == 0 {
             return Err(TraceError::option("trace.sector_size", "must be at least 1 byte"));
         }
+        if self.merge.is_empty() && self.path.is_empty() {
+            return Err(TraceError::option(
+                "trace.path",
+                "missing: give a trace file, a generator name or merge = [...]",
+            ));
+        }
+        if !self.merge.is_empty() && !self.client_from.is_default() {
+            return Err(TraceError::option("trace.client_from", "a merge sets each member's client; drop client_from"));
+        }
+        if !self.merge.is_empty() && self.format.is_some() {
+            return Err(TraceError::option("trace.format", "a merge has no format of its own; set it per member"));
+        }
+        for i in 0..self.merge.len() {
+            self.member(i)?;
+        }
         Ok(())
     }
 
@@ -131,6 +213,19 @@ impl TraceSpec {
     /// Open the trace as a stream of requests.
     pub fn open(&self) -> Result<Box<dyn RequestSource + Send>, TraceError> {
         self.validate()?;
+        if !self.merge.is_empty() {
+            let members = (0..self.merge.len()).map(|i| self.member(i)?.open()).collect::<Result<Vec<_>, _>>()?;
+            return Ok(Box::new(Merged::new(members)));
+        }
+        let src = self.open_one()?;
+        Ok(match self.client_from {
+            ClientFrom::Trace => src,
+            ClientFrom::Stream => Box::new(StreamAsClient { src }),
+        })
+    }
+
+    /// Open one file or generator (no merge, no client relabelling).
+    fn open_one(&self) -> Result<Box<dyn RequestSource + Send>, TraceError> {
         if self.is_synthetic() {
             let src = synth::open(&self.path, &self.params, self.block_size)?;
             return Ok(match self.ops {

@@ -1,7 +1,8 @@
 //! Wiring: a [`HierarchyConfig`] becomes levels with their policies and prefetchers.
 
-use crate::config::{ConfigError, HierarchyConfig};
+use crate::config::{ConfigError, HierarchyConfig, LevelConfig};
 use crate::exclusive::Exclusive;
+use crate::fanout::{Factory, FanOut, Route, Routing};
 use crate::level::AnyLevel;
 use crate::metrics::LevelReport;
 use crate::pfc::PfcLevel;
@@ -40,6 +41,8 @@ fn check_memory(cfg: &HierarchyConfig, caps: &[u64], memory: Option<u64>) -> Res
     let mut total = 0u64;
     for (i, (l, &cap)) in cfg.level.iter().zip(caps).enumerate() {
         let per = policy_bytes_per_block(&l.policy.name);
+        // K servers are K caches; a per-client level counts one (its clients are not known yet).
+        let cap = cap.saturating_mul(u64::from(l.instances.max(1)));
         total = total.saturating_add(cap.saturating_mul(per));
         if total > memory {
             let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
@@ -56,6 +59,80 @@ fn check_memory(cfg: &HierarchyConfig, caps: &[u64], memory: Option<u64>) -> Res
         }
     }
     Ok(())
+}
+
+/// Build level `i` of a hierarchy (one cache): policy, prefetcher, options and PFC. Returns the policy
+/// and prefetcher names with it.
+fn build_one(
+    path: &str,
+    i: usize,
+    l: &LevelConfig,
+    cap: u64,
+    block_size: u64,
+) -> Result<(&'static str, &'static str, Box<dyn AnyLevel>), ConfigError> {
+    let (pf_name, pf) = prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher)?;
+    let (pol_name, mut level) =
+        policy::build_level(&format!("{path}.policy"), &l.policy, cap as usize, l.options.clone(), pf)?;
+    crate::config::check_pairing(path, pol_name, pf_name)?;
+    level.set_block_bytes(block_size);
+    let level = match &l.pfc {
+        None => level,
+        Some(_) if i == 0 => {
+            return Err(ConfigError::new(
+                format!("{path}.pfc"),
+                "PFC coordinates a level with the level above it; the first level has none",
+            ))
+        }
+        Some(p) => {
+            p.validate(&format!("{path}.pfc"))?;
+            Box::new(PfcLevel::new(level, p.clone())) as Box<dyn AnyLevel>
+        }
+    };
+    if i == 0 && l.options.exclusive != Exclusive::None {
+        return Err(ConfigError::new(
+            format!("{path}.options.exclusive"),
+            "exclusive caching is against the level above; the first level has none",
+        ));
+    }
+    Ok((pol_name, pf_name, level))
+}
+
+/// The most instances a level may have: each is a whole cache with its own tables, made when the level
+/// is built.
+const MAX_INSTANCES: u32 = 1 << 16;
+
+/// Whether level `l` is several caches (`per_client`, `instances`, `route`, `stripe_blocks`), and how
+/// requests are routed to them.
+fn fan_out_routing(path: &str, l: &LevelConfig) -> Result<Option<Routing>, ConfigError> {
+    if l.instances == 0 || l.instances > MAX_INSTANCES {
+        return Err(ConfigError::new(
+            format!("{path}.instances"),
+            format!("{} instances: a level has 1 to {MAX_INSTANCES}", l.instances),
+        ));
+    }
+    if l.route == Route::Stripe && l.stripe_blocks == 0 {
+        return Err(ConfigError::new(format!("{path}.stripe_blocks"), "the stripe unit must be at least 1 block"));
+    }
+    if l.per_client {
+        if l.instances != 1 {
+            return Err(ConfigError::new(
+                format!("{path}.instances"),
+                "per_client = true makes one instance per client; do not also set instances",
+            ));
+        }
+        if l.route != Route::default() {
+            return Err(ConfigError::new(
+                format!("{path}.route"),
+                "per_client = true routes by client; route applies to instances = K",
+            ));
+        }
+        return Ok(Some(Routing::PerClient));
+    }
+    Ok(match (l.instances, l.route) {
+        (1, _) => None,
+        (k, Route::Client) => Some(Routing::Client(k)),
+        (k, Route::Stripe) => Some(Routing::Stripe(k, l.stripe_blocks)),
+    })
 }
 
 /// Levels top (closest to the application) first, each with its identity for reports.
@@ -84,37 +161,28 @@ impl Hierarchy {
                 .map_err(|m| ConfigError::new(format!("level[{i}].size"), m))?;
             above = Some(cap);
             caps.push(cap);
+            // The fan-out keys first: the memory check counts the instances.
+            fan_out_routing(&format!("level[{i}]"), l)?;
         }
         check_memory(cfg, &caps, physical_memory())?;
         let mut levels = Vec::with_capacity(cfg.level.len());
         let mut names = Vec::with_capacity(cfg.level.len());
         for (i, (l, &cap)) in cfg.level.iter().zip(&caps).enumerate() {
             let path = format!("level[{i}]");
-            let (pf_name, pf) = prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher)?;
-            let (pol_name, mut level) =
-                policy::build_level(&format!("{path}.policy"), &l.policy, cap as usize, l.options.clone(), pf)?;
-            crate::config::check_pairing(&path, pol_name, pf_name)?;
-            level.set_block_bytes(block_size);
-            let name = l.name.clone().unwrap_or_else(|| format!("L{}", i + 1));
-            let level = match &l.pfc {
+            let (pol_name, pf_name, level) = build_one(&path, i, l, cap, block_size)?;
+            let level = match fan_out_routing(&path, l)? {
                 None => level,
-                Some(_) if i == 0 => {
-                    return Err(ConfigError::new(
-                        format!("{path}.pfc"),
-                        "PFC coordinates a level with the level above it; the first level has none",
-                    ))
-                }
-                Some(p) => {
-                    p.validate(&format!("{path}.pfc"))?;
-                    Box::new(PfcLevel::new(level, p.clone())) as Box<dyn AnyLevel>
+                Some(routing) => {
+                    drop(level);
+                    let (l, path) = (l.clone(), path.clone());
+                    // The same config built once above, so building it again cannot fail.
+                    let make: Factory = Box::new(move || {
+                        build_one(&path, i, &l, cap, block_size).map(|b| b.2).expect("this level was built once")
+                    });
+                    Box::new(FanOut::new(routing, make)) as Box<dyn AnyLevel>
                 }
             };
-            if i == 0 && l.options.exclusive != Exclusive::None {
-                return Err(ConfigError::new(
-                    format!("{path}.options.exclusive"),
-                    "exclusive caching is against the level above; the first level has none",
-                ));
-            }
+            let name = l.name.clone().unwrap_or_else(|| format!("L{}", i + 1));
             names.push((name, pol_name.to_string(), pf_name.to_string()));
             levels.push(level);
         }
@@ -128,18 +196,35 @@ impl Hierarchy {
         Ok(Self { levels, names, block_size, demote_below })
     }
 
-    /// DEMOTE: pass the blocks level `k` evicted since the last call down to level `k + 1` when that level
-    /// is `exclusive = "demote"`. Returns how many went down.
+    /// DEMOTE: pass the blocks level `k` evicted since the last call (its access for `client`) down to
+    /// level `k + 1` at once when that level is `exclusive = "demote"` (the instant engine). Returns how
+    /// many were sent.
     #[inline]
-    pub fn pass_demotions(&mut self, k: usize) -> usize {
-        if !self.demote_below.get(k).copied().unwrap_or(false) {
-            return 0;
-        }
-        let evicted = self.levels[k].take_evicted();
-        for &b in &evicted {
-            self.levels[k + 1].demote_in(b);
-        }
+    pub fn pass_demotions(&mut self, k: usize, client: u32) -> usize {
+        let evicted = self.take_demotions(k);
+        self.land_demotions(k, client, &evicted);
         evicted.len()
+    }
+
+    /// DEMOTE: the blocks level `k` evicted since the last call, when level `k + 1` takes them (else
+    /// none). The timed engine sends them over the link and lands them on arrival.
+    #[inline]
+    pub fn take_demotions(&mut self, k: usize) -> Vec<u64> {
+        if !self.demote_below.get(k).copied().unwrap_or(false) {
+            return Vec::new();
+        }
+        self.levels[k].take_evicted()
+    }
+
+    /// DEMOTE: blocks evicted by level `k` (its access for `client`) arrive at level `k + 1`. A block the
+    /// level above holds again by then (fetched anew while the demotion was on the link, or re-inserted
+    /// within the evicting access) is dropped: caching it would put it in both levels.
+    pub fn land_demotions(&mut self, k: usize, client: u32, blocks: &[u64]) {
+        for &b in blocks {
+            if !self.levels[k].contains(b) {
+                self.levels[k + 1].demote_in(b, client);
+            }
+        }
     }
 
     /// The block size in bytes.
@@ -163,6 +248,7 @@ impl Hierarchy {
                 capacity_blocks: l.capacity() as u64,
                 block_size: self.block_size,
                 counters: l.counters().clone(),
+                instances: l.instance_reports(),
             })
             .collect()
     }

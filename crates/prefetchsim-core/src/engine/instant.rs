@@ -16,14 +16,14 @@ const TICK: u64 = 1 << 16;
 pub fn serve(h: &mut Hierarchy, scratch: &mut [Vec<Fetch>], req: &Request) {
     scratch[0].clear();
     h.levels[0].access(req, req.len, &mut scratch[0]);
-    h.pass_demotions(0);
+    h.pass_demotions(0, req.client);
     for k in 1..h.levels.len() {
         let (upper, lower) = scratch.split_at_mut(k);
         let out = &mut lower[0];
         out.clear();
         for f in &upper[k - 1] {
             h.levels[k].access(&f.as_request(req), f.demand_len, out);
-            h.pass_demotions(k);
+            h.pass_demotions(k, f.client);
         }
     }
 }

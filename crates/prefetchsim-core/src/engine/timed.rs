@@ -21,12 +21,14 @@
 //! pinned (in flight) waits for that fetch: a late prefetch when it was prefetched, a join otherwise;
 //! no second read is issued. Under the last level the engine also keeps the reads of blocks the level
 //! did not keep (no room, or evicted again within the same access): a later fetch of such a block waits
-//! for the read in flight instead of reading it twice.
+//! for the read in flight instead of reading it twice. When the last level is several caches (K servers
+//! or per-client caches over one device, [`crate::fanout`]) it keeps every read: a server reading a block
+//! another server is reading waits for that read (the scheduler holds no two overlapping requests).
 //!
 //! # Order of events at one instant
 //!
-//! Events of the same nanosecond run by class: completions first (device done, replies, unplug
-//! timers), then requests arriving at a level, deeper levels first, then the trace's next request; each
+//! Events of the same nanosecond run by class: completions first (device done, replies, DEMOTE
+//! arrivals, unplug timers), then requests arriving at a level, deeper levels first, then the trace's next request; each
 //! class in scheduling order. So everything a request sets off at time t that takes no time is over
 //! before the next request at t is looked up, and with zero latencies everywhere the levels see exactly
 //! the access sequence of the instant engine: the same hits, misses and prefetches.
@@ -83,6 +85,8 @@ enum Ev {
     Issue(u32),
     /// The warm-up is over.
     WarmupEnd,
+    /// A batch of DEMOTE blocks arrives at the level below the one that evicted them.
+    DemoteArrive(u32),
     /// A fetch arrives at the level below the one that issued it.
     ReqArrive(u32),
     /// The reply to a fetch arrives at the level that issued it.
@@ -126,6 +130,9 @@ struct Engine<'a, O: TimedObserver + ?Sized> {
     fl: InFlight,
     replay: ReplayState,
     links: Vec<Link>,
+    /// The last level is several caches over the one device: every block it reads is registered, so
+    /// that another instance's read of it waits instead of overlapping it at the scheduler.
+    shared_bottom: bool,
     /// The links are pure delays (`link = "none"`): delays come from these tables, counted here.
     fast_links: bool,
     req_delay_ns: u64,
@@ -141,6 +148,8 @@ struct Engine<'a, O: TimedObserver + ?Sized> {
     bio_blocks: u32,
     max_sectors: u32,
     bios: Slab<BioRec>,
+    /// DEMOTE batches on a link: (evicting level, client, blocks).
+    demotions: Slab<(usize, u32, Vec<u64>)>,
     blocked: VecDeque<Bio>,
     unplug_gen: u32,
     unplug_armed: Option<u64>,
@@ -259,6 +268,7 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
         q: EventQueue::new(),
         fl: InFlight::new(),
         links,
+        shared_bottom: h.levels[n - 1].is_fan_out(),
         fast_links: lp.link == LinkModel::None,
         req_delay_ns,
         resp_delay_ns: Vec::new(),
@@ -269,6 +279,7 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
         bio_blocks,
         max_sectors,
         bios: Slab::default(),
+        demotions: Slab::default(),
         blocked: VecDeque::new(),
         unplug_gen: 0,
         unplug_armed: None,
@@ -339,6 +350,11 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             match ev {
                 Ev::Issue(id) => self.on_issue(id, now, progress)?,
                 Ev::WarmupEnd => self.on_warmup_end(now),
+                Ev::DemoteArrive(id) => {
+                    let (k, client, blocks) = std::mem::take(&mut self.demotions[id]);
+                    self.demotions.release(id);
+                    self.h.land_demotions(k, client, &blocks);
+                }
                 Ev::ReqArrive(g) => {
                     let k = usize::from(self.fl.jobs[g].level) + 1;
                     self.serve(k, g, now)?;
@@ -467,12 +483,14 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         }
         // Nothing is inserted without a fetch: an access with none has nothing to pin.
         let kept = if self.new_ids.is_empty() { 0 } else { self.h.levels[k].set_fetch_tags(&self.new_ids) };
-        // DEMOTE: the blocks this access evicted go down at once, occupying the link (their arrival time
-        // is not modelled: the level below has them when the next request reaches it).
-        let demoted = self.h.pass_demotions(k);
-        if demoted > 0 && k + 1 < self.n {
-            let pages = (demoted as u64 * self.block_size).div_ceil(self.page_bytes);
-            let _ = self.send(k, MsgKind::Demote, u32::try_from(pages).unwrap_or(u32::MAX), now);
+        // DEMOTE: the blocks this access evicted go down the link as one message and land at the level
+        // below when it arrives (a completion: with zero latency, before any other access).
+        let demoted = self.h.take_demotions(k);
+        if !demoted.is_empty() {
+            let pages = (demoted.len() as u64 * self.block_size).div_ceil(self.page_bytes);
+            let t = self.send(k, MsgKind::Demote, u32::try_from(pages).unwrap_or(u32::MAX), now);
+            let id = self.demotions.alloc((k, j.client, demoted));
+            self.q.schedule(t, DONE, Ev::DemoteArrive(id));
         }
         let bottom = k + 1 == self.n;
         // Attach the job to the reads it waits for: its missing blocks are in this access's fetches (in
@@ -569,7 +587,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             )
             .into());
         }
-        if all_kept && self.fl.orphans.is_empty() {
+        if all_kept && self.fl.orphans.is_empty() && !self.shared_bottom {
             // The usual case: nothing to deduplicate.
             let n = self.submit_run(g, f.first, end, f.demand_len, now)?;
             self.fl.jobs[g].outstanding = n;
@@ -586,7 +604,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             } else if let Some(&o) = self.fl.orphans.get(&b) {
                 Some(o)
             } else {
-                if !all_kept && self.h.levels[k].pinned_tag(b) != Some(g) {
+                if self.shared_bottom || (!all_kept && self.h.levels[k].pinned_tag(b) != Some(g)) {
                     self.fl.orphans.insert(b, g);
                 }
                 None

@@ -12,6 +12,9 @@
 //! - the forwarded part, readmore blocks included, is one ordinary access of the wrapped level, as if the
 //!   level above had asked for it. Its blocks up to `e` answer the request; readmore blocks stay below.
 //!
+//! With `cache_bypassed` (pfc.md, for studies) the bypassed blocks read from below are cached at the
+//! level's eviction end: at once in the instant engine, when their read arrives in the timed one.
+//!
 //! The outcomes, fetches and pending tags the engines read are those of `[s, e]` in block order: the
 //! bypass fetches come first, then the wrapped level's, so the fetch tags are split at that point.
 
@@ -40,6 +43,10 @@ pub struct PfcLevel {
     bypass_fetches: usize,
     /// The wrapped level had fetches in the last access.
     inner_fetched: bool,
+    /// Timed mode (`cache_bypassed` caches bypassed blocks when their read arrives).
+    timed: bool,
+    /// `cache_bypassed`, timed: the tags of bypass reads in flight (blocks cached on arrival).
+    bypass_tags: Vec<u32>,
     last: Option<Decision>,
 }
 
@@ -59,6 +66,8 @@ impl PfcLevel {
             pending: Vec::new(),
             bypass_fetches: 0,
             inner_fetched: false,
+            timed: false,
+            bypass_tags: Vec::new(),
             last: None,
         }
     }
@@ -158,6 +167,14 @@ impl PfcLevel {
             readmore = d.end_pfc.saturating_sub(e);
         }
         self.inner.count_coordinated(silent, bypass_reads, readmore);
+        if self.params.cache_bypassed && !self.timed {
+            // Read at once: cached after the native access, at the eviction end (timed: on arrival).
+            for f in &out[base..base + self.bypass_fetches] {
+                for b in f.first..f.first + u64::from(f.len) {
+                    self.inner.insert_cold(b);
+                }
+            }
+        }
     }
 }
 
@@ -233,12 +250,16 @@ impl AnyLevel for PfcLevel {
         self.inner.supports_timed()
     }
     fn set_timed(&mut self, on: bool) {
+        self.timed = on;
         self.inner.set_timed(on);
     }
     fn last_outcomes(&self) -> &[Outcome] {
         &self.outcomes
     }
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
+        if self.params.cache_bypassed {
+            self.bypass_tags.extend_from_slice(&ids[..self.bypass_fetches.min(ids.len())]);
+        }
         match ids.get(self.bypass_fetches..) {
             Some(rest) if self.inner_fetched && !rest.is_empty() => self.inner.set_fetch_tags(rest),
             _ => 0,
@@ -252,6 +273,12 @@ impl AnyLevel for PfcLevel {
     }
     fn complete(&mut self, first: u64, len: u32, tag: u32) {
         self.inner.complete(first, len, tag);
+        if let Some(i) = self.bypass_tags.iter().position(|&t| t == tag) {
+            self.bypass_tags.swap_remove(i);
+            for b in first..first + u64::from(len) {
+                self.inner.insert_cold(b);
+            }
+        }
     }
     fn is_pinned(&self, block: u64) -> bool {
         self.inner.is_pinned(block)
@@ -259,8 +286,8 @@ impl AnyLevel for PfcLevel {
     fn pinned_count(&self) -> usize {
         self.inner.pinned_count()
     }
-    fn demote_in(&mut self, block: u64) {
-        self.inner.demote_in(block);
+    fn demote_in(&mut self, block: u64, client: u32) {
+        self.inner.demote_in(block, client);
     }
     fn exclusive(&self) -> Exclusive {
         self.inner.exclusive()

@@ -77,6 +77,10 @@ pub struct PfcParams {
     /// One context (lengths, average, queues) per client instead of one for the level (default false
     /// \[paper §3.2: the suggested extension\]).
     pub per_client: bool,
+    /// Bypassed blocks read from below are cached at the level's eviction end, like DU (default false:
+    /// the paper does not cache them; pfc.md: an option for studies).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub cache_bypassed: bool,
 }
 
 impl Default for PfcParams {
@@ -91,6 +95,7 @@ impl Default for PfcParams {
             window_incl_end: false,
             a_sticky_zero: false,
             per_client: false,
+            cache_bypassed: false,
         }
     }
 }

@@ -129,3 +129,24 @@ proptest! {
         prop_assert_eq!(h.levels[1].pinned_count(), 0);
     }
 }
+
+#[test]
+fn demoted_blocks_land_at_l2_only_after_the_link_transfer() {
+    // L1 of one block: reading 2 at 20 ms evicts 1, demoted over the link (6 ms + 2 ms per page: it lands
+    // at 28 ms). A read of 1 at 21 ms reaches L2 at 27 ms, before the demotion: an L2 miss. At 40 ms
+    // (L2 at 46 ms) it is a hit. Delivering demotions at once would make both hits.
+    let run = |t_ms: u64| {
+        let mut t = two_levels(1, 4, "none", "none", Exclusive::Demote);
+        t.engine.kind = EngineKind::Timed;
+        t.engine.replay = Some(Replay::Open);
+        t.link = Some(LinkParams { alpha_ms: 6.0, beta_ms_per_page: 2.0, ..LinkParams::default() });
+        t.device = Some(serde_json::from_value(serde_json::json!({"name": "fixed", "read_latency_ms": 3.0})).unwrap());
+        let ms = 1_000_000;
+        let reqs = [(0, 1), (20, 2), (t_ms, 1)].map(|(at, b)| Request { time_ns: at * ms, ..Request::read(b, 1) });
+        let mut h = Hierarchy::build(&t, 4096, None).unwrap();
+        let r = run_timed(&mut VecSource::new(reqs.to_vec()), &mut h, &t, &mut Silent).unwrap();
+        r.levels[1].counters.hits
+    };
+    assert_eq!(run(21), 0);
+    assert_eq!(run(40), 1);
+}

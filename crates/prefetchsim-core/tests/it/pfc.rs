@@ -64,6 +64,49 @@ fn figure_3_bypasses_a_prefix_and_forwards_the_rest_with_readmore_blocks() {
 }
 
 #[test]
+fn cache_bypassed_caches_bypassed_reads_at_the_eviction_end_in_both_engines() {
+    // Figure 3's request with cache_bypassed: the bypassed misses 1 and 3 are cached, first to go.
+    let params = PfcParams { cache_bypassed: true, ..PfcParams::default() };
+    let mut l = l2(8, "none", params.clone());
+    let mut out = Vec::new();
+    let d = Decision { start_pfc: 4, end_pfc: 8, bypass_length: 3, readmore_length: 3, rm_size: 5, whole: false };
+    l.serve_with(&Request::read(1, 5), 5, &d, &mut out);
+    assert_eq!(spans(&out), vec![(1, 3), (4, 8)]);
+    assert_eq!(l.resident_blocks(), vec![1, 2, 3, 4, 5, 6, 7, 8]);
+    assert_eq!(l.counters().bypass_reads, 3, "still read around the level");
+    // Full: the next block goes in by evicting a bypassed block (LRU end), not a native one.
+    out.clear();
+    let d = Decision { start_pfc: 20, end_pfc: 20, bypass_length: 0, readmore_length: 0, rm_size: 1, whole: false };
+    l.serve_with(&Request::read(20, 1), 1, &d, &mut out);
+    let r = l.resident_blocks();
+    assert!(r.contains(&20) && (4..=8).all(|b| r.contains(&b)), "{r:?}");
+    assert_eq!((1..=3).filter(|b| r.contains(b)).count(), 2, "{r:?}");
+    // Timed: cached when the read arrives, never pinned.
+    let cfg = HierarchyConfig::from_toml(
+        "[[level]]\nsize = 4\n[[level]]\nsize = 128\npfc = { version = 'B', cache_bypassed = true }\n",
+    )
+    .unwrap();
+    let reqs: Vec<Request> =
+        (0..20u64).map(|i| Request { time_ns: i * 1_000_000, ..Request::read(i * 4, 4) }).collect();
+    for cached in [false, true] {
+        let mut c = cfg.clone();
+        c.level[1].pfc.as_mut().unwrap().cache_bypassed = cached;
+        let t = timed(&c, 0.5, 2.0);
+        let mut h = Hierarchy::build(&t, 4096, None).unwrap();
+        let r = run_timed(&mut VecSource::new(reqs.clone()), &mut h, &t, &mut Silent).unwrap();
+        assert!(r.levels[1].counters.bypass_reads > 0);
+        assert_eq!(h.levels[1].pinned_count(), 0);
+        let held = h.levels[1].len() as u64;
+        let native = r.levels[1].counters.misses;
+        if cached {
+            assert_eq!(held, native + r.levels[1].counters.bypass_reads, "every block read is cached");
+        } else {
+            assert_eq!(held, native, "bypassed blocks are not cached");
+        }
+    }
+}
+
+#[test]
 fn pfc_md_test_vector_version_a() {
     let mut l = l2(100, "none", version(PfcVersion::A));
     // [0,3]: bypass 1, readmore 0.

@@ -1,0 +1,288 @@
+//! A level made of several independent caches: one per client (`per_client = true`, every client's own
+//! L1) or K servers (`instances = K`) picked by client or by stripe.
+//!
+//! The engines see one [`AnyLevel`] per position in the chain, so a fan-out level routes each call to
+//! the instance it concerns and keeps what the engines need to route the calls that carry no request:
+//! the instance of the last access (its outcomes, pending tags, evictions and the bottom level's
+//! `pinned_tag`, which the timed engine asks right after that access) and, per fetch tag, the instance
+//! that pinned the fetch's blocks (its arrival, [`AnyLevel::complete`]). DEMOTE's evictions come down
+//! with the evicting client ([`AnyLevel::demote_in`]), so they reach that client's server.
+//!
+//! Routing by stripe sends a whole request to the server of its first block (`first / stripe_blocks`
+//! mod K); a request that crosses a stripe-unit boundary is not split, and a server's prefetches stay at
+//! that server whatever their stripe. Every instance addresses the same block numbers (one device).
+
+use serde::{Deserialize, Serialize};
+
+use crate::exclusive::Exclusive;
+use crate::level::AnyLevel;
+use crate::metrics::{InstanceReport, LevelCounters};
+use crate::policy::table::{block_map, BlockMap};
+use crate::prefetch::Outcome;
+use crate::request::{Fetch, Request};
+
+/// How a request picks one of K instances.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Route {
+    /// `client mod K`: each client talks to one server.
+    #[default]
+    Client,
+    /// `(first block / stripe_blocks) mod K`: the address space striped over the servers.
+    Stripe,
+}
+
+/// Which instance serves a request.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Routing {
+    /// One instance per client id, made on its first request.
+    PerClient,
+    /// K instances, `client mod K`.
+    Client(u32),
+    /// K instances, by stripe unit of `unit` blocks.
+    Stripe(u32, u64),
+}
+
+/// Makes a new instance (built from the level's config, which already built once).
+pub type Factory = Box<dyn Fn() -> Box<dyn AnyLevel> + Send>;
+
+/// Tag owner meaning "no instance".
+const NONE: u32 = u32::MAX;
+
+/// A level of independent cache instances behind one routing rule.
+pub struct FanOut {
+    routing: Routing,
+    make: Factory,
+    /// The instances, in creation order.
+    inst: Vec<Box<dyn AnyLevel>>,
+    /// Per instance: its client id (per-client) or its index.
+    keys: Vec<u32>,
+    /// Per-client: client id -> instance.
+    by_client: BlockMap<u32>,
+    /// The instance of the last access.
+    last: usize,
+    /// Per fetch tag: the instance whose access issued it.
+    tag_owner: Vec<u32>,
+    /// Sum of the instances' counters (kept by [`AnyLevel::finish`] and [`AnyLevel::reset_counters`]).
+    sum: LevelCounters,
+    /// One instance's capacity, timed support and exclusive mode (from a probe instance).
+    probe: (usize, bool, Exclusive),
+    // Settings every instance gets, including ones made later.
+    timed: bool,
+    record: bool,
+    block_bytes: Option<u64>,
+}
+
+impl FanOut {
+    /// A fan-out level; K-instance routings make their K instances now, per-client makes them on demand.
+    #[must_use]
+    pub fn new(routing: Routing, make: Factory) -> Self {
+        let p = make();
+        let probe = (p.capacity(), p.supports_timed(), p.exclusive());
+        drop(p);
+        let mut f = Self {
+            routing,
+            make,
+            inst: Vec::new(),
+            keys: Vec::new(),
+            by_client: block_map(16),
+            last: 0,
+            tag_owner: Vec::new(),
+            sum: LevelCounters::default(),
+            probe,
+            timed: false,
+            record: false,
+            block_bytes: None,
+        };
+        if let Routing::Client(k) | Routing::Stripe(k, _) = routing {
+            for i in 0..k {
+                f.add(i);
+            }
+        }
+        f
+    }
+
+    fn add(&mut self, key: u32) -> usize {
+        let mut l = (self.make)();
+        if let Some(b) = self.block_bytes {
+            l.set_block_bytes(b);
+        }
+        l.set_timed(self.timed);
+        l.record_evictions(self.record);
+        self.inst.push(l);
+        self.keys.push(key);
+        self.inst.len() - 1
+    }
+
+    /// The instance serving `client`'s request for `block`.
+    #[inline]
+    fn route(&mut self, client: u32, block: u64) -> usize {
+        match self.routing {
+            Routing::PerClient => match self.by_client.get(&u64::from(client)) {
+                Some(&i) => i as usize,
+                None => {
+                    let i = self.add(client);
+                    self.by_client.insert(u64::from(client), i as u32);
+                    i
+                }
+            },
+            Routing::Client(k) => (client % k) as usize,
+            Routing::Stripe(k, unit) => ((block / unit) % u64::from(k)) as usize,
+        }
+    }
+
+    fn resum(&mut self) {
+        self.sum = LevelCounters::default();
+        for l in &self.inst {
+            self.sum.add(l.counters());
+        }
+    }
+}
+
+impl AnyLevel for FanOut {
+    fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
+        self.last = self.route(req.client, req.first);
+        self.inst[self.last].access(req, demand_len, out);
+    }
+    fn finish(&mut self) {
+        for l in &mut self.inst {
+            l.finish();
+        }
+        self.resum();
+    }
+    /// The instances' counters summed at the last [`AnyLevel::finish`] or reset.
+    fn counters(&self) -> &LevelCounters {
+        &self.sum
+    }
+    fn reset_counters(&mut self) {
+        for l in &mut self.inst {
+            l.reset_counters();
+        }
+        self.resum();
+    }
+    /// One instance's capacity (every instance has the level's size).
+    fn capacity(&self) -> usize {
+        self.probe.0
+    }
+    fn len(&self) -> usize {
+        self.inst.iter().map(|l| l.len()).sum()
+    }
+    fn contains(&self, block: u64) -> bool {
+        self.inst.iter().any(|l| l.contains(block))
+    }
+    fn resident_blocks(&self) -> Vec<u64> {
+        let mut v: Vec<u64> = self.inst.iter().flat_map(|l| l.resident_blocks()).collect();
+        v.sort_unstable();
+        v.dedup();
+        v
+    }
+    fn check_invariants(&self) -> Result<(), String> {
+        for (k, l) in self.keys.iter().zip(&self.inst) {
+            l.check_invariants().map_err(|e| format!("instance {k}: {e}"))?;
+        }
+        Ok(())
+    }
+    /// Evictions happen within an access: the last accessed instance's.
+    fn take_evicted(&mut self) -> Vec<u64> {
+        self.inst.get_mut(self.last).map(|l| l.take_evicted()).unwrap_or_default()
+    }
+    fn record_evictions(&mut self, on: bool) {
+        self.record = on;
+        for l in &mut self.inst {
+            l.record_evictions(on);
+        }
+    }
+    fn set_block_bytes(&mut self, bytes: u64) {
+        self.block_bytes = Some(bytes);
+        for l in &mut self.inst {
+            l.set_block_bytes(bytes);
+        }
+    }
+    fn metadata_bytes(&self) -> u64 {
+        self.inst.iter().map(|l| l.metadata_bytes()).sum()
+    }
+    fn data_capacity(&self) -> usize {
+        self.inst.get(self.last).map_or_else(|| self.capacity(), |l| l.data_capacity())
+    }
+    fn supports_timed(&self) -> bool {
+        self.probe.1
+    }
+    fn set_timed(&mut self, on: bool) {
+        self.timed = on;
+        for l in &mut self.inst {
+            l.set_timed(on);
+        }
+    }
+    fn last_outcomes(&self) -> &[Outcome] {
+        self.inst.get(self.last).map_or(&[], |l| l.last_outcomes())
+    }
+    fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
+        let Some(l) = self.inst.get_mut(self.last) else { return 0 };
+        if let Some(&max) = ids.iter().max() {
+            if self.tag_owner.len() <= max as usize {
+                self.tag_owner.resize(max as usize + 1, NONE);
+            }
+        }
+        for &id in ids {
+            self.tag_owner[id as usize] = self.last as u32;
+        }
+        l.set_fetch_tags(ids)
+    }
+    fn pending_tags(&self) -> &[u32] {
+        self.inst.get(self.last).map_or(&[], |l| l.pending_tags())
+    }
+    /// The timed engine asks this of the bottom level right after an access: the last instance's.
+    fn pinned_tag(&self, block: u64) -> Option<u32> {
+        self.inst.get(self.last)?.pinned_tag(block)
+    }
+    fn complete(&mut self, first: u64, len: u32, tag: u32) {
+        let Some(owner) = self.tag_owner.get_mut(tag as usize) else { return };
+        let i = std::mem::replace(owner, NONE);
+        if let Some(l) = self.inst.get_mut(i as usize) {
+            l.complete(first, len, tag);
+        }
+    }
+    fn is_pinned(&self, block: u64) -> bool {
+        self.inst.iter().any(|l| l.is_pinned(block))
+    }
+    fn pinned_count(&self) -> usize {
+        self.inst.iter().map(|l| l.pinned_count()).sum()
+    }
+    fn demote_in(&mut self, block: u64, client: u32) {
+        let i = self.route(client, block);
+        self.inst[i].demote_in(block, client);
+    }
+    fn exclusive(&self) -> Exclusive {
+        self.probe.2
+    }
+    fn peek(&self, block: u64) -> bool {
+        self.inst.get(self.last).is_some_and(|l| l.peek(block))
+    }
+    fn is_full(&self) -> bool {
+        self.inst.get(self.last).is_some_and(|l| l.is_full())
+    }
+    fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
+        if let Some(l) = self.inst.get_mut(self.last) {
+            l.count_coordinated(silent_hits, bypass_reads, readmore);
+        }
+    }
+    fn is_fan_out(&self) -> bool {
+        true
+    }
+    fn instances(&self) -> Vec<(u32, &dyn AnyLevel)> {
+        let mut v: Vec<(u32, &dyn AnyLevel)> =
+            self.keys.iter().copied().zip(self.inst.iter().map(AsRef::as_ref)).collect();
+        v.sort_by_key(|(k, _)| *k);
+        v
+    }
+    fn instance_reports(&self) -> Vec<InstanceReport> {
+        self.instances()
+            .into_iter()
+            .map(|(key, l)| InstanceReport {
+                instance: key,
+                client: (self.routing == Routing::PerClient).then_some(key),
+                counters: l.counters().clone(),
+            })
+            .collect()
+    }
+}

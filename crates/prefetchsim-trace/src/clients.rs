@@ -1,0 +1,258 @@
+//! Where a request's client id comes from, for hierarchies with one cache per client
+//! (`[[level]] per_client = true`): several traces merged as clients 0..n-1 ([`Merged`], the trace key
+//! `merge = [...]`), or one trace whose stream field (ASU, volume, LUN, file) becomes the client
+//! ([`ClientFrom::Stream`], the trace key `client_from = "stream"`).
+//!
+//! **Merge order.** When every member trace has timestamps, requests are merged by time (ties go to the
+//! lower member index), so each client keeps its own arrival times. Otherwise (a member without times, as
+//! in the ARC `.lis`, LIRS or bare-id formats), the members take turns, one request each (round-robin; an
+//! exhausted member drops out). A member "has timestamps" when one of its first 4096 requests has a
+//! time other than 0; an empty member does not count.
+
+use std::collections::VecDeque;
+
+use prefetchsim_core::engine::{RequestSource, SourceError, SourceReport};
+use prefetchsim_core::Request;
+use serde::{Deserialize, Serialize};
+
+/// Which field of the trace becomes the request's client id.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ClientFrom {
+    /// The format's own client field (MSR host, multi_real process; 0 when the format has none).
+    #[default]
+    Trace,
+    /// The stream field: SPC ASU, Tencent volume, SYSTOR LUN, MSR disk, multi_real file id.
+    #[serde(alias = "asu", alias = "volume", alias = "lun")]
+    Stream,
+}
+
+impl ClientFrom {
+    /// Whether this is the default (kept out of serialised specs, so their keys stay as they were).
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        *self == Self::Trace
+    }
+}
+
+/// A source whose client id is set from its stream field.
+pub struct StreamAsClient {
+    /// The source.
+    pub src: Box<dyn RequestSource + Send>,
+}
+
+impl RequestSource for StreamAsClient {
+    fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
+        let start = buf.len();
+        let n = self.src.fill(buf, max)?;
+        for r in &mut buf[start..] {
+            r.client = r.stream;
+        }
+        Ok(n)
+    }
+
+    fn report(&self) -> SourceReport {
+        self.src.report()
+    }
+}
+
+/// Requests looked at to decide whether a member has timestamps.
+const PEEK: usize = 4096;
+
+struct Member {
+    src: Box<dyn RequestSource + Send>,
+    buf: VecDeque<Request>,
+    done: bool,
+}
+
+impl Member {
+    /// Make sure a request is buffered unless the member is exhausted; the head request, if any.
+    fn head(&mut self, scratch: &mut Vec<Request>) -> Result<Option<&Request>, SourceError> {
+        if self.buf.is_empty() && !self.done {
+            scratch.clear();
+            if self.src.fill(scratch, PEEK)? == 0 {
+                self.done = true;
+            }
+            self.buf.extend(scratch.drain(..));
+        }
+        Ok(self.buf.front())
+    }
+}
+
+/// Several traces as one, member `i`'s requests as client `i`.
+pub struct Merged {
+    members: Vec<Member>,
+    /// Merge by time (every member has timestamps); `None` until the first fill decides.
+    by_time: Option<bool>,
+    /// Round-robin: the member whose turn it is.
+    turn: usize,
+    scratch: Vec<Request>,
+}
+
+impl Merged {
+    /// Merge `sources` as clients 0..n-1.
+    #[must_use]
+    pub fn new(sources: Vec<Box<dyn RequestSource + Send>>) -> Self {
+        let members = sources.into_iter().map(|src| Member { src, buf: VecDeque::new(), done: false }).collect();
+        Self { members, by_time: None, turn: 0, scratch: Vec::new() }
+    }
+
+    fn decide(&mut self) -> Result<bool, SourceError> {
+        let mut timed = true;
+        for m in &mut self.members {
+            m.head(&mut self.scratch)?;
+            // An empty member has no say.
+            timed &= m.buf.is_empty() || m.buf.iter().any(|r| r.time_ns != 0);
+        }
+        Ok(timed)
+    }
+
+    /// The next request, with its client set; `None` at the end of every member.
+    fn next(&mut self, by_time: bool) -> Result<Option<Request>, SourceError> {
+        let n = self.members.len();
+        let mut pick: Option<(usize, u64)> = None;
+        for k in 0..n {
+            let i = if by_time { k } else { (self.turn + k) % n };
+            let Some(r) = self.members[i].head(&mut self.scratch)? else { continue };
+            if !by_time {
+                pick = Some((i, 0));
+                break;
+            }
+            if pick.is_none_or(|(_, t)| r.time_ns < t) {
+                pick = Some((i, r.time_ns));
+            }
+        }
+        let Some((i, _)) = pick else { return Ok(None) };
+        self.turn = i + 1;
+        let mut r = self.members[i].buf.pop_front().expect("a head request was found");
+        r.client = i as u32;
+        Ok(Some(r))
+    }
+}
+
+impl RequestSource for Merged {
+    fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
+        let by_time = match self.by_time {
+            Some(b) => b,
+            None => {
+                let b = self.decide()?;
+                self.by_time = Some(b);
+                b
+            }
+        };
+        let start = buf.len();
+        while buf.len() - start < max {
+            match self.next(by_time)? {
+                Some(r) => buf.push(r),
+                None => break,
+            }
+        }
+        Ok(buf.len() - start)
+    }
+
+    /// The members' reports added up (their first skipped-record messages, in member order).
+    fn report(&self) -> SourceReport {
+        let mut rep = SourceReport::default();
+        for m in &self.members {
+            let r = m.src.report();
+            rep.skipped += r.skipped;
+            rep.time_backwards += r.time_backwards;
+            rep.skipped_messages.extend(r.skipped_messages);
+        }
+        rep.skipped_messages.truncate(crate::spec::SKIPPED_MESSAGES);
+        rep
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prefetchsim_core::engine::VecSource;
+
+    fn src(reqs: &[(u64, u64)]) -> Box<dyn RequestSource + Send> {
+        Box::new(VecSource::new(
+            reqs.iter().map(|&(t, b)| Request { time_ns: t, client: 9, ..Request::read(b, 1) }).collect(),
+        ))
+    }
+
+    fn all(mut m: impl RequestSource) -> Vec<(u32, u64)> {
+        let mut buf = Vec::new();
+        while m.fill(&mut buf, 2).unwrap() > 0 {}
+        buf.iter().map(|r| (r.client, r.first)).collect()
+    }
+
+    #[test]
+    fn members_with_times_merge_by_time_and_become_clients() {
+        let m = Merged::new(vec![src(&[(5, 1), (20, 2), (30, 3)]), src(&[(1, 10), (20, 11)]), src(&[])]);
+        assert_eq!(all(m), vec![(1, 10), (0, 1), (0, 2), (1, 11), (0, 3)]);
+    }
+
+    #[test]
+    fn a_member_without_times_makes_the_merge_round_robin() {
+        let m = Merged::new(vec![src(&[(5, 1), (6, 2), (7, 3)]), src(&[(0, 10), (0, 11)])]);
+        assert_eq!(all(m), vec![(0, 1), (1, 10), (0, 2), (1, 11), (0, 3)]);
+    }
+
+    fn spec(v: serde_json::Value) -> Result<crate::TraceSpec, String> {
+        crate::TraceSpec::from_json(v).map_err(|e| e.to_string())
+    }
+
+    fn read(s: &crate::TraceSpec) -> Vec<Request> {
+        let mut src = s.open().unwrap();
+        let mut buf = Vec::new();
+        while src.fill(&mut buf, 100).unwrap() > 0 {}
+        buf
+    }
+
+    #[test]
+    fn a_merge_spec_reads_each_member_as_its_client() {
+        let gen = |seed: u64| serde_json::json!({"path": "zipf", "format": "synthetic", "params": {"requests": 50, "seed": seed}});
+        let one = |seed| read(&spec(gen(seed)).unwrap());
+        let m = spec(serde_json::json!({"merge": [gen(1), gen(2)]})).unwrap();
+        let all = read(&m);
+        assert_eq!(all.len(), 100);
+        for (c, seed) in [(0u32, 1u64), (1, 2)] {
+            let mine: Vec<u64> = all.iter().filter(|r| r.client == c).map(|r| r.first).collect();
+            assert_eq!(mine, one(seed).iter().map(|r| r.first).collect::<Vec<_>>(), "client {c}");
+        }
+        // The spec round-trips, and a member inherits the block size.
+        assert_eq!(spec(serde_json::to_value(&m).unwrap()).unwrap(), m);
+        assert_eq!(m.member(1).unwrap().block_size, 4096);
+    }
+
+    #[test]
+    fn client_from_stream_sets_the_client() {
+        let s = spec(serde_json::json!({"path": "multi-like", "format": "synthetic", "client_from": "volume",
+                                         "params": {"requests": 200}}))
+        .unwrap();
+        assert_eq!(s.client_from, ClientFrom::Stream);
+        let reqs = read(&s);
+        assert!(reqs.iter().all(|r| r.client == r.stream));
+        assert!(reqs.iter().any(|r| r.client != 0));
+    }
+
+    #[test]
+    fn bad_client_keys_are_errors_naming_the_key() {
+        let gen = serde_json::json!({"path": "zipf", "format": "synthetic"});
+        let e = spec(serde_json::json!({"path": "x", "client_from": "host"})).unwrap_err();
+        assert!(e.starts_with("trace.client_from"), "{e}");
+        let e = spec(serde_json::json!({"merge": [gen, {"path": "zipf", "format": "synthetic", "block_size": 512}]}))
+            .unwrap_err();
+        assert!(e.starts_with("trace.merge[1].block_size"), "{e}");
+        let e = spec(serde_json::json!({"merge": [gen, {"path": "zipf", "colour": 1}]})).unwrap_err();
+        assert!(e.starts_with("trace.merge[1]"), "{e}");
+        let e = spec(serde_json::json!({"merge": [gen, {"format": "spc"}]})).unwrap_err();
+        assert!(e.starts_with("trace.merge[1].path"), "{e}");
+        let e = spec(serde_json::json!({"merge": [gen], "client_from": "stream"})).unwrap_err();
+        assert!(e.starts_with("trace.client_from"), "{e}");
+        let e = spec(serde_json::json!({"block_size": 4096})).unwrap_err();
+        assert!(e.starts_with("trace.path"), "{e}");
+    }
+
+    #[test]
+    fn the_stream_can_become_the_client() {
+        let reqs = vec![Request { stream: 4, ..Request::read(1, 1) }, Request { stream: 2, ..Request::read(2, 1) }];
+        let s = StreamAsClient { src: Box::new(VecSource::new(reqs)) };
+        assert_eq!(all(s), vec![(4, 1), (2, 2)]);
+    }
+}

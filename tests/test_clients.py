@@ -1,0 +1,86 @@
+"""Several clients: one L1 per client over a shared server, K servers, clients from merged traces or from a
+trace's stream field, and the per-client breakdown of results."""
+
+from __future__ import annotations
+
+import pytest
+
+import prefetchsim as ps
+
+
+def _gen(seed: int, requests: int = 400) -> ps.Trace:
+    return ps.synthetic("zipf", requests=requests, seed=seed)
+
+
+def test_per_client_l1_over_a_shared_server_reports_each_client():
+    tr = ps.merge_traces(_gen(1), _gen(2))
+    r = ps.simulate(tr, levels=[ps.Level(64, prefetcher="obl", per_client=True), ps.Level("2x")])
+    clients = r.per_client(0)
+    assert sorted(clients) == [0, 1]
+    l1 = r.levels[0]
+    for key in ("hits", "misses", "demand_accesses", "prefetch_issued"):
+        assert l1[key] == clients[0][key] + clients[1][key], key
+    assert all(c["demand_accesses"] > 0 for c in clients.values())
+    # Client 0's L1 is what a run of its trace alone sees at L1.
+    alone = ps.simulate(_gen(1), levels=[ps.Level(64, prefetcher="obl")])
+    for key in ("hits", "misses", "prefetch_issued", "prefetch_hits"):
+        assert clients[0][key] == alone.levels[0][key], key
+    assert r.per_client(1) == {}, "the server is one cache"
+
+
+def test_timed_per_client_run_through_a_config_dict():
+    cfg = {
+        "level": [
+            {"size": 32, "prefetcher": "pfc-ra", "per_client": True},
+            {"size": 128, "prefetcher": "pfc-ra", "instances": 2, "route": "stripe", "stripe_blocks": 16},
+        ],
+        "engine": {"kind": "timed", "replay": "closed", "stream_key": "client"},
+    }
+    r = ps.simulate(ps.merge_traces(_gen(3, 200), _gen(4, 200), _gen(5, 200)), cfg)
+    assert sorted(r.per_client(0)) == [0, 1, 2]
+    servers = [i for i in r.instances if i["level"] == 1]
+    assert [s["instance"] for s in servers] == [0, 1]
+    assert all("client" not in s for s in servers)
+    assert sum(s["demand_accesses"] for s in servers) == r.levels[1]["demand_accesses"]
+    assert sorted(c["client"] for c in r.clients) == [0, 1, 2]
+
+
+def test_client_from_stream_splits_one_trace():
+    tr = ps.synthetic("multi-like", requests=500, client_from="stream")
+    head = tr.head(50)
+    assert (head["client"] == head["stream"]).all()
+    r = ps.simulate(tr, levels=[ps.Level(16, per_client=True), ps.Level(64)])
+    assert len(r.per_client(0)) > 1
+
+
+def test_merged_trace_table_in_a_config(tmp_path):
+    (tmp_path / "run.toml").write_text(
+        "[trace]\nmerge = [{ path = 'zipf', format = 'synthetic', params = { requests = 100, seed = 1 } },\n"
+        "         { path = 'zipf', format = 'synthetic', params = { requests = 100, seed = 2 } }]\n"
+        "[[level]]\nsize = 8\nper_client = true\n[[level]]\nsize = 32\n"
+    )
+    r = ps.simulate(None, tmp_path / "run.toml")
+    assert r.raw["requests"] == 200
+    assert sorted(r.per_client(0)) == [0, 1]
+
+
+@pytest.mark.parametrize(
+    "level, key",
+    [
+        ({"size": 8, "instances": 0}, "level[0].instances"),
+        ({"size": 8, "per_client": True, "instances": 2}, "level[0].instances"),
+        ({"size": 8, "instances": 2, "route": "stripe", "stripe_blocks": 0}, "level[0].stripe_blocks"),
+        ({"size": 8, "instances": 2, "route": "hash"}, "level[0].route"),
+        ({"size": 8, "per_clients": True}, "level[0]"),
+    ],
+)
+def test_bad_fan_out_keys_name_the_key(level, key):
+    with pytest.raises(ps.ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")):
+        ps.simulate(_gen(1, 10), {"level": [level]})
+
+
+def test_bad_client_trace_keys_name_the_key():
+    with pytest.raises(ps.ConfigError, match="trace.client_from"):
+        ps.synthetic("zipf", client_from="host")
+    with pytest.raises(ps.ConfigError, match=r"trace.merge\[1\].block_size"):
+        ps.simulate(ps.merge_traces(_gen(1, 10), ps.synthetic("zipf", block_size=512)), size=8)
