@@ -80,6 +80,7 @@ pub enum StSource {
 /// 5. "Prefetching less than the next request length is almost always a waste for a busy server"
 ///    (§4.2.2, case (a)): a prefetch request shorter than the estimated next request (`need`: `RL`, or the
 ///    longest recent request with `cover_longest`) is not issued; the blocks wait for the next request.
+///    Case (a) speaks of the prefetch for the next request; applying it to a top-up is our reading.
 /// 6. "We choose immediate prefetch scheduling", "issuing the prefetching request asynchronously after the
 ///    fetch request is fulfilled" (§4.2.1), unless its stream is expected back too late and the delayed
 ///    queue takes it (§4.4).
