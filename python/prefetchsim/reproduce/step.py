@@ -10,8 +10,9 @@ sectors), the paper's heuristics PM-CON, PM-BB and PM-SA, and STEP itself (PM-TA
   sequential streams spread over the disk, served concurrently; see WORKLOADS), the built-in
   `oltp-like` (mostly sequential runs, ~11% random, 512 MiB) and `web-like` (~74% random) generators
   standing in for the paper's SPC OLTP and WebSearch traces, given real traces
-  (`path[:format]`), and `diff+tar`, the paper's concurrent-applications case as two sequential scans
-  of 32 KiB reads in two closed loops whose requests interleave at the server (§6.3.2);
+  (`path[:format]`), and `diff+tar`, the paper's concurrent-applications case (§6.3.2, Fig. 14): diff
+  alternating the files of two Linux-like source trees and tar reading a third, in two closed loops
+  whose requests interleave at the server (the `source-trees` generator);
 - set-ups: `local` (the server's cache directly over the disk, §6.3.1) and `network` (a client cache
   with Linux's default read-ahead per stream, a network link, then the server, §6.3.2).
 
@@ -71,9 +72,15 @@ WORKLOADS: dict[str, dict[str, Any]] = {
                     "params": {"read_share": 1.0, "mean_run": 256.0, "streams": 8}},
     "oltp-like": {"generator": "oltp-like", "params": {}},
     "web-like": {"generator": "web-like", "params": {}},
-    # Two processes each reading one big tree sequentially (diff's second tree and tar), 32 KiB reads,
-    # the second starting where the first could end at most (the generator's bound) [ours].
-    "diff+tar": {"generator": "sequential", "params": {"streams": 2, "len": 8}},
+    # The paper's concurrent diff and tar (§6.3.2, Fig. 12 and 14): diff reads each file of the original
+    # Linux source tree and then the same file of the modified tree ("disk head has to move back and
+    # forth"), tar reads the files of a built tree; two processes, two closed loops. The generator's
+    # defaults [ours, the paper gives no sizes]: trees of 19,000 files of lognormal sizes (mean 12 KiB,
+    # sigma 1.3), directories of 16 files on average laid out contiguously with a mean 1 MiB gap between
+    # directories, trees 8 GiB apart, 32 KiB reads. The trace ends when both programs are done (about
+    # 65,000 requests) or at `requests`. On a disk under 24 GiB (the Cheetah 9LP) the trees are a third of
+    # the disk apart.
+    "diff+tar": {"generator": "source-trees", "params": {}, "trees_within_disk": True},
 }
 
 SETUPS: dict[str, str] = {
@@ -97,8 +104,9 @@ def _trace(label: str, requests: int, seed: int, disk: str = DISK) -> Trace:
     if label in WORKLOADS:
         spec = WORKLOADS[label]
         params = dict(spec["params"])
-        if spec["generator"] == "sequential":
-            params["spacing"] = requests * params["len"] + 1
+        if spec.get("trees_within_disk"):
+            third = device_capacity_sectors(disk) * 512 // 3 >> 20 << 20
+            params.setdefault("tree_spacing_bytes", min(8 << 30, third))
         if "disk_share" in spec:
             # Whole 1 MiB extents (the generator's unit of popularity) within the disk's capacity.
             extent = 1 << 20

@@ -169,20 +169,57 @@ fn a_sequential_stream_is_promoted_new_low_high_and_then_prefetches_hit_ratio_ti
     assert_eq!(runs[1], vec![(16, 8)]);
     assert_eq!(runs[2], vec![(24, 8)]);
     assert_eq!(runs[7], vec![(64, 256)]);
-    // The stream then reads 31 requests from the cache before the next prefetch.
-    for i in 8..39u64 {
-        assert!(serve(&mut l, Request::read(8 * i, 8)).is_empty(), "request {i}");
+    // The paper's rule then keeps 256 blocks ahead: every request that reads 8 of them from the cache
+    // prefetches the 8 blocks that the window [e + 1, e + 256] gained, as one request.
+    for i in 8..40u64 {
+        assert_eq!(
+            serve(&mut l, Request::read(8 * i, 8)),
+            vec![Fetch { first: 8 * i + 256, len: 8, demand_len: 0, stream: 0, client: 0 }],
+            "request {i}"
+        );
     }
-    assert_eq!(
-        serve(&mut l, Request::read(8 * 39, 8)),
-        vec![Fetch { first: 320, len: 256, demand_len: 0, stream: 0, client: 0 }]
-    );
     assert!((l.counters().prefetch_hit_ratio() - 304.0 / 320.0).abs() < 1e-12);
 }
 
 #[test]
+fn the_papers_rule_tops_the_window_up_per_request_but_never_by_less_than_the_next_request() {
+    // STEP §5 (a decision on each request), §4.3 (PL counted from the request), §4.1.1 (the current
+    // prefetch address: nothing twice), §4.2.2 case (a) (no prefetch shorter than the next request).
+    let mut paper = lru_level(16_384, pf("step", json!({})));
+    let mut ours = lru_level(16_384, pf("step", json!({"issue": "low-water"})));
+    for l in [&mut paper, &mut ours] {
+        for i in 0..8u64 {
+            serve(l, Request::read(8 * i, 8));
+        }
+    }
+    // Request 7 made the PC high: blocks 64-319 are prefetched (H x UB = 256 beyond block 63). A 4-block
+    // read leaves 4 blocks of [e + 1, e + 256] missing, fewer than the next request (the longest recent
+    // one, 8 blocks): nothing. After a second one 8 are missing: one prefetch of blocks 320-327.
+    assert!(serve(&mut paper, Request::read(64, 4)).is_empty());
+    assert_eq!(
+        serve(&mut paper, Request::read(68, 4)),
+        vec![Fetch { first: 320, len: 8, demand_len: 0, stream: 0, client: 0 }]
+    );
+    // The low-water rule waits until less than one request is ahead: after block 311.
+    assert!(serve(&mut ours, Request::read(64, 4)).is_empty());
+    assert!(serve(&mut ours, Request::read(68, 4)).is_empty());
+    for i in 9..39u64 {
+        assert!(serve(&mut ours, Request::read(8 * i, 8)).is_empty(), "request {i}");
+    }
+    assert_eq!(
+        serve(&mut ours, Request::read(8 * 39, 8)),
+        vec![Fetch { first: 320, len: 256, demand_len: 0, stream: 0, client: 0 }]
+    );
+    // The next 8-block read continues from the new prefetch address.
+    assert_eq!(
+        serve(&mut paper, Request::read(72, 8)),
+        vec![Fetch { first: 328, len: 8, demand_len: 0, stream: 0, client: 0 }]
+    );
+}
+
+#[test]
 fn refill_tops_a_stream_up_while_half_of_its_length_is_still_ahead() {
-    let mut l = lru_level(16_384, pf("step", json!({"refill": 0.5})));
+    let mut l = lru_level(16_384, pf("step", json!({"issue": "low-water", "refill": 0.5})));
     for i in 0..8u64 {
         serve(&mut l, Request::read(8 * i, 8));
     }

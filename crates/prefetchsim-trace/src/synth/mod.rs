@@ -30,6 +30,7 @@
 //! | `web-like` | PFC's SPC WebSearch trace | 74% |
 //! | `multi-like` | PFC's Purdue Multi trace (3 applications, 12,514 files) | 25% |
 //! | `associations` | Mithril's sporadic associations: scattered groups requested together | ≈ 100% |
+//! | `source-trees` | STEP's concurrent diff + tar over Linux-like source trees | one per directory and file pair |
 
 pub mod associations;
 pub mod multi;
@@ -37,6 +38,7 @@ pub mod sample;
 pub mod sequential;
 pub mod spc;
 pub mod split;
+pub mod trees;
 pub mod zipf;
 
 use prefetchsim_core::engine::{RequestSource, SourceError};
@@ -52,6 +54,7 @@ pub use multi::{MultiLike, MultiLikeParams};
 pub use sequential::{Sequential, SequentialParams};
 pub use spc::{SpcLike, SpcLikeParams};
 pub use split::{SplitGen, SplitParams};
+pub use trees::{SourceTrees, SourceTreesParams};
 pub use zipf::{ZipfGen, ZipfParams};
 
 /// Registered generators: (name, summary). The CLI, Python, error messages and docs derive from this.
@@ -69,6 +72,7 @@ pub const GENERATORS: &[(&str, &str)] = &[
         "associations",
         "Mithril's case: sporadic groups of scattered blocks requested together, with hot and one-off noise",
     ),
+    ("source-trees", "STEP's concurrent diff + tar: diff alternates files of two source trees, tar reads a third"),
 ];
 
 /// Registered names, comma-separated (for error messages).
@@ -105,6 +109,9 @@ pub fn open(
         "web-like" => Box::new(SpcLike::new(&parse(name, &SpcLikeParams::web(), params, &[])?, block_size)?),
         "multi-like" => Box::new(MultiLike::new(&parse(name, &MultiLikeParams::default(), params, &[])?, block_size)?),
         "associations" => Box::new(Associations::new(&parse(name, &AssociationsParams::default(), params, &[])?)?),
+        "source-trees" => {
+            Box::new(SourceTrees::new(&parse(name, &SourceTreesParams::default(), params, &[])?, block_size)?)
+        }
         _ => unreachable!("every registered generator is handled"),
     })
 }
@@ -120,6 +127,7 @@ pub fn defaults(name: &str) -> Result<Map<String, Value>, TraceError> {
         "web-like" => to_map(&SpcLikeParams::web()),
         "multi-like" => to_map(&MultiLikeParams::default()),
         "associations" => to_map(&AssociationsParams::default()),
+        "source-trees" => to_map(&SourceTreesParams::default()),
         _ => unreachable!("every registered generator is handled"),
     };
     Ok(v)
@@ -258,7 +266,7 @@ macro_rules! request_source {
     )*};
 }
 
-request_source!(SplitGen, ZipfGen, Sequential, SpcLike, MultiLike, Associations);
+request_source!(SplitGen, ZipfGen, Sequential, SpcLike, MultiLike, Associations, SourceTrees);
 
 #[cfg(test)]
 mod tests {

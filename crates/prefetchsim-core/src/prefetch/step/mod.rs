@@ -11,10 +11,11 @@
 //!    new context is made, purging a batch first when the bound is reached.
 //! 3. Seeks in and out of the context's neighborhood update its thrashing intensity ([`thrash`],
 //!    §4.1.2), with seek times from a disk model ([`disk`]).
-//! 4. The preset's length rule ([`cost`], §4.2.2, §4.3, §6.1) gives the blocks to have beyond `e`; when
-//!    less than one estimated request or less than `refill` of that length is ahead, the missing ones
-//!    are prefetched at once, after
-//!    the demand read (one I/O when contiguous, §4.2.1), or wait in the delayed queue.
+//! 4. The preset's length rule ([`cost`], §4.2.2, §4.3, §6.1) gives `PL`, the blocks to have beyond `e`.
+//!    The blocks of `[e + 1, e + PL]` not yet prefetched are prefetched as one request when they are at
+//!    least one estimated request, or when nothing is ahead ([`IssueRule::Window`], the paper's rule; the
+//!    sentences it rests on are at [`IssueRule`]). They are issued at once, after the demand read (one
+//!    I/O when contiguous, §4.2.1), or wait in the delayed queue (§4.4).
 //!
 //! Raised priority (§4.4): prefetched blocks stay ahead of other blocks at eviction until their first
 //! demand access, through [`Prefetcher::raised_cap`], for up to `raised_cap` of the cache \[ours\]; the
@@ -59,6 +60,46 @@ pub enum StSource {
     Intensity,
     /// The disk model's mean seek time ("average time for one seek", §4.2.2).
     DiskAvg,
+}
+
+/// When a stream's prefetch is issued: the paper's rule or our earlier one.
+///
+/// The paper has no sentence of the form "prefetch when ..."; its rule follows from these (STEP,
+/// OSU-CISRC-3/07-TR23), which [`IssueRule::Window`] implements one by one:
+/// 1. "On each block read request, our library creates or updates relevant PCs, then it generates
+///    corresponding prefetching requests when appropriate" (§5): the decision is taken on every request.
+/// 2. "Under two circumstances, we generate prefetching requests: a) detection of a high confidence
+///    sequential stream; b) detection of a thrashing condition" (§4.3): the length rules ([`cost`]) give
+///    `PL > 0` only then (and `RL` for low-confidence streams, which "only prefetch conservatively", §4.4).
+/// 3. `PL` is the "total expected prefetching length", its earning `E(x, PL)` integrated from `z = 0`, the
+///    block after the stream's current position (§4.3): the stream should have `[e + 1, e + PL]`
+///    prefetched, and no block beyond `e + PL` has a positive expected earning.
+/// 4. A PC keeps "the current prefetch address that a stream has recently requested prefetching"
+///    (§4.1.1): blocks up to it are not prefetched again, so the request covers `[max(e, pf_end) + 1,
+///    e + PL]`.
+/// 5. "Prefetching less than the next request length is almost always a waste for a busy server"
+///    (§4.2.2, case (a)): a prefetch request shorter than the estimated next request (`need`: `RL`, or the
+///    longest recent request with `cover_longest`) is not issued; the blocks wait for the next request.
+///    Case (a) speaks of the prefetch for the next request; applying it to a top-up is our reading.
+/// 6. "We choose immediate prefetch scheduling", "issuing the prefetching request asynchronously after the
+///    fetch request is fulfilled" (§4.2.1), unless its stream is expected back too late and the delayed
+///    queue takes it (§4.4).
+///
+/// PM-SA's "prefetch aggressively ... on a cache hit" (§6.1) is the same rule: a stream that reads its
+/// prefetched blocks keeps its window full.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum IssueRule {
+    /// The paper's rule (default, points 1-6 above): after every request `[s, e]` of a PC with `PL > 0`,
+    /// prefetch `[max(e, pf_end) + 1, e + PL]` as one request when it holds at least `need` blocks (or
+    /// when nothing is ahead). A stream of steady `r`-block requests thus tops its window up by `r`
+    /// blocks per request once the window is full.
+    #[default]
+    Window,
+    /// Ours (the rule before), kept for comparison: top up to `e + PL` only when fewer than
+    /// `max(need, refill * PL)` blocks are ahead. With `refill = 0` (the default) a stream tops up once
+    /// less than one request is left, so its next request waits on the top-up.
+    LowWater,
 }
 
 /// STEP's parameters. Every value the paper leaves open is one of them (\[ours\] in step.md).
@@ -142,11 +183,12 @@ pub struct StepParams {
     /// Top a stream's prefetched blocks up when they no longer cover the longest of its last `N`
     /// requests, not only when they fall short of the estimate `RL` (true) \[ours\].
     pub cover_longest: bool,
-    /// Top a stream's prefetched blocks up to its prefetch length once fewer than this share of that
-    /// length are left ahead \[ours\]. Default 0: only when less than one request is left (step.md's
-    /// rule). Measured in timed closed-loop runs (`reproduce step`, 50,000 requests): 0.9 halves the
-    /// response time of two interleaved scans on a 125 MB/s disk but costs 5-15% on the OLTP- and
-    /// web-like workloads, whose short runs leave more of a refill unused.
+    /// When a stream's prefetch is issued: `window` (the paper's rule, default) or `low-water` (ours,
+    /// with `refill`); see [`IssueRule`].
+    pub issue: IssueRule,
+    /// `issue = "low-water"` only: top a stream's prefetched blocks up to its prefetch length once fewer
+    /// than this share of that length are left ahead \[ours\]. 0 (default): only when less than one
+    /// request is left (step.md's pseudocode).
     pub refill: f64,
 }
 
@@ -182,6 +224,7 @@ impl Default for StepParams {
             request_ms: 0.1,
             max_block: None,
             cover_longest: true,
+            issue: IssueRule::Window,
             refill: 0.0,
         }
     }
@@ -511,14 +554,11 @@ impl Step {
         let rl = pc.history.next_len();
         let need = if self.params.cover_longest { rl.max(pc.history.max_len()) } else { rl };
         let len = self.sizing.length(pc, rl, all_hit);
-        // Top up while a share of the length is still ahead, so the prefetch is read while the stream
-        // uses what it has (asynchronous, §4.2.1) rather than after it ran dry.
-        let low_water = need.max((self.params.refill * len as f64) as u64);
-        if pc.buffered() >= low_water {
-            return;
-        }
-        if self.params.preset == StepPreset::PmTa && self.sizing.thrashing(pc) {
-            self.stats.thrashing += 1;
+        if self.params.issue == IssueRule::LowWater {
+            let low_water = need.max((self.params.refill * len as f64) as u64);
+            if pc.buffered() >= low_water {
+                return;
+            }
         }
         let mut target = e.saturating_add(len);
         if let Some(m) = self.params.max_block {
@@ -527,6 +567,15 @@ impl Step {
         let first = e.max(pc.pf_end).saturating_add(1);
         if target < first {
             return;
+        }
+        // The paper's rule: every request, but never a prefetch request shorter than the next request
+        // (§4.2.2, case (a); [`IssueRule`], points 1 and 5). A stream with nothing ahead gets its whole
+        // length (the length rules never go below `RL`, but `UB` or `max_block` may).
+        if self.params.issue == IssueRule::Window && pc.buffered() > 0 && target - first + 1 < need {
+            return;
+        }
+        if self.params.preset == StepPreset::PmTa && self.sizing.thrashing(pc) {
+            self.stats.thrashing += 1;
         }
         let count = u32::try_from(target - first + 1).unwrap_or(u32::MAX);
         let next_arrival = pc.history.next_arrival();
