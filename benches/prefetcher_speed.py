@@ -4,9 +4,10 @@ than 2x plain LRU's time).
 
 For each trace and each prefetcher (over LRU, or over its own policy for SARC), replays the trace at a
 cache of `--share` of the footprint in a fresh process and reports CPU seconds of the replay (decoding
-included), the ratio to LRU without prefetching on the same trace, and the hit ratio. The best of `--repeat`
-runs counts; a run of plain LRU accompanies every run of a prefetcher, and the ratio divides by the fastest
-LRU run of the trace, so that load that comes and goes on a shared machine is seen by both sides.
+included), the ratio to LRU without prefetching on the same trace, and the hit ratio. Each process replays
+`--inner` times and keeps its fastest replay; `--repeat` processes of the prefetcher alternate with as many
+of plain LRU, and the ratio divides the fastest of the one by the fastest of the other (`LRU s`), so that
+load that comes and goes on a shared machine is seen by both sides.
 
 Usage: python benches/prefetcher_speed.py [TRACE:FORMAT ...] [--share 0.1] [--repeat 3] [--inner 3]
 Default traces: ARC P6 and OLTP and the CloudPhysics w106 week from the shared traces (4 KiB blocks).
@@ -65,20 +66,18 @@ def run_once(path: str, fmt: str, cap: int, policy: str, pf, inner: int) -> dict
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def measure(path: str, fmt: str, cap: int, policy: str, pf, repeat: int, inner: int, base: list[float]) -> dict:
-    """The fastest of `repeat` runs of the config. Each run of a prefetcher is preceded by a run of plain
-    LRU whose CPU time joins `base`, so that on a shared machine the baseline is sampled all along the
-    trace's measurements; ratios divide by the fastest baseline seen (the conservative choice)."""
-    best = None
+def measure(path: str, fmt: str, cap: int, policy: str, pf, repeat: int, inner: int) -> tuple[dict, float]:
+    """The fastest of `repeat` processes of the config and the fastest of `repeat` processes of plain LRU
+    run alternately with them: on a shared machine both sides see the same load, and both minima are taken
+    over the same number of samples."""
+    best, base = None, None
     for _ in range(repeat):
         r = run_once(path, fmt, cap, policy, pf, inner)
-        if pf == "none" and policy == "lru":
-            base.append(r["cpu"])
-        else:
-            base.append(run_once(path, fmt, cap, "lru", "none", inner)["cpu"])
+        b = r["cpu"] if pf == "none" and policy == "lru" else run_once(path, fmt, cap, "lru", "none", inner)["cpu"]
+        base = b if base is None else min(base, b)
         if best is None or r["cpu"] < best["cpu"]:
             best = r
-    return best
+    return best, base
 
 
 def main() -> int:
@@ -95,26 +94,27 @@ def main() -> int:
         [str(TRACES / "arc" / "OLTP.lis.zst"), "arc"],
         [str(TRACES / "cloudphysics-w106" / "w106.trace.xz"), "u32le"],
     ]
-    print(f"{'trace':<10} {'policy':<6} {'prefetcher':<28} {'cpu s':>7} {'x LRU':>6} {'hit ratio':>9} {'precision':>9}")
+    print(f"{'trace':<10} {'policy':<6} {'prefetcher':<28} {'cpu s':>7} {'LRU s':>7} {'x LRU':>6} {'hit ratio':>9} "
+          f"{'precision':>9}")
     worst = 0.0
     history: dict[str, float] = {}
     for path, fmt in traces:
         name = Path(path).name.split(".")[0]
         cap = max(1, int(args.share * ps.open_trace(path, fmt).footprint()))
-        base: list[float] = []
-        rows = []
+        bases = []
         for policy, pf in CONFIGS:
-            rows.append((policy, pf, measure(path, fmt, cap, policy, pf, args.repeat, args.inner, base)))
-        for policy, pf, r in rows:
-            ratio = r["cpu"] / min(base)
+            r, base = measure(path, fmt, cap, policy, pf, args.repeat, args.inner)
+            bases.append(base)
+            ratio = r["cpu"] / base
             if pf != "none" and not (isinstance(pf, str) and pf in HISTORY):
                 worst = max(worst, ratio)
             if isinstance(pf, str) and pf in HISTORY:
                 history[pf] = max(history.get(pf, 0.0), ratio)
             label = pf if isinstance(pf, str) else ",".join(f"{k}={v}" for k, v in pf.items() if k != "name")
             label = label if isinstance(pf, str) else f"{pf['name']}({label})"
-            print(f"{name:<10} {policy:<6} {label:<28} {r['cpu']:>7.3f} {ratio:>6.2f} {r['hit_ratio']:>9.4f} {r['precision']:>9.4f}")
-        print(f"{name:<10} plain LRU over {len(base)} runs: fastest {min(base):.3f} s, slowest {max(base):.3f} s")
+            print(f"{name:<10} {policy:<6} {label:<28} {r['cpu']:>7.3f} {base:>7.3f} {ratio:>6.2f} "
+                  f"{r['hit_ratio']:>9.4f} {r['precision']:>9.4f}", flush=True)
+        print(f"{name:<10} plain LRU, fastest per config: {min(bases):.3f} s to {max(bases):.3f} s")
     print(f"slowest sequential prefetcher: {worst:.2f}x plain LRU's time")
     for name, ratio in history.items():
         print(f"{name}: at worst {ratio:.2f}x plain LRU's time ({1 / ratio:.2f} of its speed)")
