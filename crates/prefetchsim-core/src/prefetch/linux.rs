@@ -29,9 +29,9 @@
 use serde::{Deserialize, Serialize};
 
 use super::detect::{StreamDetector, StreamTable};
+use super::marks::MarkMap;
 use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
 use crate::config::{parse_params, ComponentSpec, ConfigError};
-use crate::policy::table::{block_map, BlockMap};
 use crate::policy::{Entry, Placement};
 
 /// Which Linux read-ahead.
@@ -308,7 +308,7 @@ struct Io<'a> {
     /// Windows issued during this request: (first, len).
     issued: &'a mut Vec<(u64, u64)>,
     /// `ondemand` marker pages.
-    marks: &'a mut BlockMap<()>,
+    marks: &'a mut MarkMap<()>,
 }
 
 impl Io<'_> {
@@ -353,7 +353,7 @@ pub struct Linux {
     table: StreamTable<Context>,
     /// Detected streams: block claims tagged with the stream's [`tag`] (its id and its table slot).
     detector: Option<StreamDetector<u64>>,
-    marks: BlockMap<()>,
+    marks: MarkMap<()>,
     issued: Vec<(u64, u64)>,
     last_slot: Option<u32>,
 }
@@ -371,7 +371,7 @@ impl Linux {
             max: u64::from(params.ra_pages),
             table: StreamTable::new(params.max_streams),
             detector,
-            marks: block_map(0),
+            marks: MarkMap::default(),
             issued: Vec::with_capacity(8),
             last_slot: None,
             params,
@@ -399,7 +399,7 @@ impl Linux {
     /// `ondemand` marker pages currently set, sorted (tests).
     #[must_use]
     pub fn marks(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.marks.keys().copied().collect();
+        let mut v: Vec<u64> = self.marks.iter().map(|(b, ())| b).collect();
         v.sort_unstable();
         v
     }
@@ -681,11 +681,9 @@ impl Ondemand {
             io.cursor = idx;
             let req = io.e - idx + 1;
             if !io.cached(idx) {
-                if !io.marks.is_empty() {
-                    io.marks.remove(&idx); // a page that is not there carries no marker
-                }
+                io.marks.remove(idx); // a page that is not there carries no marker
                 self.ra(st, io, idx, req, false);
-            } else if !io.marks.is_empty() && io.marks.remove(&idx).is_some() {
+            } else if io.marks.remove(idx).is_some() {
                 self.ra(st, io, idx, req, true);
             }
             if idx == io.e {
@@ -705,7 +703,7 @@ impl Prefetcher for Linux {
         let Context { state, claimed } = self.table.slot_mut(slot);
         if self.marks.len() > ctx.cache.capacity() + MARK_SLACK {
             let cache = ctx.cache;
-            self.marks.retain(|b, ()| cache.contains(*b));
+            self.marks.retain(|b, ()| cache.contains(b));
         }
         self.issued.clear();
         let mut io = Io {
@@ -774,9 +772,7 @@ impl Prefetcher for Linux {
     }
 
     fn on_evicted(&mut self, entry: &Entry) {
-        if !self.marks.is_empty() {
-            self.marks.remove(&entry.block);
-        }
+        self.marks.remove(entry.block);
     }
 
     fn metadata_bytes(&self) -> u64 {

@@ -9,6 +9,7 @@
 pub mod amp;
 pub mod detect;
 pub mod linux;
+pub mod marks;
 pub mod mithril;
 pub mod none;
 pub mod obl;

@@ -25,9 +25,9 @@
 use serde::{Deserialize, Deserializer, Serialize};
 
 use super::detect::StreamDetector;
+use super::marks::MarkMap;
 use super::{Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
 use crate::config::{parse_params, ComponentSpec, ConfigError};
-use crate::policy::table::{block_map, BlockMap};
 use crate::policy::{Entry, Placement};
 
 /// When RA prefetches.
@@ -194,7 +194,7 @@ const GATE_ONLY: u32 = 1;
 pub struct Readahead {
     params: RaParams,
     /// `trigger` mode: marked block → last block of its group (`trig` and `gend` of the reference).
-    marks: BlockMap<u64>,
+    marks: MarkMap<u64>,
     /// Present when stream ids are detected or the gate is `held`.
     detector: Option<StreamDetector>,
 }
@@ -205,7 +205,7 @@ impl Readahead {
         params.validate()?;
         let detector = (params.streams == StreamIds::Detect || params.seq_gate == SeqGate::Held)
             .then(|| StreamDetector::new(params.stream_memory));
-        Ok(Self { params, marks: block_map(0), detector })
+        Ok(Self { params, marks: MarkMap::default(), detector })
     }
 
     /// The parameters.
@@ -217,7 +217,7 @@ impl Readahead {
     /// Trigger marks currently set (block, end of its group), sorted (tests).
     #[must_use]
     pub fn marks(&self) -> Vec<(u64, u64)> {
-        let mut v: Vec<(u64, u64)> = self.marks.iter().map(|(&b, &g)| (b, g)).collect();
+        let mut v: Vec<(u64, u64)> = self.marks.iter().map(|(b, &g)| (b, g)).collect();
         v.sort_unstable();
         v
     }
@@ -255,13 +255,13 @@ impl Readahead {
         let (s, e) = (ctx.req.first, ctx.req.last());
         if self.marks.len() > ctx.cache.capacity() + MARK_SLACK {
             let cache = ctx.cache;
-            self.marks.retain(|b, _| cache.contains(*b));
+            self.marks.retain(|b, _| cache.contains(b));
         }
         if miss && !self.marks.is_empty() {
             // A block that missed has no mark: any mark left on it is from a read that never happened.
             for (i, o) in ctx.outcomes.iter().enumerate() {
                 if *o == Outcome::Miss {
-                    self.marks.remove(&(s + i as u64));
+                    self.marks.remove(s + i as u64);
                 }
             }
         }
@@ -275,7 +275,7 @@ impl Readahead {
             if ctx.outcomes[i] == Outcome::Miss {
                 continue;
             }
-            if let Some(gend) = self.marks.remove(&(s + i as u64)) {
+            if let Some(gend) = self.marks.remove(s + i as u64) {
                 self.start_group(ctx, gend.saturating_add(1), stream);
             }
         }
@@ -330,9 +330,7 @@ impl Prefetcher for Readahead {
     }
 
     fn on_evicted(&mut self, entry: &Entry) {
-        if !self.marks.is_empty() {
-            self.marks.remove(&entry.block);
-        }
+        self.marks.remove(entry.block);
     }
 
     fn metadata_bytes(&self) -> u64 {
