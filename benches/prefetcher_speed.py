@@ -9,7 +9,7 @@ included), the ratio to LRU without prefetching on the same trace, and the hit r
 of plain LRU, and the ratio divides the fastest of the one by the fastest of the other (`LRU s`), so that
 load that comes and goes on a shared machine is seen by both sides.
 
-Usage: python benches/prefetcher_speed.py [TRACE:FORMAT ...] [--share 0.1] [--repeat 3] [--inner 3]
+Usage: python benches/prefetcher_speed.py [TRACE:FORMAT ...] [--share 0.1] [--repeat 3] [--inner 3] [--only NAME]
 Default traces: ARC P6 and OLTP and the CloudPhysics w106 week from the shared traces (4 KiB blocks).
 """
 
@@ -86,6 +86,8 @@ def main() -> int:
     ap.add_argument("--share", type=float, default=0.1, help="cache size as a share of the footprint")
     ap.add_argument("--repeat", type=int, default=3, help="processes per measurement; the fastest CPU time is kept")
     ap.add_argument("--inner", type=int, default=3, help="replays per process; the fastest counts")
+    ap.add_argument("--only", action="append", default=[], metavar="NAME",
+                    help="measure only prefetchers whose label contains NAME (repeatable)")
     args = ap.parse_args()
     import prefetchsim as ps
 
@@ -103,6 +105,10 @@ def main() -> int:
         cap = max(1, int(args.share * ps.open_trace(path, fmt).footprint()))
         bases = []
         for policy, pf in CONFIGS:
+            label = pf if isinstance(pf, str) else ",".join(f"{k}={v}" for k, v in pf.items() if k != "name")
+            label = label if isinstance(pf, str) else f"{pf['name']}({label})"
+            if args.only and not any(o in label for o in args.only):
+                continue
             r, base = measure(path, fmt, cap, policy, pf, args.repeat, args.inner)
             bases.append(base)
             ratio = r["cpu"] / base
@@ -110,8 +116,6 @@ def main() -> int:
                 worst = max(worst, ratio)
             if isinstance(pf, str) and pf in HISTORY:
                 history[pf] = max(history.get(pf, 0.0), ratio)
-            label = pf if isinstance(pf, str) else ",".join(f"{k}={v}" for k, v in pf.items() if k != "name")
-            label = label if isinstance(pf, str) else f"{pf['name']}({label})"
             print(f"{name:<10} {policy:<6} {label:<28} {r['cpu']:>7.3f} {base:>7.3f} {ratio:>6.2f} "
                   f"{r['hit_ratio']:>9.4f} {r['precision']:>9.4f}", flush=True)
         print(f"{name:<10} plain LRU, fastest per config: {min(bases):.3f} s to {max(bases):.3f} s")

@@ -3,11 +3,13 @@
 //! `cargo run --release -p prefetchsim-trace --example replay -- TRACE FORMAT POLICY[+PREFETCHER] BLOCKS`
 //!
 //! PREFETCHER is a name or an inline TOML table: `lru+{ name = 'mithril', preset = 'libcachesim' }`.
+//! With `PREFETCHSIM_PRELOAD=1` the trace is decoded into memory first, so the time (and a profile of
+//! `run_instant`) is the simulation's alone, as in the Python benchmark.
 
 use std::time::Instant;
 
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{run_instant, Hierarchy, Silent};
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_trace::TraceSpec;
 
 fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
@@ -26,6 +28,11 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
     let spec = TraceSpec::with_format(&args[1], &args[2]);
     let mut h = Hierarchy::build(&cfg, spec.block_size, None)?;
     let mut src = spec.open()?;
+    if std::env::var_os("PREFETCHSIM_PRELOAD").is_some() {
+        let mut reqs = Vec::new();
+        while src.fill(&mut reqs, 1 << 16)? > 0 {}
+        src = Box::new(VecSource::new(reqs));
+    }
     let t = Instant::now();
     let r = run_instant(src.as_mut(), &mut h, &cfg.engine, &mut Silent)?;
     let dt = t.elapsed().as_secs_f64();

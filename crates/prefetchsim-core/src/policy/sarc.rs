@@ -149,6 +149,11 @@ const BOTTOM_BIT: u64 = 1 << 63;
 const FREE: SlotState = SlotState((NONE as u64) << STAMP_BITS);
 
 impl SlotState {
+    /// Stamped `t`, on list `home`, not in a bottom.
+    #[inline]
+    fn at(t: u64, home: u8) -> Self {
+        Self((t & STAMP_MASK) | (u64::from(home & 3) << STAMP_BITS))
+    }
     /// `T(x)`: the virtual time `x` was last placed at the MRU end of its list.
     #[inline]
     fn stamp(self) -> u64 {
@@ -295,15 +300,16 @@ impl Sarc {
     fn link_front(&mut self, which: u8, slot: Slot) {
         let side = &mut self.sides[which as usize];
         side.list.push_front(&mut self.links, slot);
+        // One store of the whole state: stamp now, home `which`, bottom mark only in exact mode.
+        let mut state = SlotState::at(self.t, which);
         if self.exact {
             let bottom = side.list.len() <= self.delta_l;
-            self.slots[slot as usize].set_in_bot(bottom);
+            state.set_in_bot(bottom);
             if bottom {
                 side.bound = slot;
             }
         }
-        self.slots[slot as usize].set_home(which);
-        self.slots[slot as usize].set_stamp(self.t);
+        self.slots[slot as usize] = state;
     }
 
     /// Put an unlinked `slot` at the LRU end of `which`, with that end's stamp (timestamps stay ordered).

@@ -61,6 +61,16 @@ impl<V> MarkMap<V> {
         old
     }
 
+    /// The value of `block` when it is marked.
+    #[inline]
+    #[must_use]
+    pub fn get(&self, block: u64) -> Option<&V> {
+        if self.filter.get(slot(block)).is_none_or(|&c| c == 0) {
+            return None;
+        }
+        self.map.get(&block)
+    }
+
     /// Number of marked blocks.
     #[must_use]
     pub fn len(&self) -> usize {

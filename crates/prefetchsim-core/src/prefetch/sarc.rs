@@ -37,12 +37,13 @@
 //!   `seqMiss`. Only the first missing block no planned group covers is tested for sequentiality.
 //! - The level inserts a request's demand blocks before any prefetch run, so a demand insertion may evict
 //!   a group block that the anomaly fix was about to move; the level then fetches it again as a prefetch.
-//! - Trigger lookups go through a 1 KiB counting filter, so hits and evictions of blocks that are no
-//!   trigger (nearly all) do not probe the trigger map.
+//! - Trigger lookups go through the counting filter of [`MarkMap`], so hits and evictions of blocks that
+//!   are no trigger (nearly all) do not probe the trigger map.
 //! - A trigger mark is set even when its block is already cached, and is dropped when the block leaves.
 
 use serde::{Deserialize, Serialize};
 
+use super::marks::MarkMap;
 use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
 use crate::config::ConfigError;
 use crate::policy::sarc::{GROUP, SEQ};
@@ -113,10 +114,7 @@ pub struct SarcPrefetcher {
     g: u32,
     threshold: u8,
     /// Trigger block → the group it belongs to.
-    triggers: BlockMap<Group>,
-    /// Counting filter over the trigger blocks: a hit or an eviction looks into `triggers` only when the
-    /// counter of its block is not zero (there are few triggers, and most blocks are not one).
-    filter: Vec<u32>,
+    triggers: MarkMap<Group>,
     /// `cnt(x)` of cached blocks; kept only when `seqThreshold > 2`.
     counters: BlockMap<u8>,
     /// Size above which marks of blocks that never entered the cache are swept out.
@@ -133,8 +131,7 @@ impl SarcPrefetcher {
             u: params.degree.max(1),
             g: params.g(),
             threshold: params.seq_threshold.max(1),
-            triggers: block_map(0),
-            filter: vec![0; FILTER],
+            triggers: MarkMap::default(),
             counters: block_map(0),
             sweep_at: 64,
             planned: Vec::new(),
@@ -144,32 +141,24 @@ impl SarcPrefetcher {
     /// The group whose trigger is `block`, if it is one (tests).
     #[must_use]
     pub fn trigger(&self, block: u64) -> Option<Group> {
-        self.triggers.get(&block).copied()
+        self.triggers.get(block).copied()
     }
 
     /// The trigger blocks, sorted (tests).
     #[must_use]
     pub fn triggers(&self) -> Vec<u64> {
-        let mut v: Vec<u64> = self.triggers.keys().copied().collect();
+        let mut v: Vec<u64> = self.triggers.iter().map(|(b, _)| b).collect();
         v.sort_unstable();
         v
     }
 
     fn set_trigger(&mut self, block: u64, group: Group) {
-        if self.triggers.insert(block, group).is_none() {
-            self.filter[filter_slot(block)] += 1;
-        }
+        self.triggers.insert(block, group);
     }
 
     #[inline]
     fn take_trigger(&mut self, block: u64) -> Option<Group> {
-        let i = filter_slot(block);
-        if self.filter[i] == 0 {
-            return None;
-        }
-        let group = self.triggers.remove(&block)?;
-        self.filter[i] -= 1;
-        Some(group)
+        self.triggers.remove(block)
     }
 
     fn keeps_counters(&self) -> bool {
@@ -199,12 +188,8 @@ impl SarcPrefetcher {
     fn sweep(&mut self, cache: CacheView<'_>) {
         let limit = self.sweep_at.max(2 * cache.capacity() + 64);
         if self.triggers.len() > limit || self.counters.len() > limit {
-            self.triggers.retain(|b, _| cache.contains(*b));
+            self.triggers.retain(|b, _| cache.contains(b));
             self.counters.retain(|b, _| cache.contains(*b));
-            self.filter.fill(0);
-            for b in self.triggers.keys() {
-                self.filter[filter_slot(*b)] += 1;
-            }
             self.sweep_at = 2 * self.triggers.len().max(self.counters.len());
         }
     }
@@ -250,15 +235,6 @@ impl SarcPrefetcher {
             self.start_group(ctx, next);
         }
     }
-}
-
-/// Counters in the trigger filter (1 KiB: it stays in the first-level cache).
-const FILTER: usize = 1 << 8;
-
-/// The filter counter of `block` (the top bits of a multiplicative hash).
-#[inline]
-fn filter_slot(block: u64) -> usize {
-    (block.wrapping_mul(0x9e37_79b9_7f4a_7c15) >> 56) as usize
 }
 
 impl Prefetcher for SarcPrefetcher {
