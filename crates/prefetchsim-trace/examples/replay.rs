@@ -45,5 +45,10 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         dt,
         c.demand_accesses as f64 / dt / 1e6
     );
+    // Every counter, so that two builds can be compared for identical results (`PREFETCHSIM_COUNTERS=1`).
+    if std::env::var_os("PREFETCHSIM_COUNTERS").is_some() {
+        let pairs: Vec<String> = c.pairs().iter().map(|(k, v)| format!("{k}={v}")).collect();
+        println!("{}", pairs.join(" "));
+    }
     Ok(())
 }
