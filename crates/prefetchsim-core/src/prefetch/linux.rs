@@ -313,7 +313,7 @@ struct Io<'a> {
 
 impl Io<'_> {
     /// Whether block `x` is cached at this point of the request.
-    #[inline]
+    #[inline(always)]
     fn cached(&self, x: u64) -> bool {
         let here = if x >= self.s && x <= self.e {
             x < self.cursor || self.outcomes[(x - self.s) as usize] != Outcome::Miss
@@ -321,6 +321,13 @@ impl Io<'_> {
             self.cache.contains(x)
         };
         here || self.issued.iter().any(|&(a, n)| x >= a && x - a < n)
+    }
+
+    /// [`Io::cached`] for the block at the cursor (the page the caller is at), without the range tests.
+    #[inline(always)]
+    fn cached_at_cursor(&self) -> bool {
+        let x = self.cursor;
+        self.outcomes[(x - self.s) as usize] != Outcome::Miss || self.issued.iter().any(|&(a, n)| x >= a && x - a < n)
     }
 
     /// Issue read-ahead of `[start, start+len)`, clipped at the device end.
@@ -581,7 +588,7 @@ impl K2616 {
             if idx == next {
                 next = self.readahead(st, io, idx, io.e - idx + 1);
             }
-            if !io.cached(idx) {
+            if !io.cached_at_cursor() {
                 // `handle_ra_miss`: the page is still missing after read-ahead; read it alone.
                 st.miss = true;
                 st.incache = false;
@@ -680,7 +687,7 @@ impl Ondemand {
         loop {
             io.cursor = idx;
             let req = io.e - idx + 1;
-            if !io.cached(idx) {
+            if !io.cached_at_cursor() {
                 io.marks.remove(idx); // a page that is not there carries no marker
                 self.ra(st, io, idx, req, false);
             } else if io.marks.remove(idx).is_some() {
