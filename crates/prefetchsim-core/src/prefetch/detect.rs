@@ -6,16 +6,13 @@
 //! holds `b-1`, requested or prefetched; otherwise it starts a new stream. [`StreamDetector`] remembers
 //! which stream claimed each block of about the last `memory` claims (two generations, \[ours\]), so the state
 //! is bounded whatever the trace. RA uses it for its stream ids and for `seq_gate = "held"`; Linux
-//! read-ahead uses it to key its per-stream state when a request has no stream id (`key = "detect"`).
-//! [`StreamTable`] holds one context per stream key and forgets the least recently used one when full.
+//! read-ahead uses it to key its per-stream state when a request has no stream id (`key = "detect"`),
+//! in a [`StreamTable`](super::stream_table::StreamTable).
 
 use std::hash::BuildHasher;
 
 use hashbrown::hash_map::RawEntryMut;
-use hashbrown::HashMap;
-
-use crate::policy::list::{Links, List};
-use crate::policy::table::{block_map, BlockHasher, BlockMap};
+use crate::policy::table::{block_map, BlockMap};
 
 /// Block → stream ownership for the most recent claims, in two generations.
 ///
@@ -189,148 +186,6 @@ impl StreamDetector<u32> {
     }
 }
 
-/// Per-stream contexts by key, at most `cap` of them; a new key beyond that replaces the least recently
-/// used context (its stream then starts afresh, as a file that was closed and opened again).
-#[derive(Debug)]
-pub struct StreamTable<T> {
-    map: HashMap<u64, u32, BlockHasher>,
-    keys: Vec<u64>,
-    vals: Vec<T>,
-    /// Per slot: its key is in `map` (false for [`StreamTable::insert_unindexed`] contexts).
-    indexed: Vec<bool>,
-    links: Links,
-    lru: List,
-    cap: usize,
-    /// The most recently used key and its slot: consecutive requests of one stream skip the hash.
-    last: Option<(u64, u32)>,
-}
-
-impl<T> StreamTable<T> {
-    /// An empty table for at most `cap` contexts (at least 1).
-    #[must_use]
-    pub fn new(cap: usize) -> Self {
-        let cap = cap.clamp(1, u32::MAX as usize - 1);
-        let pre = cap.min(1 << 16);
-        Self {
-            map: HashMap::with_capacity_and_hasher(pre, BlockHasher::with_seed(0x5eed_57e4)),
-            keys: Vec::with_capacity(pre),
-            vals: Vec::with_capacity(pre),
-            indexed: Vec::with_capacity(pre),
-            links: Links::with_capacity(pre),
-            lru: List::default(),
-            cap,
-            last: None,
-        }
-    }
-
-    /// The context of `key`, made most recently used; created with `init` when absent (replacing the
-    /// least recently used context when the table is full). Returns its slot and the context.
-    #[inline]
-    pub fn get_or_insert_with(&mut self, key: u64, init: impl FnOnce() -> T) -> (u32, &mut T) {
-        if let Some((k, i)) = self.last {
-            if k == key {
-                return (i, &mut self.vals[i as usize]);
-            }
-        }
-        self.find_or_insert(key, init)
-    }
-
-    /// [`StreamTable::get_or_insert_with`] for a key other than the last one.
-    fn find_or_insert(&mut self, key: u64, init: impl FnOnce() -> T) -> (u32, &mut T) {
-        if let Some(&i) = self.map.get(&key) {
-            self.touch(key, i);
-            return (i, &mut self.vals[i as usize]);
-        }
-        let i = self.place(key, init);
-        self.map.insert(key, i);
-        self.indexed[i as usize] = true;
-        (i, &mut self.vals[i as usize])
-    }
-
-    /// The context in `slot` if it still belongs to `key`, made most recently used. With
-    /// [`StreamTable::insert_unindexed`], a caller that remembers slots (the stream detector's tags) finds
-    /// its contexts without hashing.
-    #[inline]
-    pub fn get_at(&mut self, slot: u32, key: u64) -> Option<&mut T> {
-        if self.last == Some((key, slot)) {
-            return Some(&mut self.vals[slot as usize]);
-        }
-        if self.keys.get(slot as usize) != Some(&key) {
-            return None;
-        }
-        self.touch(key, slot);
-        Some(&mut self.vals[slot as usize])
-    }
-
-    /// A new context for `key`, which must not be in the table, found later only by its slot
-    /// ([`StreamTable::get_at`]), not by [`StreamTable::get`]: it costs no index update. Replaces the
-    /// least recently used context when the table is full.
-    pub fn insert_unindexed(&mut self, key: u64, init: impl FnOnce() -> T) -> (u32, &mut T) {
-        let i = self.place(key, init);
-        (i, &mut self.vals[i as usize])
-    }
-
-    /// Make slot `i` (holding `key`) the most recently used.
-    #[inline]
-    fn touch(&mut self, key: u64, i: u32) {
-        self.last = Some((key, i));
-        if self.lru.head() != Some(i) {
-            self.lru.move_to_front(&mut self.links, i);
-        }
-    }
-
-    /// A slot for `key` with a fresh context, the most recently used; the index is the caller's.
-    fn place(&mut self, key: u64, init: impl FnOnce() -> T) -> u32 {
-        let i = if self.keys.len() < self.cap {
-            let i = self.keys.len() as u32;
-            self.keys.push(key);
-            self.vals.push(init());
-            self.indexed.push(false);
-            i
-        } else {
-            let i = self.lru.pop_back(&mut self.links).expect("a full table has a tail");
-            if std::mem::take(&mut self.indexed[i as usize]) {
-                self.map.remove(&self.keys[i as usize]);
-            }
-            self.keys[i as usize] = key;
-            self.vals[i as usize] = init();
-            i
-        };
-        self.lru.push_front(&mut self.links, i);
-        self.last = Some((key, i));
-        i
-    }
-
-    /// The context of `key`, if present (no recency update).
-    #[must_use]
-    pub fn get(&self, key: u64) -> Option<&T> {
-        self.map.get(&key).map(|&i| &self.vals[i as usize])
-    }
-
-    /// The context in `slot` (as returned by [`StreamTable::get_or_insert_with`]).
-    #[must_use]
-    pub fn slot(&self, slot: u32) -> Option<&T> {
-        self.vals.get(slot as usize)
-    }
-
-    /// The context in `slot`, which must be in use (no recency update).
-    pub fn slot_mut(&mut self, slot: u32) -> &mut T {
-        &mut self.vals[slot as usize]
-    }
-
-    /// Number of contexts.
-    #[must_use]
-    pub fn len(&self) -> usize {
-        self.keys.len()
-    }
-
-    /// No context.
-    #[must_use]
-    pub fn is_empty(&self) -> bool {
-        self.keys.is_empty()
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -384,40 +239,6 @@ mod tests {
         assert_eq!((d.owner(70), d.owner(71), d.owner(96), d.owner(63)), (Some(2), None, Some(1), Some(1)));
         assert_eq!(d.continues(100), Some(1));
         assert_eq!(d.len(), 70 - 32 + 1, "30..63, 96..99 of stream 1 and 70 of stream 2");
-    }
-
-    #[test]
-    fn the_stream_table_replaces_the_least_recently_used_context() {
-        let mut t: StreamTable<u32> = StreamTable::new(2);
-        *t.get_or_insert_with(1, || 10).1 += 1;
-        t.get_or_insert_with(2, || 20);
-        t.get_or_insert_with(1, || 0); // 1 is now the most recent
-        t.get_or_insert_with(3, || 30); // replaces 2
-        assert_eq!((t.get(1), t.get(2), t.get(3)), (Some(&11), None, Some(&30)));
-        assert_eq!(t.len(), 2);
-    }
-
-    #[test]
-    fn unindexed_contexts_are_found_by_slot_until_their_slot_is_reused() {
-        let mut t: StreamTable<u32> = StreamTable::new(2);
-        let (a, _) = t.insert_unindexed(100, || 1);
-        let (b, _) = t.get_or_insert_with(7, || 2);
-        assert_eq!(t.get(100), None, "an unindexed context is not found by key");
-        assert_eq!(t.get_at(a, 100).copied(), Some(1));
-        assert_eq!(t.get_at(a, 101), None, "the slot holds another key");
-        assert_eq!(t.get_at(b, 7).copied(), Some(2));
-        // get_at(b) made 7 the most recently used, so 100 is the least recently used context.
-        let (c, _) = t.insert_unindexed(200, || 3);
-        assert_eq!(c, a, "the least recently used slot is reused");
-        assert_eq!(t.get_at(a, 100), None);
-        assert_eq!(t.get(7), Some(&2));
-        // Replacing an indexed context removes its key from the index.
-        t.get_at(c, 200);
-        let (d, _) = t.insert_unindexed(300, || 4);
-        assert_eq!(d, b);
-        assert_eq!(t.get(7), None);
-        assert_eq!(*t.get_or_insert_with(7, || 5).1, 5, "7 starts afresh");
-        assert_eq!(t.len(), 2);
     }
 
     #[test]

@@ -28,7 +28,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::detect::{StreamDetector, StreamTable};
+use super::detect::StreamDetector;
+use super::stream_table::StreamTable;
 use super::marks::MarkMap;
 use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
 use crate::config::{parse_params, ComponentSpec, ConfigError};

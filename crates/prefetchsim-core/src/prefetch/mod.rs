@@ -18,6 +18,7 @@ pub mod readahead;
 pub mod sarc;
 pub mod stack;
 pub mod step;
+pub mod stream_table;
 pub mod tap;
 
 use crate::policy::{BlockTable, Entry, FirstHit, Placement};
