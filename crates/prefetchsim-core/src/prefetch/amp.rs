@@ -122,6 +122,9 @@ pub struct Amp {
     heads: FlatMap<Head>,
     /// Read sets formed during the current request (not inserted yet): they count as cached.
     planned: Vec<(u64, u64)>,
+    /// Slot of the group of the last evicted page: a read set's pages leave one after another, so the
+    /// next eviction usually finds its group there without hashing.
+    evicted_slot: usize,
     /// Size above which words of pages a level never inserted are swept out.
     sweep_at: usize,
 }
@@ -146,7 +149,14 @@ impl Amp {
     /// A new AMP prefetcher.
     #[must_use]
     pub fn new(params: AmpParams) -> Self {
-        Self { params, pages: FlatMap::new(), heads: FlatMap::new(), planned: Vec::new(), sweep_at: 64 }
+        Self {
+            params,
+            pages: FlatMap::new(),
+            heads: FlatMap::new(),
+            planned: Vec::new(),
+            evicted_slot: 0,
+            sweep_at: 64,
+        }
     }
 
     /// The metadata AMP holds for `block` (meaningful while it is cached).
@@ -268,6 +278,17 @@ impl Amp {
             let end = last.min((key + 1) << 3);
             let s = self.pages.slot_or_insert(key, [0; GROUP]);
             let ws = self.pages.at_mut(s);
+            if end - b == GROUP as u64 && last - b <= u64::from(DELTA) && ws.iter().fold(0, |a, &w| a | w) & HEAD == 0 {
+                // A whole group within reach of `last` and without a former last page, the common case
+                // inside a long set: a fixed-length loop that vectorises. Its words `d, d-1, ...` are
+                // non-zero, so the group stays.
+                let d = (last - b) as u32;
+                for (j, w) in (0..).zip(ws.iter_mut()) {
+                    *w = (*w & OLD) | (d - j);
+                }
+                b = end;
+                continue;
+            }
             for x in b..end {
                 let i = (x & 7) as usize;
                 // A page that far from its set's end stays a set of its own (2^29 blocks: 2 TiB of 4 KiB).
@@ -327,6 +348,19 @@ impl Amp {
         }
     }
 
+    /// The rarer half of an eviction, kept out of line so that the common one stays a leaf: the group
+    /// in slot `s` leaves when `empty`, and the evicted page `b` loses its stream values when its word
+    /// `w` had any.
+    #[inline(never)]
+    fn forget(&mut self, b: u64, s: usize, empty: bool, w: u32) {
+        if w & HEAD != 0 {
+            self.heads.remove(b);
+        }
+        if empty {
+            self.pages.remove_at(s);
+        }
+    }
+
     fn sweep(&mut self, cache: CacheView<'_>) {
         if self.pages.len() + self.heads.len() > self.sweep_at.max(2 * cache.capacity() + 64) {
             let resident = |b: u64| cache.contains(b);
@@ -380,19 +414,15 @@ impl Prefetcher for Amp {
     }
 
     fn on_evicted(&mut self, entry: &Entry) {
-        if self.pages.is_empty() {
-            return;
-        }
         let b = entry.block;
         let (key, i) = (b >> 3, (b & 7) as usize);
-        let Some(s) = self.pages.find(key) else { return };
+        let Some(s) = self.pages.find_from(key, self.evicted_slot) else { return };
+        self.evicted_slot = s;
         let ws = self.pages.at_mut(s);
         let w = std::mem::take(&mut ws[i]);
-        if *ws == [0; GROUP] {
-            self.pages.remove_at(s);
-        }
-        if w & HEAD != 0 {
-            self.heads.remove(b);
+        let empty = *ws == [0; GROUP];
+        if empty || w & HEAD != 0 {
+            self.forget(b, s, empty, w);
         }
     }
 
@@ -458,7 +488,8 @@ impl Amp {
             (1..=u64::from(self.params.k)).all(|j| x.checked_sub(j).is_some_and(|b| ctx.cache.contains(b)));
         if sequential {
             let pl = last_from(x - 1, self.word(x - 1));
-            let from = if self.present(ctx.cache, pl) { self.head(pl) } else { Head::default() };
+            // `x - 1` itself is cached (checked just above).
+            let from = if pl == x - 1 || self.present(ctx.cache, pl) { self.head(pl) } else { Head::default() };
             let q = if from.p > 0 { from.p } else { self.params.p_init.unwrap_or(n) }.clamp(1, self.params.p_max);
             let Some(last) = e.checked_add(u64::from(q)) else { return };
             ctx.prefetch(e + 1, q);

@@ -78,6 +78,16 @@ impl<V: Copy + Default> FlatMap<V> {
         self.entry(key).ok()
     }
 
+    /// The slot of `key`, if present, trying slot `hint` first (the slot a neighbouring key had).
+    #[inline]
+    pub(super) fn find_from(&self, key: u64, hint: usize) -> Option<usize> {
+        // Only an occupied probed slot holds a key other than EMPTY.
+        if key != EMPTY && self.slots.get(hint).is_some_and(|e| e.0 == key) {
+            return Some(hint);
+        }
+        self.find(key)
+    }
+
     /// The value of `key`, if present.
     #[inline]
     pub(super) fn get(&self, key: u64) -> Option<&V> {
