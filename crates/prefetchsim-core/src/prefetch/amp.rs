@@ -498,6 +498,11 @@ impl Amp {
         } else {
             let fresh =
                 ctx.outcomes.last() == Some(&Outcome::Miss) && !self.planned.iter().any(|&(a, l)| (a..=l).contains(&e));
+            if x == e && fresh {
+                // A random one-block miss: a page alone, which has no word; and no later decision of
+                // this request needs it planned.
+                return;
+            }
             self.form_set(x, e, 0, None, fresh);
         }
     }
