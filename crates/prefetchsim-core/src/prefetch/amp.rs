@@ -38,11 +38,13 @@
 //! - A trigger whose set's last page has `p = 0` reads one page. A sequential miss reads at most `p_max`
 //!   pages ahead (`p_init` is the request length when not set).
 
+mod flat;
+
 use serde::{Deserialize, Serialize};
 
+use self::flat::FlatMap;
 use super::{CacheView, Outcome, PrefetchCtx, Prefetcher};
 use crate::config::ConfigError;
-use crate::policy::table::{block_map, BlockMap};
 use crate::policy::{Entry, FirstHit};
 
 /// Parameters of AMP.
@@ -115,11 +117,14 @@ pub struct Amp {
     params: AmpParams,
     /// Per-page words of cached pages, by group of [`GROUP`] aligned pages (key: `block >> 3`). A word is
     /// `last - block` (bits 0..29) with the [`TAG`], [`OLD`] and [`HEAD`] flags; 0 is a page alone.
-    pages: BlockMap<[u32; GROUP]>,
+    pages: FlatMap<[u32; GROUP]>,
     /// `p`, `g` and the late mark of the last pages that have any (their word carries [`HEAD`]).
-    heads: BlockMap<Head>,
+    heads: FlatMap<Head>,
     /// Read sets formed during the current request (not inserted yet): they count as cached.
     planned: Vec<(u64, u64)>,
+    /// Slot of the group of the last evicted page: a read set's pages leave one after another, so the
+    /// next eviction usually finds its group there without hashing.
+    evicted_slot: usize,
     /// Size above which words of pages a level never inserted are swept out.
     sweep_at: usize,
 }
@@ -144,7 +149,14 @@ impl Amp {
     /// A new AMP prefetcher.
     #[must_use]
     pub fn new(params: AmpParams) -> Self {
-        Self { params, pages: block_map(0), heads: block_map(0), planned: Vec::new(), sweep_at: 64 }
+        Self {
+            params,
+            pages: FlatMap::new(),
+            heads: FlatMap::new(),
+            planned: Vec::new(),
+            evicted_slot: 0,
+            sweep_at: 64,
+        }
     }
 
     /// The metadata AMP holds for `block` (meaningful while it is cached).
@@ -161,7 +173,7 @@ impl Amp {
         let mut v: Vec<u64> = self
             .pages
             .iter()
-            .flat_map(|(&k, ws)| (0..GROUP).filter(|&i| ws[i] != 0).map(move |i| (k << 3) + i as u64))
+            .flat_map(|(k, ws)| (0..GROUP).filter(|&i| ws[i] != 0).map(move |i| (k << 3) + i as u64))
             .collect();
         v.sort_unstable();
         v
@@ -175,17 +187,31 @@ impl Amp {
 
     #[inline]
     fn word(&self, block: u64) -> u32 {
-        self.pages.get(&(block >> 3)).map_or(0, |ws| ws[(block & 7) as usize])
+        self.pages.get(block >> 3).map_or(0, |ws| ws[(block & 7) as usize])
     }
 
-    fn set_word(&mut self, block: u64, w: u32) {
+    /// Replace `block`'s word by `f(word)`, with one probe when the group exists; returns the old word.
+    #[inline]
+    fn update_word(&mut self, block: u64, f: impl FnOnce(u32) -> u32) -> u32 {
         let (key, i) = (block >> 3, (block & 7) as usize);
-        if w != 0 {
-            self.pages.entry(key).or_insert([0; GROUP])[i] = w;
-        } else if let Some(ws) = self.pages.get_mut(&key) {
-            ws[i] = 0;
-            if ws.iter().all(|&x| x == 0) {
-                self.pages.remove(&key);
+        match self.pages.entry(key) {
+            Ok(s) => {
+                let ws = self.pages.at_mut(s);
+                let old = ws[i];
+                ws[i] = f(old);
+                if ws[i] == 0 && *ws == [0; GROUP] {
+                    self.pages.remove_at(s);
+                }
+                old
+            }
+            Err(vacant) => {
+                let w = f(0);
+                if w != 0 {
+                    let mut ws = [0; GROUP];
+                    ws[i] = w;
+                    self.pages.insert_at(vacant, key, ws);
+                }
+                0
             }
         }
     }
@@ -194,21 +220,29 @@ impl Amp {
         if self.heads.is_empty() {
             return Head::default();
         }
-        self.heads.get(&last).copied().unwrap_or_default()
+        self.heads.get(last).copied().unwrap_or_default()
     }
 
-    /// Store a last page's stream values; its word's [`HEAD`] bit says whether there are any.
-    fn set_head(&mut self, last: u64, h: Head) {
-        let w = self.word(last);
-        if h == Head::default() {
-            if w & HEAD != 0 {
-                self.heads.remove(&last);
-                self.set_word(last, w & !HEAD);
+    /// Change a last page's stream values in place. Its word's [`HEAD`] bit says whether it has any
+    /// (the bit is set exactly when `heads` holds the page), so the word changes only when the values
+    /// appear or vanish.
+    fn update_head(&mut self, last: u64, f: impl FnOnce(&mut Head)) {
+        match self.heads.entry(last) {
+            Ok(s) => {
+                let h = self.heads.at_mut(s);
+                f(h);
+                if *h == Head::default() {
+                    self.heads.remove_at(s);
+                    self.update_word(last, |w| w & !HEAD);
+                }
             }
-        } else {
-            self.heads.insert(last, h);
-            if w & HEAD == 0 {
-                self.set_word(last, w | HEAD);
+            Err(vacant) => {
+                let mut h = Head::default();
+                f(&mut h);
+                if h != Head::default() {
+                    self.heads.insert_at(vacant, last, h);
+                    self.update_word(last, |w| w | HEAD);
+                }
             }
         }
     }
@@ -219,9 +253,8 @@ impl Amp {
     }
 
     /// The last page of the newest set of `x`'s stream (libMimircache's `lastInSequence`), if present.
-    /// `x` itself is known to be present.
-    fn stream_head(&self, cache: CacheView<'_>, x: u64) -> Option<u64> {
-        let l = last_from(x, self.word(x));
+    /// `x` itself is known to be present; `l` is the last page of its set.
+    fn stream_head(&self, cache: CacheView<'_>, x: u64, l: u64) -> Option<u64> {
         if let Some(next) = l.checked_add(1) {
             if self.present(cache, next) {
                 let ln = last_from(next, self.word(next));
@@ -243,18 +276,30 @@ impl Amp {
         while b < last {
             let key = b >> 3;
             let end = last.min((key + 1) << 3);
-            let ws = self.pages.entry(key).or_insert([0; GROUP]);
+            let s = self.pages.slot_or_insert(key, [0; GROUP]);
+            let ws = self.pages.at_mut(s);
+            if end - b == GROUP as u64 && last - b <= u64::from(DELTA) && ws.iter().fold(0, |a, &w| a | w) & HEAD == 0 {
+                // A whole group within reach of `last` and without a former last page, the common case
+                // inside a long set: a fixed-length loop that vectorises. Its words `d, d-1, ...` are
+                // non-zero, so the group stays.
+                let d = (last - b) as u32;
+                for (j, w) in (0..).zip(ws.iter_mut()) {
+                    *w = (*w & OLD) | (d - j);
+                }
+                b = end;
+                continue;
+            }
             for x in b..end {
                 let i = (x & 7) as usize;
                 // A page that far from its set's end stays a set of its own (2^29 blocks: 2 TiB of 4 KiB).
                 let delta = u32::try_from(last - x).ok().filter(|&d| d <= DELTA).unwrap_or(0);
                 if ws[i] & HEAD != 0 {
-                    self.heads.remove(&x);
+                    self.heads.remove(x);
                 }
                 ws[i] = (ws[i] & OLD) | delta;
             }
-            if ws.iter().all(|&w| w == 0) {
-                self.pages.remove(&key);
+            if *ws == [0; GROUP] {
+                self.pages.remove_at(s);
             }
             b = end;
         }
@@ -266,16 +311,20 @@ impl Amp {
             if g == 0 {
                 tag_last = true;
             } else {
-                let t = last - u64::from(g);
-                let w = self.word(t);
-                self.set_word(t, w | TAG);
+                self.update_word(last - u64::from(g), |w| w | TAG);
             }
         }
-        if !(fresh_last && !tag_last && head == Head::default()) {
-            let w = self.word(last);
-            let w = (w & (OLD | HEAD)) | if tag_last { TAG } else { 0 };
-            self.set_word(last, w);
-            self.set_head(last, head);
+        let has_head = head != Head::default();
+        // A new last page with no tag and no stream values needs no word.
+        if !(fresh_last && !tag_last && !has_head) {
+            // The last page keeps `old`; its tag and stream values are the new set's.
+            let flags = if tag_last { TAG } else { 0 } | if has_head { HEAD } else { 0 };
+            let w = self.update_word(last, |w| (w & OLD) | flags);
+            if has_head {
+                self.heads.insert(last, head);
+            } else if w & HEAD != 0 {
+                self.heads.remove(last);
+            }
         }
         self.planned.push((first, last));
     }
@@ -293,17 +342,29 @@ impl Amp {
     /// A hit on `x`, the last page of its read set, which has not had its second chance: the stream
     /// head's `p` grows by the read size `n`, up to `p_max`.
     fn last_page_hit(&mut self, cache: CacheView<'_>, x: u64, n: u32) {
-        if let Some(h) = self.stream_head(cache, x) {
-            let mut m = self.head(h);
-            m.p = m.p.saturating_add(n).min(self.params.p_max);
-            self.set_head(h, m);
+        if let Some(h) = self.stream_head(cache, x, x) {
+            let p_max = self.params.p_max;
+            self.update_head(h, |m| m.p = m.p.saturating_add(n).min(p_max));
+        }
+    }
+
+    /// The rarer half of an eviction, kept out of line so that the common one stays a leaf: the group
+    /// in slot `s` leaves when `empty`, and the evicted page `b` loses its stream values when its word
+    /// `w` had any.
+    #[inline(never)]
+    fn forget(&mut self, b: u64, s: usize, empty: bool, w: u32) {
+        if w & HEAD != 0 {
+            self.heads.remove(b);
+        }
+        if empty {
+            self.pages.remove_at(s);
         }
     }
 
     fn sweep(&mut self, cache: CacheView<'_>) {
         if self.pages.len() + self.heads.len() > self.sweep_at.max(2 * cache.capacity() + 64) {
             let resident = |b: u64| cache.contains(b);
-            self.pages.retain(|&k, ws| {
+            self.pages.retain(|k, ws| {
                 for (i, w) in ws.iter_mut().enumerate() {
                     if *w != 0 && !resident((k << 3) + i as u64) {
                         *w = 0;
@@ -311,7 +372,7 @@ impl Amp {
                 }
                 ws.iter().any(|&w| w != 0)
             });
-            self.heads.retain(|&b, _| resident(b));
+            self.heads.retain(|b, _| resident(b));
             self.sweep_at = 2 * (self.pages.len() + self.heads.len());
         }
     }
@@ -339,13 +400,12 @@ impl Prefetcher for Amp {
     /// one (at least 1) with `g = max(min(g-1, p-1), 0)`.
     fn on_second_chance(&mut self, entry: &Entry, cache: CacheView<'_>) {
         let v = entry.block;
-        let w = self.word(v);
-        self.set_word(v, (w & !TAG) | OLD);
-        if let Some(h) = self.stream_head(cache, v) {
-            let mut m = self.head(h);
-            m.p = m.p.saturating_sub(1).max(1);
-            m.g = m.g.map(|g| g.saturating_sub(1).min(m.p - 1));
-            self.set_head(h, m);
+        let w = self.update_word(v, |w| (w & !TAG) | OLD);
+        if let Some(h) = self.stream_head(cache, v, last_from(v, w)) {
+            self.update_head(h, |m| {
+                m.p = m.p.saturating_sub(1).max(1);
+                m.g = m.g.map(|g| g.saturating_sub(1).min(m.p - 1));
+            });
         }
     }
 
@@ -354,18 +414,15 @@ impl Prefetcher for Amp {
     }
 
     fn on_evicted(&mut self, entry: &Entry) {
-        if self.pages.is_empty() {
-            return;
-        }
         let b = entry.block;
         let (key, i) = (b >> 3, (b & 7) as usize);
-        let Some(ws) = self.pages.get_mut(&key) else { return };
+        let Some(s) = self.pages.find_from(key, self.evicted_slot) else { return };
+        self.evicted_slot = s;
+        let ws = self.pages.at_mut(s);
         let w = std::mem::take(&mut ws[i]);
-        if ws.iter().all(|&x| x == 0) {
-            self.pages.remove(&key);
-        }
-        if w & HEAD != 0 {
-            self.heads.remove(&b);
+        let empty = *ws == [0; GROUP];
+        if empty || w & HEAD != 0 {
+            self.forget(b, s, empty, w);
         }
     }
 
@@ -373,7 +430,8 @@ impl Prefetcher for Amp {
     /// set's last page.
     fn on_late(&mut self, block: u64) {
         let l = last_from(block, self.word(block));
-        let Some(h) = self.heads.get_mut(&l) else { return };
+        let Some(s) = self.heads.find(l) else { return };
+        let h = self.heads.at_mut(s);
         if h.late {
             return;
         }
@@ -408,7 +466,7 @@ impl Amp {
             let x = first + i as u64;
             let w = self.word(x);
             if w & TAG != 0 {
-                self.set_word(x, w & !TAG);
+                self.update_word(x, |w| w & !TAG);
                 let l = last_from(x, w);
                 if self.present(ctx.cache, l) {
                     let h = self.head(l);
@@ -430,7 +488,8 @@ impl Amp {
             (1..=u64::from(self.params.k)).all(|j| x.checked_sub(j).is_some_and(|b| ctx.cache.contains(b)));
         if sequential {
             let pl = last_from(x - 1, self.word(x - 1));
-            let from = if self.present(ctx.cache, pl) { self.head(pl) } else { Head::default() };
+            // `x - 1` itself is cached (checked just above).
+            let from = if pl == x - 1 || self.present(ctx.cache, pl) { self.head(pl) } else { Head::default() };
             let q = if from.p > 0 { from.p } else { self.params.p_init.unwrap_or(n) }.clamp(1, self.params.p_max);
             let Some(last) = e.checked_add(u64::from(q)) else { return };
             ctx.prefetch(e + 1, q);
@@ -439,6 +498,11 @@ impl Amp {
         } else {
             let fresh =
                 ctx.outcomes.last() == Some(&Outcome::Miss) && !self.planned.iter().any(|&(a, l)| (a..=l).contains(&e));
+            if x == e && fresh {
+                // A random one-block miss: a page alone, which has no word; and no later decision of
+                // this request needs it planned.
+                return;
+            }
             self.form_set(x, e, 0, None, fresh);
         }
     }

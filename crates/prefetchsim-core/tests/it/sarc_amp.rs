@@ -806,8 +806,18 @@ proptest! {
         let mut l = Level::new(cap, Lru::new(&env), Box::new(Shared(shared.clone())), opts);
         let meta_ok = move |l: &dyn AnyLevel| {
             let a = shared.lock().unwrap();
-            if let Some(b) = a.tracked_pages().into_iter().find(|&b| !l.contains(b)) {
+            let tracked = a.tracked_pages();
+            if let Some(b) = tracked.iter().find(|&&b| !l.contains(b)) {
                 return Err(format!("metadata kept for page {b}, which is not cached"));
+            }
+            // The reported size counts what is tracked (evictions AMP has not processed yet excluded):
+            // 40 bytes per group of 8 pages with words, 24 per page with stream values.
+            let mut groups: Vec<u64> = tracked.iter().map(|b| b >> 3).collect();
+            groups.dedup();
+            let heads = tracked.iter().filter(|&&b| (a.meta(b).p, a.meta(b).g, a.meta(b).late) != (0, None, false));
+            let want = 40 * groups.len() as u64 + 24 * heads.count() as u64;
+            if a.metadata_bytes() != want {
+                return Err(format!("metadata_bytes {} but {want} tracked", a.metadata_bytes()));
             }
             for b in l.resident_blocks() {
                 let m = a.meta(b);
