@@ -3,13 +3,16 @@
 than 2x plain LRU's time).
 
 For each trace and each prefetcher (over LRU, or over its own policy for SARC), replays the trace at a
-cache of `--share` of the footprint in a fresh process and reports CPU seconds of the replay (decoding
-included), the ratio to LRU without prefetching on the same trace, and the hit ratio. Each process replays
-`--inner` times and keeps its fastest replay; `--repeat` processes of the prefetcher alternate with as many
-of plain LRU, and the ratio divides the fastest of the one by the fastest of the other (`LRU s`), so that
-load that comes and goes on a shared machine is seen by both sides.
+cache of `--share` of the footprint and reports the CPU seconds of a replay (decoding included), its ratio
+to LRU without prefetching on the same trace, and the hit ratio.
 
-Usage: python benches/prefetcher_speed.py [TRACE:FORMAT ...] [--share 0.1] [--repeat 3] [--inner 3] [--only NAME]
+How, on a machine whose speed wanders (a shared VM: identical replays differ by up to 50%, in spells of
+seconds): each of `--repeat` fresh processes replays the pair (plain LRU, prefetcher) `--inner` times,
+alternating which goes first, so the two replays of a pair run a fraction of a second apart and see the
+same machine. The ratio reported is the median over all pairs of (prefetcher's time / LRU's time); the
+fastest replay of each side (`cpu s`, `LRU s`) and their quotient (`min/min`) are printed beside it.
+
+Usage: python benches/prefetcher_speed.py [TRACE:FORMAT ...] [--share 0.1] [--repeat 3] [--inner 5] [--only NAME]
 Default traces: ARC P6 and OLTP and the CloudPhysics w106 week from the shared traces (4 KiB blocks).
 """
 
@@ -18,6 +21,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import subprocess
 import sys
 from pathlib import Path
@@ -47,18 +51,28 @@ import json, sys, time
 import prefetchsim as ps
 path, fmt, cap, policy, pf = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
 tr = ps.open_trace(path, fmt, block_size=4096)
+lru = {"level": [{"size": cap, "policy": "lru", "prefetcher": "none"}]}
 cfg = {"level": [{"size": cap, "policy": policy, "prefetcher": pf}]}
-best = None
-for _ in range(int(sys.argv[6])):  # the fastest of a few replays in this process (short traces are noisy)
-    c = time.process_time()
-    r = ps.simulate_many(tr, [cfg], threads=1)[0]
-    cpu = time.process_time() - c
-    best = cpu if best is None else min(best, cpu)
-print(json.dumps({"cpu": best, "hit_ratio": r.levels[0]["hit_ratio"], "precision": r.levels[0]["precision"]}))
+
+def replay(c):
+    t = time.process_time()
+    r = ps.simulate_many(tr, [c], threads=1)[0]
+    return time.process_time() - t, r
+
+pairs = []
+for i in range(int(sys.argv[6])):
+    if i % 2 == 0:  # alternate which side goes first, so that a drift favours neither
+        base, _ = replay(lru)
+        cpu, r = replay(cfg)
+    else:
+        cpu, r = replay(cfg)
+        base, _ = replay(lru)
+    pairs.append((cpu, base))
+print(json.dumps({"pairs": pairs, "hit_ratio": r.levels[0]["hit_ratio"], "precision": r.levels[0]["precision"]}))
 """
 
 
-def run_once(path: str, fmt: str, cap: int, policy: str, pf, inner: int) -> dict:
+def run_pairs(path: str, fmt: str, cap: int, policy: str, pf, inner: int) -> dict:
     p = subprocess.run([sys.executable, "-c", CHILD, path, fmt, str(cap), policy, json.dumps(pf), str(inner)],
                        capture_output=True, text=True)
     if p.returncode != 0:
@@ -66,26 +80,23 @@ def run_once(path: str, fmt: str, cap: int, policy: str, pf, inner: int) -> dict
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def measure(path: str, fmt: str, cap: int, policy: str, pf, repeat: int, inner: int) -> tuple[dict, float]:
-    """The fastest of `repeat` processes of the config and the fastest of `repeat` processes of plain LRU
-    run alternately with them: on a shared machine both sides see the same load, and both minima are taken
-    over the same number of samples."""
-    best, base = None, None
+def measure(path: str, fmt: str, cap: int, policy: str, pf, repeat: int, inner: int) -> dict:
+    """All (prefetcher, LRU) pairs of `repeat` processes: the median of their ratios, and each side's fastest."""
+    pairs: list[tuple[float, float]] = []
+    r: dict = {}
     for _ in range(repeat):
-        r = run_once(path, fmt, cap, policy, pf, inner)
-        b = r["cpu"] if pf == "none" and policy == "lru" else run_once(path, fmt, cap, "lru", "none", inner)["cpu"]
-        base = b if base is None else min(base, b)
-        if best is None or r["cpu"] < best["cpu"]:
-            best = r
-    return best, base
+        r = run_pairs(path, fmt, cap, policy, pf, inner)
+        pairs += [tuple(x) for x in r["pairs"]]
+    return {"ratio": statistics.median(c / b for c, b in pairs), "cpu": min(c for c, _ in pairs),
+            "base": min(b for _, b in pairs), "hit_ratio": r["hit_ratio"], "precision": r["precision"]}
 
 
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("traces", nargs="*", help="TRACE:FORMAT pairs")
     ap.add_argument("--share", type=float, default=0.1, help="cache size as a share of the footprint")
-    ap.add_argument("--repeat", type=int, default=3, help="processes per measurement; the fastest CPU time is kept")
-    ap.add_argument("--inner", type=int, default=3, help="replays per process; the fastest counts")
+    ap.add_argument("--repeat", type=int, default=3, help="processes per prefetcher")
+    ap.add_argument("--inner", type=int, default=5, help="(LRU, prefetcher) replay pairs per process")
     ap.add_argument("--only", action="append", default=[], metavar="NAME",
                     help="measure only prefetchers whose label contains NAME (repeatable)")
     args = ap.parse_args()
@@ -96,8 +107,8 @@ def main() -> int:
         [str(TRACES / "arc" / "OLTP.lis.zst"), "arc"],
         [str(TRACES / "cloudphysics-w106" / "w106.trace.xz"), "u32le"],
     ]
-    print(f"{'trace':<10} {'policy':<6} {'prefetcher':<28} {'cpu s':>7} {'LRU s':>7} {'x LRU':>6} {'hit ratio':>9} "
-          f"{'precision':>9}")
+    print(f"{'trace':<10} {'policy':<6} {'prefetcher':<28} {'cpu s':>7} {'LRU s':>7} {'min/min':>7} {'x LRU':>6} "
+          f"{'hit ratio':>9} {'precision':>9}")
     worst = 0.0
     history: dict[str, float] = {}
     for path, fmt in traces:
@@ -109,16 +120,17 @@ def main() -> int:
             label = label if isinstance(pf, str) else f"{pf['name']}({label})"
             if args.only and not any(o in label for o in args.only):
                 continue
-            r, base = measure(path, fmt, cap, policy, pf, args.repeat, args.inner)
-            bases.append(base)
-            ratio = r["cpu"] / base
+            m = measure(path, fmt, cap, policy, pf, args.repeat, args.inner)
+            bases.append(m["base"])
+            ratio = m["ratio"]
             if pf != "none" and not (isinstance(pf, str) and pf in HISTORY):
                 worst = max(worst, ratio)
             if isinstance(pf, str) and pf in HISTORY:
                 history[pf] = max(history.get(pf, 0.0), ratio)
-            print(f"{name:<10} {policy:<6} {label:<28} {r['cpu']:>7.3f} {base:>7.3f} {ratio:>6.2f} "
-                  f"{r['hit_ratio']:>9.4f} {r['precision']:>9.4f}", flush=True)
-        print(f"{name:<10} plain LRU, fastest per config: {min(bases):.3f} s to {max(bases):.3f} s")
+            print(f"{name:<10} {policy:<6} {label:<28} {m['cpu']:>7.3f} {m['base']:>7.3f} "
+                  f"{m['cpu'] / m['base']:>7.2f} {ratio:>6.2f} {m['hit_ratio']:>9.4f} {m['precision']:>9.4f}",
+                  flush=True)
+        print(f"{name:<10} plain LRU, fastest per prefetcher: {min(bases):.3f} s to {max(bases):.3f} s")
     print(f"slowest sequential prefetcher: {worst:.2f}x plain LRU's time")
     for name, ratio in history.items():
         print(f"{name}: at worst {ratio:.2f}x plain LRU's time ({1 / ratio:.2f} of its speed)")

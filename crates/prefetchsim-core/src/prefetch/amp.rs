@@ -38,11 +38,9 @@
 //! - A trigger whose set's last page has `p = 0` reads one page. A sequential miss reads at most `p_max`
 //!   pages ahead (`p_init` is the request length when not set).
 
-mod flat;
-
 use serde::{Deserialize, Serialize};
 
-use self::flat::FlatMap;
+use super::flat_map::FlatMap;
 use super::{CacheView, Outcome, PrefetchCtx, Prefetcher};
 use crate::config::ConfigError;
 use crate::policy::{Entry, FirstHit};

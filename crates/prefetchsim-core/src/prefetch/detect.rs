@@ -9,10 +9,7 @@
 //! read-ahead uses it to key its per-stream state when a request has no stream id (`key = "detect"`),
 //! in a [`StreamTable`](super::stream_table::StreamTable).
 
-use std::hash::BuildHasher;
-
-use hashbrown::hash_map::RawEntryMut;
-use crate::policy::table::{block_map, BlockMap};
+use super::flat_map::FlatMap;
 
 /// Block → stream ownership for the most recent claims, in two generations.
 ///
@@ -29,8 +26,8 @@ use crate::policy::table::{block_map, BlockMap};
 /// stream, such as where it keeps the stream's context (Linux read-ahead: the id and its table slot).
 #[derive(Debug)]
 pub struct StreamDetector<T = u32> {
-    cur: BlockMap<Granule<T>>,
-    old: BlockMap<Granule<T>>,
+    cur: FlatMap<Granule<T>>,
+    old: FlatMap<Granule<T>>,
     /// Blocks claimed into `cur` since it became current.
     cur_blocks: usize,
     half: usize,
@@ -39,7 +36,7 @@ pub struct StreamDetector<T = u32> {
 }
 
 /// The claimed blocks of one aligned 32-block granule and their stream.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Copy, Debug, Default)]
 struct Granule<T> {
     mask: u32,
     stream: T,
@@ -53,22 +50,20 @@ impl<T: Copy> Granule<T> {
     }
 }
 
-impl<T: Copy + Eq> StreamDetector<T> {
+impl<T: Copy + Eq + Default> StreamDetector<T> {
     /// A detector remembering about the last `memory` block claims (at least 2).
     #[must_use]
     pub fn new(memory: usize) -> Self {
         // Grown on demand: a detector that is never consulted costs nothing.
-        Self { cur: block_map(0), old: block_map(0), cur_blocks: 0, half: (memory / 2).max(1), last_id: 0 }
+        Self { cur: FlatMap::new(), old: FlatMap::new(), cur_blocks: 0, half: (memory / 2).max(1), last_id: 0 }
     }
 
     /// The owner of `block` in the granule `g` (its granule) of the current generation, else of the old one.
-    /// Both maps share one hasher seed (`block_map`), so the key is hashed once for both probes, and the
-    /// old generation is probed only when the current one does not know the block: this runs on every
-    /// request of a detecting prefetcher.
+    /// The old generation is probed only when the current one does not know the block: this runs on
+    /// every request of a detecting prefetcher.
     #[inline]
-    fn owner_in(&self, g: u64, h: u64, block: u64) -> Option<T> {
-        let at =
-            |m: &BlockMap<Granule<T>>| m.raw_entry().from_key_hashed_nocheck(h, &g).and_then(|(_, x)| x.owner(block));
+    fn owner_in(&self, g: u64, block: u64) -> Option<T> {
+        let at = |m: &FlatMap<Granule<T>>| m.get(g).and_then(|x| x.owner(block));
         at(&self.cur).or_else(|| at(&self.old))
     }
 
@@ -76,8 +71,7 @@ impl<T: Copy + Eq> StreamDetector<T> {
     #[inline]
     #[must_use]
     pub fn owner(&self, block: u64) -> Option<T> {
-        let g = block >> GRANULE_BITS;
-        self.owner_in(g, self.cur.hasher().hash_one(g), block)
+        self.owner_in(block >> GRANULE_BITS, block)
     }
 
     /// The stream a request starting at `first` continues: the holder of `first - 1`.
@@ -87,24 +81,21 @@ impl<T: Copy + Eq> StreamDetector<T> {
         first.checked_sub(1).and_then(|p| self.owner(p))
     }
 
-    /// `continues(first)`, else `owner(first)`, hashing once when `first - 1` and `first` share a granule
-    /// (the common case).
+    /// `continues(first)`, else `owner(first)`, with one probe per generation when `first - 1` and
+    /// `first` share a granule (the common case): a random request, which continues nothing, costs two
+    /// probes instead of four.
     #[inline]
     #[must_use]
     pub fn continues_or_owner(&self, first: u64) -> Option<T> {
         if first & ((1 << GRANULE_BITS) - 1) == 0 {
             return self.continues(first).or_else(|| self.owner(first));
         }
-        // One probe per generation for both blocks (the granule is the same): a random request, which
-        // continues nothing, costs two probes instead of four.
         let g = first >> GRANULE_BITS;
-        let h = self.cur.hasher().hash_one(g);
-        let get = |m: &BlockMap<Granule<T>>| m.raw_entry().from_key_hashed_nocheck(h, &g).map(|(_, x)| *x);
-        let cur = get(&self.cur);
+        let cur = self.cur.get(g).copied();
         if let Some(owner) = cur.and_then(|x| x.owner(first - 1)) {
             return Some(owner);
         }
-        let old = if self.old.is_empty() { None } else { get(&self.old) };
+        let old = self.old.get(g).copied();
         old.and_then(|x| x.owner(first - 1))
             .or_else(|| cur.and_then(|x| x.owner(first)))
             .or_else(|| old.and_then(|x| x.owner(first)))
@@ -132,25 +123,22 @@ impl<T: Copy + Eq> StreamDetector<T> {
             let room = (self.half - self.cur_blocks) as u64;
             let hi = (((g + 1) << GRANULE_BITS).min(end).min(b.saturating_add(room)) - (g << GRANULE_BITS)) as u32;
             let bits = if hi - lo == 32 { u32::MAX } else { ((1u32 << (hi - lo)) - 1) << lo };
-            let h = self.cur.hasher().hash_one(g);
-            match self.cur.raw_entry_mut().from_key_hashed_nocheck(h, &g) {
-                RawEntryMut::Occupied(mut o) => {
-                    let e = o.get_mut();
+            match self.cur.entry(g) {
+                Ok(i) => {
+                    let e = self.cur.at_mut(i);
                     if e.stream == stream {
                         e.mask |= bits;
                     } else {
                         *e = Granule { mask: bits, stream };
                     }
                 }
-                RawEntryMut::Vacant(v) => {
-                    v.insert_hashed_nocheck(h, g, Granule { mask: bits, stream });
+                Err(vacant) => {
+                    self.cur.insert_at(vacant, g, Granule { mask: bits, stream });
                 }
             }
             // A block claimed now is no longer the old generation's.
-            if !self.old.is_empty() {
-                if let RawEntryMut::Occupied(mut o) = self.old.raw_entry_mut().from_key_hashed_nocheck(h, &g) {
-                    o.get_mut().mask &= !bits;
-                }
+            if let Some(i) = self.old.find(g) {
+                self.old.at_mut(i).mask &= !bits;
             }
             self.cur_blocks += (hi - lo) as usize;
             b = (g << GRANULE_BITS) + u64::from(hi);
@@ -160,7 +148,7 @@ impl<T: Copy + Eq> StreamDetector<T> {
     /// Blocks currently remembered.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.cur.values().chain(self.old.values()).map(|g| g.mask.count_ones() as usize).sum()
+        self.cur.iter().chain(self.old.iter()).map(|(_, g)| g.mask.count_ones() as usize).sum()
     }
 
     /// Nothing remembered.
@@ -172,7 +160,7 @@ impl<T: Copy + Eq> StreamDetector<T> {
     /// Approximate memory held, in bytes.
     #[must_use]
     pub fn metadata_bytes(&self) -> u64 {
-        ((self.cur.capacity() + self.old.capacity()) * (9 + std::mem::size_of::<Granule<T>>())) as u64
+        ((self.cur.slot_count() + self.old.slot_count()) * std::mem::size_of::<(u64, Granule<T>)>()) as u64
     }
 }
 

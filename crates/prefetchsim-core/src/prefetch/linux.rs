@@ -29,8 +29,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::detect::StreamDetector;
-use super::stream_table::StreamTable;
 use super::marks::MarkMap;
+use super::stream_table::StreamTable;
 use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
 use crate::config::{parse_params, ComponentSpec, ConfigError};
 use crate::policy::{Entry, Placement};

@@ -1,8 +1,11 @@
-//! AMP's block-keyed metadata maps: open addressing with linear probing and Fibonacci hashing.
+//! Block-keyed metadata maps of the prefetchers: open addressing with linear probing and Fibonacci
+//! hashing.
 //!
-//! AMP probes its maps on every eviction, second chance and hit, almost always finding the key in its
-//! home slot. A general-purpose table pays for a keyed hasher and group-wise control bytes on each of
-//! those probes; here a probe is one multiply, one shift and a key compare. The load stays at most 1/2
+//! AMP probes its maps on every eviction, second chance and hit, and the stream detector on every
+//! request, almost always finding the key in its home slot or learning there that it is absent. A
+//! general-purpose table pays for a keyed hasher and group-wise control bytes on each of those probes
+//! (two cache lines: control bytes and bucket); here a probe is one multiply, one shift and a key compare
+//! in one slot. The load stays at most 1/2
 //! and deletion shifts entries back (no tombstones), so probe runs stay short. Callers work with slot
 //! indices, so a lookup followed by an update or a removal costs one probe. Iteration order is the
 //! table's and carries no meaning: AMP's results never depend on it.
@@ -12,7 +15,7 @@ const EMPTY: u64 = u64::MAX;
 
 /// A map from `u64` keys to small `Copy` values.
 #[derive(Debug)]
-pub(super) struct FlatMap<V> {
+pub(crate) struct FlatMap<V> {
     /// `mask + 1` probed slots, then the slot of key [`EMPTY`] (empty when the map never grew).
     slots: Vec<(u64, V)>,
     mask: usize,
@@ -24,19 +27,19 @@ pub(super) struct FlatMap<V> {
 
 impl<V: Copy + Default> FlatMap<V> {
     /// An empty map (allocates on the first insertion).
-    pub(super) fn new() -> Self {
+    pub(crate) fn new() -> Self {
         Self { slots: Vec::new(), mask: 0, shift: 64, len: 0, has_max: false }
     }
 
     /// Number of keys.
     #[inline]
-    pub(super) fn len(&self) -> usize {
+    pub(crate) fn len(&self) -> usize {
         self.len
     }
 
     /// No key.
     #[inline]
-    pub(super) fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         self.len == 0
     }
 
@@ -48,7 +51,7 @@ impl<V: Copy + Default> FlatMap<V> {
 
     /// The slot of `key`, or `Err` with the slot where [`FlatMap::insert_at`] would put it.
     #[inline]
-    pub(super) fn entry(&self, key: u64) -> Result<usize, usize> {
+    pub(crate) fn entry(&self, key: u64) -> Result<usize, usize> {
         if self.slots.is_empty() {
             return Err(0);
         }
@@ -71,7 +74,7 @@ impl<V: Copy + Default> FlatMap<V> {
 
     /// The slot of `key`, if present.
     #[inline]
-    pub(super) fn find(&self, key: u64) -> Option<usize> {
+    pub(crate) fn find(&self, key: u64) -> Option<usize> {
         if self.len == 0 {
             return None;
         }
@@ -80,7 +83,7 @@ impl<V: Copy + Default> FlatMap<V> {
 
     /// The slot of `key`, if present, trying slot `hint` first (the slot a neighbouring key had).
     #[inline]
-    pub(super) fn find_from(&self, key: u64, hint: usize) -> Option<usize> {
+    pub(crate) fn find_from(&self, key: u64, hint: usize) -> Option<usize> {
         // Only an occupied probed slot holds a key other than EMPTY.
         if key != EMPTY && self.slots.get(hint).is_some_and(|e| e.0 == key) {
             return Some(hint);
@@ -90,19 +93,19 @@ impl<V: Copy + Default> FlatMap<V> {
 
     /// The value of `key`, if present.
     #[inline]
-    pub(super) fn get(&self, key: u64) -> Option<&V> {
+    pub(crate) fn get(&self, key: u64) -> Option<&V> {
         self.find(key).map(|i| &self.slots[i].1)
     }
 
     /// The value in slot `i` (from [`FlatMap::entry`] or [`FlatMap::find`]), mutable.
     #[inline]
-    pub(super) fn at_mut(&mut self, i: usize) -> &mut V {
+    pub(crate) fn at_mut(&mut self, i: usize) -> &mut V {
         &mut self.slots[i].1
     }
 
     /// Insert absent `key` with `value` at `vacant`, the slot [`FlatMap::entry`] returned for it (no
     /// change in between); returns the key's slot.
-    pub(super) fn insert_at(&mut self, vacant: usize, key: u64, value: V) -> usize {
+    pub(crate) fn insert_at(&mut self, vacant: usize, key: u64, value: V) -> usize {
         if self.slots.is_empty() || 2 * (self.len + 1) > self.mask + 1 {
             self.grow();
             let Err(v) = self.entry(key) else { unreachable!("key {key} inserted twice") };
@@ -120,7 +123,7 @@ impl<V: Copy + Default> FlatMap<V> {
 
     /// The slot of `key`, inserted with `value` when absent.
     #[inline]
-    pub(super) fn slot_or_insert(&mut self, key: u64, value: V) -> usize {
+    pub(crate) fn slot_or_insert(&mut self, key: u64, value: V) -> usize {
         match self.entry(key) {
             Ok(i) => i,
             Err(v) => self.insert_at(v, key, value),
@@ -128,14 +131,14 @@ impl<V: Copy + Default> FlatMap<V> {
     }
 
     /// Insert or replace.
-    pub(super) fn insert(&mut self, key: u64, value: V) {
+    pub(crate) fn insert(&mut self, key: u64, value: V) {
         let i = self.slot_or_insert(key, value);
         self.slots[i].1 = value;
     }
 
     /// Remove `key`; returns its value when it was present.
     #[inline]
-    pub(super) fn remove(&mut self, key: u64) -> Option<V> {
+    pub(crate) fn remove(&mut self, key: u64) -> Option<V> {
         let i = self.find(key)?;
         let v = self.slots[i].1;
         self.remove_at(i);
@@ -144,7 +147,7 @@ impl<V: Copy + Default> FlatMap<V> {
 
     /// Remove the key in slot `i`. Later entries of its probe run shift back into the hole, so that
     /// every key stays reachable from its home slot without tombstones.
-    pub(super) fn remove_at(&mut self, mut i: usize) {
+    pub(crate) fn remove_at(&mut self, mut i: usize) {
         self.len -= 1;
         if i > self.mask {
             self.has_max = false;
@@ -186,8 +189,23 @@ impl<V: Copy + Default> FlatMap<V> {
         }
     }
 
+    /// Remove every key, keeping the allocated slots.
+    pub(crate) fn clear(&mut self) {
+        if self.len > 0 || self.has_max {
+            self.slots.iter_mut().for_each(|s| *s = (EMPTY, V::default()));
+            self.len = 0;
+            self.has_max = false;
+        }
+    }
+
+    /// Slots allocated (for metadata accounting).
+    #[must_use]
+    pub(crate) fn slot_count(&self) -> usize {
+        self.slots.len()
+    }
+
     /// Keep the keys for which `keep` holds (a rare sweep: the table is rebuilt).
-    pub(super) fn retain(&mut self, mut keep: impl FnMut(u64, &mut V) -> bool) {
+    pub(crate) fn retain(&mut self, mut keep: impl FnMut(u64, &mut V) -> bool) {
         let mut kept = Vec::with_capacity(self.len);
         for (k, v) in self.iter() {
             let mut v = *v;
@@ -202,7 +220,7 @@ impl<V: Copy + Default> FlatMap<V> {
     }
 
     /// The keys and their values, in no meaningful order.
-    pub(super) fn iter(&self) -> impl Iterator<Item = (u64, &V)> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = (u64, &V)> {
         let probed = self.slots.len().saturating_sub(1);
         let max = self.has_max.then(|| (EMPTY, &self.slots[probed].1));
         self.slots[..probed].iter().filter(|(k, _)| *k != EMPTY).map(|(k, v)| (*k, v)).chain(max)
