@@ -160,6 +160,7 @@ impl BlockTable {
     ///
     /// # Panics
     /// In debug builds, if `block` is already resident (a level bug).
+    #[inline]
     pub fn insert(&mut self, block: u64, stream: u32, flags: u8) -> Slot {
         let entry = Entry { block, stream, flags, chances: 0, aux: 0 };
         let slot = if let Some(slot) = self.free.pop() {
@@ -179,6 +180,7 @@ impl BlockTable {
     }
 
     /// Remove the block in `slot`; returns its last entry.
+    #[inline]
     pub fn remove(&mut self, slot: Slot) -> Entry {
         let entry = self.entries[slot as usize];
         debug_assert!(self.occupied[slot as usize]);
