@@ -9,7 +9,7 @@
 //! Behaviour is the map's exactly; only the cost of the common miss changes. The filter is an
 //! accelerator, not model state: prefetchers report the marks alone as their metadata (`metadata_bytes`).
 //!
-//! The filter keeps at least four counters per mark and doubles (rebuilt from the map) when the marks
+//! The filter keeps at least eight counters per mark and doubles (rebuilt from the map) when the marks
 //! outgrow it: a prefetcher with a few hundred marks gets a filter that stays in the first-level cache,
 //! since it is read at every block access and eviction (a fixed 128 KiB filter cost more in cache misses
 //! than the probes it saved).
