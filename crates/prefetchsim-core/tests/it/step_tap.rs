@@ -104,6 +104,11 @@ fn hits(n: u32) -> Vec<Outcome> {
     vec![Outcome::Hit; n as usize]
 }
 
+/// First uses of prefetched blocks.
+fn pf_hits(n: u32) -> Vec<Outcome> {
+    vec![Outcome::PrefetchHit; n as usize]
+}
+
 fn lock<T>(a: &Arc<Mutex<T>>) -> MutexGuard<'_, T> {
     a.lock().unwrap()
 }
@@ -239,8 +244,8 @@ fn a_high_pc_whose_hit_ratio_falls_is_demoted_to_low() {
     let mut s = step(json!({}));
     let mut queue = Vec::new();
     for i in 0..11u64 {
-        // The first request misses, the next seven hit, then the stream misses again.
-        let o = if i == 0 || i >= 8 { misses(8) } else { hits(8) };
+        // The first request misses, the next seven find prefetched blocks, then the stream misses again.
+        let o = if i == 0 || i >= 8 { misses(8) } else { pf_hits(8) };
         drive(&mut s, Request::read(8 * i, 8), &o);
         queue.push(s.context_for(8 * i + 8).unwrap().queue);
     }
@@ -746,6 +751,93 @@ fn step_prefetches_next_to_nothing_on_a_uniformly_random_trace() {
         assert!(c.prefetch_issued <= st.extended * pl, "{pdf}: {c:?} {st:?}");
         assert!(pl > 0 && pl < 64, "{pdf}: {pl}");
     }
+}
+
+/// Regression (issue 20, finding 7): H is the prefetch hit ratio of §4, prefetched blocks found, not any
+/// cached block. A stream re-reading data that is cached from earlier demand reads has prefetched nothing
+/// and must not be promoted to high confidence (the old H counted every cached block: high at request 7).
+#[test]
+fn cached_blocks_that_were_not_prefetched_are_no_prefetch_hits() {
+    let mut cached = step(json!({}));
+    let mut prefetched = step(json!({}));
+    for i in 0..12u64 {
+        let first = i == 0;
+        drive(&mut cached, Request::read(8 * i, 8), &if first { misses(8) } else { hits(8) });
+        drive(&mut prefetched, Request::read(8 * i, 8), &if first { misses(8) } else { pf_hits(8) });
+    }
+    let pc = cached.context_for(96).unwrap();
+    assert_eq!((pc.queue, pc.history.hit_ratio()), (Queue::Low, 0.0));
+    let pc = prefetched.context_for(96).unwrap();
+    assert_eq!((pc.queue, pc.history.hit_ratio()), (Queue::High, 1.0));
+}
+
+/// Regression (issue 20, finding 7): a late prefetch (a block the stream prefetched, still in flight) is a
+/// prefetch hit; a block in flight that the stream had not prefetched is not.
+#[test]
+fn in_flight_blocks_count_as_prefetch_hits_only_within_the_streams_prefetch() {
+    let mut s = step(json!({}));
+    drive(&mut s, Request::read(0, 8), &misses(8));
+    let runs = drive(&mut s, Request::read(8, 8), &misses(8));
+    assert_eq!(runs.iter().map(|r| (r.first, r.len)).collect::<Vec<_>>(), vec![(16, 8)]);
+    // Blocks 16-23 were prefetched (in flight), 24-27 were not (in flight for another reason).
+    drive(&mut s, Request::read(16, 12), &[Outcome::Pending; 12]);
+    let h = s.context_for(28).unwrap().history.hit_ratio();
+    assert!((h - 8.0 / 28.0).abs() < 1e-12, "{h}");
+}
+
+/// Regression (issue 20, finding 7): a new PC whose key (the block after its request) is held by an
+/// established PC leaves it in place. A re-read of a stream's last four blocks used to make a new PC that
+/// displaced the high-confidence stream, which then restarted from nothing.
+#[test]
+fn an_established_context_survives_a_colliding_new_one() {
+    let mut s = step(json!({}));
+    drive(&mut s, Request::read(0, 8), &misses(8));
+    for i in 1..12u64 {
+        drive(&mut s, Request::read(8 * i, 8), &pf_hits(8));
+    }
+    let before = s.context_for(96).unwrap().clone();
+    assert_eq!(before.queue, Queue::High);
+    // Re-read blocks 92-95: starts neither at the stream's next block nor in its last one.
+    drive(&mut s, Request::read(92, 4), &hits(4));
+    s.check().unwrap();
+    let after = s.context_for(96).unwrap();
+    assert_eq!((after.queue, after.x, after.pf_end), (before.queue, before.x, before.pf_end));
+    assert_eq!(s.stats().displaced, 0);
+    // The stream goes on as a high-confidence one, from its prefetch address (a new PC would prefetch
+    // one request after block 103).
+    let runs = drive(&mut s, Request::read(96, 8), &pf_hits(8));
+    assert_eq!(s.context_for(104).unwrap().queue, Queue::High);
+    assert_eq!(runs.first().map(|r| r.first), Some(before.pf_end + 1), "{runs:?}");
+}
+
+/// Regression (issue 20, finding 7): a short stream that runs into the position of a high-confidence one
+/// (both now expect the same next block) yields to it instead of displacing it.
+#[test]
+fn an_established_context_survives_a_weaker_one_extending_onto_its_key() {
+    let mut s = step(json!({}));
+    drive(&mut s, Request::read(1000, 8), &misses(8));
+    for i in 1..12u64 {
+        drive(&mut s, Request::read(1000 + 8 * i, 8), &pf_hits(8));
+    }
+    assert_eq!(s.context_for(1096).unwrap().queue, Queue::High);
+    // A second stream: 1080-1083 (new), then 1084-1095 extends it to end where the first ends.
+    drive(&mut s, Request::read(1080, 4), &hits(4));
+    drive(&mut s, Request::read(1084, 12), &hits(12));
+    s.check().unwrap();
+    let pc = s.context_for(1096).unwrap();
+    assert_eq!((pc.queue, pc.x), (Queue::High, 96));
+    assert_eq!(s.stats().displaced, 0);
+    // The other way round, the stronger mover takes the key (the weak holder is dropped).
+    let mut s = step(json!({}));
+    drive(&mut s, Request::read(5000, 4), &misses(4)); // a new PC expecting 5004
+    drive(&mut s, Request::read(4000, 8), &misses(8));
+    for i in 1..12u64 {
+        drive(&mut s, Request::read(4000 + 8 * i, 8), &pf_hits(8));
+    }
+    drive(&mut s, Request::read(4096, 908), &pf_hits(908)); // the stream now ends at 5003
+    s.check().unwrap();
+    assert_eq!(s.context_for(5004).unwrap().queue, Queue::High);
+    assert_eq!(s.stats().displaced, 1);
 }
 
 /// A re-read of a PC's last block touches the PC but neither extends nor promotes it.

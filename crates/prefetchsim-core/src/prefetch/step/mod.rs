@@ -26,7 +26,7 @@
 //! Time: only the delayed queue needs a clock (thrashing adds seek times). The instant engine has none,
 //! so STEP runs a virtual one ([`delayed::VirtualClock`]); in the timed engine `clock = "engine"` reads
 //! the simulated time off each request. A late prefetch (a demand access that waits for an in-flight
-//! block, timed engine) counts as cached in the hit ratio, so [`Prefetcher::on_late`] needs nothing.
+//! block, timed engine) is a prefetch hit when the block lies within what its stream prefetched.
 //!
 //! The server sees whole requests: the blocks a level above prefetched are part of the request here
 //! (a storage server cannot tell them apart) \[ours\].
@@ -313,6 +313,9 @@ pub struct StepStats {
     pub purged: u64,
     /// PCs dropped because another took their key.
     pub displaced: u64,
+    /// Requests counted to a better established PC whose key their PC would have taken (that PC was
+    /// dropped, or not made).
+    pub yielded: u64,
     /// Requests that extended a PC.
     pub extended: u64,
     /// Prefetches decided for a thrashing PC (PM-TA).
@@ -479,9 +482,14 @@ impl Step {
         self.stats.purged += self.purge_buf.len() as u64;
     }
 
-    /// The PC of request `[s, e]`: the stream it extends, or a new one; the flag is false for a re-read
-    /// of a PC's last block, which moves nothing.
-    fn match_request(&mut self, ctx: &PrefetchCtx<'_>, cached: u32, pf_hits: u32) -> (u32, bool) {
+    /// The PC of request `[s, e]`: the stream it extends, or a new one; the flag is false for a request
+    /// that extends nothing (a re-read of a PC's last blocks), which moves no stream.
+    ///
+    /// Two PCs never share a key (the block each expects next): of two that would, the better established
+    /// keeps it ([`Context::outranks`]) and the request is counted to it as an access to its neighborhood.
+    /// A re-read of a stream's last blocks that does not start in them makes a new PC ending where the
+    /// stream ends; it must not wipe the stream's history and confidence.
+    fn match_request(&mut self, ctx: &PrefetchCtx<'_>) -> (u32, bool) {
         let (s, e, n) = (ctx.req.first, ctx.req.last(), ctx.req.len);
         let now = self.clock.now();
         if let Some(id) = self.pcs.find(s, self.params.match_window) {
@@ -495,24 +503,46 @@ impl Step {
                 self.queues.touch(id, q, q);
                 return (id, false);
             }
+            let (fresh, pf_hits) = prefetch_hits(ctx, pc.last, pc.pf_end);
             pc.x += e.saturating_sub(pc.last);
             pc.hit_len += u64::from(pf_hits);
             pc.last = pc.last.max(e);
             pc.pf_end = pc.pf_end.max(e);
-            pc.history.push(n, cached, now, self.params.history);
+            pc.history.push(n, fresh, pf_hits, now, self.params.history);
             let from = pc.queue;
             pc.queue = self.thresholds.after_extension(from, pc.x, pc.history.hit_ratio());
             let to = pc.queue;
             self.queues.touch(id, from, to);
+            let key = self.pcs.get(id).last.saturating_add(1);
+            if let Some(holder) = self.pcs.holder(key).filter(|&h| h != id) {
+                if !self.pcs.get(id).outranks(self.pcs.get(holder)) {
+                    self.queues.unlink(id, to);
+                    self.pcs.remove(id);
+                    self.stats.yielded += 1;
+                    let q = self.pcs.get(holder).queue;
+                    self.queues.touch(holder, q, q);
+                    return (holder, false);
+                }
+            }
             let displaced = self.pcs.reindex(id);
             self.drop_displaced(displaced);
             self.stats.extended += 1;
             return (id, true);
         }
+        let pf_hits = ctx.outcomes.iter().filter(|&&o| o == Outcome::PrefetchHit).count() as u32;
+        let pc = Context::new(e, n, pf_hits, now, ctx.req.stream, self.params.history);
+        if let Some(holder) = self.pcs.holder(e.saturating_add(1)) {
+            if !pc.outranks(self.pcs.get(holder)) {
+                let q = self.pcs.get(holder).queue;
+                self.queues.touch(holder, q, q);
+                self.stats.yielded += 1;
+                return (holder, false);
+            }
+        }
         if self.pcs.len() >= self.params.max_pcs {
             self.purge();
         }
-        let mut pc = Context::new(e, n, cached, now, ctx.req.stream, self.params.history);
+        let mut pc = pc;
         pc.hit_len = u64::from(pf_hits);
         let (id, displaced) = self.pcs.insert(pc);
         self.drop_displaced(displaced);
@@ -634,13 +664,9 @@ impl Prefetcher for Step {
         if !self.dq.is_empty() {
             self.fire_due(ctx, now);
         }
-        let mut cached = 0u32;
-        let mut pf_hits = 0u32;
-        for o in ctx.outcomes {
-            cached += u32::from(*o != Outcome::Miss);
-            pf_hits += u32::from(*o == Outcome::PrefetchHit);
-        }
-        let (id, extends) = self.match_request(ctx, cached, pf_hits);
+        // PM-SA's "on a cache hit" (§6.1): the whole request was cached (resident or in flight).
+        let all_hit = ctx.outcomes.iter().all(|&o| o != Outcome::Miss);
+        let (id, extends) = self.match_request(ctx);
         self.seeks.account(&mut self.pcs, &self.disk, id, s, e, self.params.alpha);
         // A stream back before its timer takes its waiting prefetch now (what it has not read itself).
         if let Some(d) = self.pcs.get_mut(id).delayed.take() {
@@ -652,7 +678,7 @@ impl Prefetcher for Step {
             self.stats.early += 1;
         }
         if extends {
-            self.prefetch(ctx, id, e, cached == ctx.req.len);
+            self.prefetch(ctx, id, e, all_hit);
         }
         if self.params.delayed {
             self.advance_clock(ctx, runs_from);
@@ -678,6 +704,24 @@ impl Prefetcher for Step {
             r.cap = (self.params.raised_cap * geometry.capacity as f64).floor() as usize;
         }
     }
+}
+
+/// For a request extending a stream whose last block was `last` and whose prefetch address is `pf_end`:
+/// the request's blocks new to the stream (beyond `last`) and how many of them were prefetched and found
+/// cached or in flight (§4's prefetch hit). A resident block is a prefetch hit when this is its first use
+/// ([`Outcome::PrefetchHit`]); a block in flight when the stream had prefetched it (`last < b <= pf_end`),
+/// a late prefetch.
+fn prefetch_hits(ctx: &PrefetchCtx<'_>, last: u64, pf_end: u64) -> (u32, u32) {
+    let (mut fresh, mut hits) = (0u32, 0u32);
+    for (i, &o) in ctx.outcomes.iter().enumerate() {
+        let b = ctx.req.first + i as u64;
+        if b <= last {
+            continue;
+        }
+        fresh += 1;
+        hits += u32::from(o == Outcome::PrefetchHit || (o == Outcome::Pending && b <= pf_end));
+    }
+    (fresh, hits)
 }
 
 /// Build STEP from a config entry (`{ name = "step", preset = "pm-sa", … }`).
