@@ -6,6 +6,7 @@ mod exclusive;
 mod history;
 mod pfc;
 mod policies;
+mod prefetch_io;
 mod properties;
 mod readahead;
 mod sarc_amp;
