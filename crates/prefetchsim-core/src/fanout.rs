@@ -286,6 +286,16 @@ impl AnyLevel for FanOut {
             l.count_coordinated(silent_hits, bypass_reads, readmore);
         }
     }
+    fn silent_use(&mut self, block: u64) {
+        if let Some(l) = self.inst.get_mut(self.last) {
+            l.silent_use(block);
+        }
+    }
+    fn mark_readmore(&mut self, first: u64, len: u32) {
+        if let Some(l) = self.inst.get_mut(self.last) {
+            l.mark_readmore(first, len);
+        }
+    }
     fn is_fan_out(&self) -> bool {
         true
     }

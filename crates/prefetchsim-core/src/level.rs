@@ -185,6 +185,13 @@ pub trait AnyLevel: Send {
     /// Count blocks a coordinator served from this level without the policy seeing them (PFC's silent
     /// hits) and blocks it read around the level (bypassed, not cached).
     fn count_coordinated(&mut self, _silent_hits: u64, _bypass_reads: u64, _readmore: u64) {}
+    /// PFC: the bypassed `block`, resident or in flight here, was served to the level above without the
+    /// policy seeing it (a silent hit): count the use of a prefetched or readmore block. Accounting only.
+    fn silent_use(&mut self, _block: u64) {}
+    /// PFC: blocks `first .. first + len` of the last access were appended by readmore: those it missed and
+    /// cached count as prefetched (`readmore_issued`), and their first reference as a use. The policy and
+    /// the prefetcher still see them as the demand blocks of that access. Accounting only.
+    fn mark_readmore(&mut self, _first: u64, _len: u32) {}
 
     // Levels of several caches ([`crate::fanout::FanOut`]).
 
@@ -263,6 +270,8 @@ pub struct Level<P: Policy> {
     prefetch_apart: bool,
     /// [`AnyLevel::set_answer_end`] for the next access (cleared by it).
     answer_end: Option<u64>,
+    /// First block of the last access (its outcomes are indexed from it).
+    last_first: u64,
 }
 
 /// Timed mode: the fetch tag of a slot's pinned block.
@@ -317,6 +326,7 @@ impl<P: Policy> Level<P> {
             drop_on_arrival: Vec::new(),
             prefetch_apart: false,
             answer_end: None,
+            last_first: 0,
         };
         level.charge_metadata();
         level
@@ -376,10 +386,27 @@ impl<P: Policy> Level<P> {
         self.raised.last_unpinned(&self.raised_links, &self.table)
     }
 
+    /// Accounting of a reference to the resident block `e` in `slot`: the first use of a prefetched block
+    /// (native, unless a PFC silent hit used it already) or of a readmore block.
+    #[inline]
+    fn count_use(&mut self, slot: Slot, e: Entry) {
+        if e.flags & (flags::PREFETCHED | flags::ACCESSED | flags::SILENT_USED) == flags::PREFETCHED {
+            self.counters.prefetch_used += 1;
+            self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
+        } else if e.flags & flags::READMORE != 0 {
+            self.table.entry_mut(slot).flags &= !flags::READMORE;
+            self.counters.prefetch_used += 1;
+            self.counters.readmore_used += 1;
+        }
+    }
+
     /// The evicted block in `slot` (already out of the policy) leaves the table.
     fn remove_evicted(&mut self, slot: Slot, entry: Entry) {
-        if entry.unused_prefetch() {
+        if entry.counts_unused() {
             self.counters.unused_evicted += 1;
+            self.counters.readmore_unused_evicted += u64::from(entry.flags & flags::READMORE != 0);
+        }
+        if entry.unused_prefetch() {
             self.unused_resident -= 1;
             if self.raises {
                 self.raised.unlink(&mut self.raised_links, slot);
@@ -562,6 +589,7 @@ impl<P: Policy> AnyLevel for Level<P> {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.counters.requests += 1;
         self.outcomes.clear();
+        self.last_first = req.first;
         let demote = self.opts.exclusive == Exclusive::Demote;
         if self.timed {
             self.inserted.clear();
@@ -603,8 +631,8 @@ impl<P: Policy> AnyLevel for Level<P> {
                             if self.raises {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
-                            self.counters.prefetch_used += 1;
                         }
+                        self.count_use(slot, e);
                         self.policy.on_hit(slot, &self.table, first_use);
                         self.table.entry_mut(slot).flags |= flags::ACCESSED;
                         if demote {
@@ -627,9 +655,8 @@ impl<P: Policy> AnyLevel for Level<P> {
                             if self.raises {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
-                            self.counters.prefetch_used += 1;
-                            self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
                         }
+                        self.count_use(slot, e);
                         if self.opts.consume_on_hit || demote {
                             self.policy.on_consumed_hit(slot, &self.table, first_use);
                             self.table.remove(slot);
@@ -686,7 +713,7 @@ impl<P: Policy> AnyLevel for Level<P> {
     fn finish(&mut self) {
         let (mut resident, mut inflight) = (0u64, 0u64);
         for (_, e) in self.table.iter() {
-            if e.unused_prefetch() {
+            if e.counts_unused() {
                 if e.pinned() {
                     inflight += 1;
                 } else {
@@ -925,6 +952,33 @@ impl<P: Policy> AnyLevel for Level<P> {
         self.counters.bypass_reads += bypass_reads;
         self.counters.readmore_blocks += readmore;
     }
+
+    fn silent_use(&mut self, block: u64) {
+        let Some(slot) = self.table.get(block) else { return };
+        let e = *self.table.entry(slot);
+        self.count_use(slot, e);
+        if e.unused_prefetch() {
+            self.table.entry_mut(slot).flags |= flags::SILENT_USED;
+        }
+    }
+
+    fn mark_readmore(&mut self, first: u64, len: u32) {
+        for block in first..first + u64::from(len) {
+            // Only a block this access missed and cached as a demand block (a block native prefetching
+            // brought in is the native prefetcher's).
+            let missed = block
+                .checked_sub(self.last_first)
+                .and_then(|i| self.outcomes.get(usize::try_from(i).ok()?))
+                .is_some_and(|o| *o == Outcome::Miss);
+            let Some(slot) = self.table.get(block).filter(|_| missed) else { continue };
+            let e = self.table.entry_mut(slot);
+            if e.flags & (flags::PREFETCHED | flags::ACCESSED) == flags::ACCESSED {
+                e.flags |= flags::READMORE;
+                self.counters.prefetch_issued += 1;
+                self.counters.readmore_issued += 1;
+            }
+        }
+    }
 }
 
 impl<P: Policy> Level<P> {
@@ -940,9 +994,9 @@ impl<P: Policy> Level<P> {
             if e.pinned() {
                 return true;
             }
+            self.counters.prefetch_invalidated += u64::from(e.counts_unused());
             if e.unused_prefetch() {
                 self.unused_resident -= 1;
-                self.counters.prefetch_invalidated += 1;
                 if self.raises {
                     self.raised.unlink(&mut self.raised_links, slot);
                 }

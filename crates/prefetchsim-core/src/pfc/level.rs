@@ -133,10 +133,12 @@ impl PfcLevel {
             let o = if self.inner.peek(b) {
                 match self.inner.pinned_tag(b) {
                     Some(tag) => {
+                        self.inner.silent_use(b);
                         self.pending.push(tag);
                         Outcome::Pending
                     }
                     None => {
+                        self.inner.silent_use(b);
                         silent += 1;
                         Outcome::Hit
                     }
@@ -177,6 +179,9 @@ impl PfcLevel {
             self.outcomes.extend_from_slice(inner_out);
             self.pending.extend_from_slice(&self.inner.pending_tags()[..pend]);
             readmore = d.end_pfc.saturating_sub(e);
+            if readmore > 0 {
+                self.inner.mark_readmore(e + 1, readmore as u32);
+            }
         }
         self.inner.count_coordinated(silent, bypass_reads, readmore);
         if self.params.cache_bypassed && !self.timed {
@@ -316,5 +321,11 @@ impl AnyLevel for PfcLevel {
     }
     fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
         self.inner.count_coordinated(silent_hits, bypass_reads, readmore);
+    }
+    fn silent_use(&mut self, block: u64) {
+        self.inner.silent_use(block);
+    }
+    fn mark_readmore(&mut self, first: u64, len: u32) {
+        self.inner.mark_readmore(first, len);
     }
 }

@@ -5,6 +5,7 @@ mod device;
 mod exclusive;
 mod history;
 mod pfc;
+mod pfc_accounting;
 mod policies;
 mod prefetch_io;
 mod properties;
