@@ -156,7 +156,8 @@ def _row(label: dict[str, Any], r) -> dict[str, Any]:
         "l2_bypass_reads": l2["bypass_reads"],
         "l2_readmore_blocks": l2["readmore_blocks"],
         "l2_prefetch_issued": l2["prefetch_issued"],
-        "l2_readahead": l2["prefetch_issued"] + l2["readmore_blocks"],
+        # prefetch_issued counts the readmore blocks L2 cached (readmore_issued) among the prefetched.
+        "l2_readahead": l2["prefetch_issued"] - l2["readmore_issued"] + l2["readmore_blocks"],
         "unused_prefetch": l1["unused_prefetch"] + l2["unused_prefetch"],
         "l2_unused_prefetch": l2["unused_prefetch"],
         "disk_requests": t["device_requests"],
