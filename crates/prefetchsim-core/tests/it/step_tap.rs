@@ -1009,3 +1009,68 @@ fn step_preset_names_read_back() {
     assert_eq!(p.preset, StepPreset::PmSa);
     let _ = TapParams::default();
 }
+
+// ---------------------------------------------------------------------------------------------------
+// STEP's prefetch is an I/O of its own (§4.2.1), in the timed engine.
+// ---------------------------------------------------------------------------------------------------
+
+/// Device reads (first, len, start, done) and request completions of a timed run.
+#[derive(Default)]
+struct TimedReads {
+    reads: Vec<(u64, u32, u64, u64)>,
+    done: Vec<(u64, u64)>,
+}
+
+impl prefetchsim_core::engine::TimedObserver for TimedReads {
+    fn read_start(&mut self, first: u64, len: u32, t: u64) {
+        self.reads.push((first, len, t, u64::MAX));
+    }
+    fn read_done(&mut self, first: u64, len: u32, t: u64) {
+        let r = self.reads.iter_mut().find(|r| r.0 == first && r.1 == len && r.3 == u64::MAX).expect("started");
+        r.3 = t;
+    }
+    fn completed(&mut self, index: u64, t: u64) {
+        self.done.push((index, t));
+    }
+}
+
+/// Regression (issue 20, finding 7): STEP issues its prefetch "asynchronously after the fetch request is
+/// fulfilled" (§4.2.1). With `prefetch_io = "apart"` (what `reproduce step` runs STEP with) the demand
+/// read of the request that triggers a prefetch is read alone and the request does not wait for the
+/// prefetch; before, demand and prefetch were one I/O the request waited for (still `joined`).
+#[test]
+fn steps_prefetch_is_read_after_the_demand_read_and_not_waited_for() {
+    use prefetchsim_core::engine::{run_timed_observed, Silent, VecSource};
+    const MS: u64 = 1_000_000;
+    let run = |io: &str| {
+        // A device of 5 ms per request plus 1 ms per 4 KiB block, FIFO, one request at a time.
+        let cfg = HierarchyConfig::from_toml(&format!(
+            "[[level]]\nsize = 1024\nprefetcher = {{ name = 'step' }}\n\
+             [engine]\nkind = 'timed'\nreplay = 'open'\nprefetch_io = '{io}'\n\
+             [device]\nname = 'fixed'\nread_latency_ms = 5.0\nbandwidth_mb_s = 4.096\n\
+             [scheduler]\npolicy = 'noop'\nplugging = 'instant'\n"
+        ))
+        .unwrap();
+        let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+        let mut w = TimedReads::default();
+        // One stream of 8-block requests 100 ms apart: the second extends the new PC (new -> low), which
+        // prefetches one estimated request, blocks 16-23; the third finds them cached.
+        let reqs: Vec<Request> =
+            (0..3u64).map(|i| Request { time_ns: 100 * i * MS, first: 8 * i, len: 8, ..Request::default() }).collect();
+        run_timed_observed(&mut VecSource::new(reqs), &mut h, &cfg, &mut Silent, &mut w).unwrap();
+        w
+    };
+    let apart = run("apart");
+    let joined = run("joined");
+    // Apart: the second request reads 8-15 alone (5 + 8 ms) and completes then; 16-23 follow.
+    let rt = |w: &TimedReads, i: u64| w.done.iter().find(|d| d.0 == i).unwrap().1 - 100 * i * MS;
+    assert_eq!(rt(&apart, 1), 13 * MS);
+    let demand = *apart.reads.iter().find(|r| r.0 == 8).unwrap();
+    let pf = *apart.reads.iter().find(|r| r.0 == 16).unwrap();
+    assert_eq!((demand.1, pf.1), (8, 8));
+    assert!(pf.2 >= demand.3, "the prefetch read starts after the demand read is done: {pf:?} {demand:?}");
+    assert_eq!(rt(&apart, 2), 0, "the prefetched request is a hit");
+    // Joined (the old behaviour): one read of 8-23, 5 + 16 ms, and the request waits for all of it.
+    assert_eq!(rt(&joined, 1), 21 * MS);
+    assert!(joined.reads.iter().any(|r| (r.0, r.1) == (8, 16)));
+}
