@@ -543,7 +543,6 @@ def plot_sensitivity(df, out_dir: str, dpi: int = 72) -> list[str]:
         ax.set_title(f"sensitivity: {name} (dotted: the method's value)", fontsize=9)
         ax.legend(fontsize=6, ncol=2)
         ax.tick_params(labelsize=7)
-        fig.tight_layout()
         written.append(plot.savefig(fig, os.path.join(out_dir, f"step-sensitivity-{name.replace(' ', '-')}.png"),
                                     dpi=dpi))
     return written
@@ -574,7 +573,6 @@ def _plots(df, out_dir: str) -> list[str]:
         plot.response_time(net, x="case", metric="time_s", hue="scheme", ax=axes[1], level=None,
                            title="network: execution time (s), per client RA#")
         axes[1].tick_params(axis="x", labelrotation=60, labelsize=6)
-    fig.tight_layout()
     written.append(plot.savefig(fig, os.path.join(out_dir, "step-times.png"), dpi=72))
     return written
 
