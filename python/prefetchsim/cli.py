@@ -20,6 +20,7 @@ from . import _core
 from ._deps import MissingDependency
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import device_bench, devices, load_config, simulate_many
+from ._table import emit as _emit
 from ._trace import Trace, open_trace, synthetic
 
 # Columns of the table view of a run; CSV and JSON carry every field.
@@ -107,33 +108,6 @@ def _warn_skipped(path: str, report: dict[str, Any], limit: int) -> None:
         sys.stderr.write(f"  also: {m}\n")
 
 
-def _emit(rows: list[dict[str, Any]], fmt: str, out: io.TextIOBase, columns: Sequence[str] | None = None) -> None:
-    if fmt == "json":
-        for r in rows:
-            out.write(json.dumps(r) + "\n")
-        return
-    if fmt == "csv":
-        if rows:
-            w = csv.DictWriter(out, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
-        return
-    cols = [c for c in (columns or (list(rows[0].keys()) if rows else [])) if not rows or c in rows[0]]
-    # Tables are for eyes: a trace is shown by its file name (CSV and JSON keep the path).
-    rows = [{**r, "trace": os.path.basename(str(r["trace"]))} if "trace" in r else r for r in rows]
-
-    def cell(v: Any) -> str:
-        if isinstance(v, float):
-            return f"{v:.4f}"
-        return str(v)
-
-    table = [[cell(r.get(c, "")) for c in cols] for r in rows]
-    widths = [max([len(c)] + [len(t[i]) for t in table]) for i, c in enumerate(cols)]
-    out.write("  ".join(c.rjust(w) for c, w in zip(cols, widths)) + "\n")
-    for t in table:
-        out.write("  ".join(v.rjust(w) for v, w in zip(t, widths)) + "\n")
-
-
 def _output(args: argparse.Namespace):
     if args.output in (None, "-"):
         return sys.stdout, False
@@ -157,8 +131,9 @@ def _add_skip_bad(p: argparse.ArgumentParser) -> None:
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--output-format", "-f", choices=["table", "csv", "json"], default="table")
-    p.add_argument("-o", "--output", help="write results to this file instead of stdout")
+    p.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table",
+                   help="table (default, for reading), csv, or json (one object per line)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write results to this file instead of stdout")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress on stderr (default: when stderr is a terminal)")
 
@@ -289,46 +264,20 @@ def cmd_trace_convert(args: argparse.Namespace) -> int:
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import mithril, split, step
-
-    if args.experiment == "mithril":
-        return _reproduce_mithril(args, mithril)
-    if args.experiment == "step":
-        return _reproduce_step(args, step)
-    if args.experiment == "pfc":
-        return _reproduce_pfc(args)
-    if args.experiment != "split":
-        raise _core.ConfigError(
-            f"reproduce: {args.experiment!r} is not available; available: split, mithril, step, pfc")
-    def table(df, out) -> None:
-        wide = df.pivot_table(index=["workload", "cache_blocks"], columns="policy", values="prefetch_hit_rate")
-        wide = wide[[p for p in split.POLICIES if p in wide.columns]]
-        out.write("prefetch hit rate (hits / requests), T2 prefetching:\n")
-        out.write(wide.to_string(float_format=lambda x: f"{x:.4f}") + "\n\n")
-        out.write("at the paper's highlighted sizes (change against LRU):\n")
-        _emit(split.summary(df), "table", out)
-
-    return _run_experiment(
-        args,
-        lambda prog: split.run(seed=args.seed, requests=args.requests or 100_000, out_dir=args.out,
-                               plot=not args.no_plot, progress=prog),
-        table, lambda df: df.to_dict("records"))
-
-
-def _run_experiment(args: argparse.Namespace, compute: Any, table: Any, records: Any) -> int:
-    """Run an experiment under a progress bar (``compute(progress)``), then print its tables
-    (``table(result, out)``) or, for CSV and JSON, its rows (``records(result)``)."""
+    """Run the chosen experiment module (``reproduce/<name>.py``) under a progress bar, then print its tables
+    (``write_tables``) or, for CSV and JSON, its rows (``records``)."""
+    experiment = args.experiment_module
     prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
     try:
-        result = compute(prog)
+        result = experiment.run_from_args(args, prog)
     finally:
         prog.close()
     out, close = _output(args)
     try:
         if args.output_format == "table":
-            table(result, out)
+            experiment.write_tables(result, out)
         else:
-            _emit(records(result), args.output_format, out)
+            _emit(experiment.records(result), args.output_format, out)
     finally:
         if close:
             out.close()
@@ -337,70 +286,23 @@ def _run_experiment(args: argparse.Namespace, compute: Any, table: Any, records:
     return 0
 
 
-def _reproduce_pfc(args: argparse.Namespace) -> int:
-    from .reproduce import pfc
+def _add_reproduce_parsers(sub: Any) -> None:
+    """``prefetchsim reproduce NAME``: one subcommand per module of :mod:`prefetchsim.reproduce`, each with
+    the common options plus its own (so ``--help`` shows only what applies, and argparse rejects the rest)."""
+    from . import reproduce
 
-    versions = ["A", "B"] if args.pfc_version == "both" else [args.pfc_version]
-    requests = args.requests or pfc.DEFAULT_REQUESTS
-
-    def table(result, out) -> None:
-        _, table1, summ = result
-        for scheme in sorted(s for s in table1.scheme.unique() if s.startswith("PFC") or s == "DU"):
-            wide = pfc.table1_wide(table1, scheme)
-            out.write(f"Table 1: improvement (%) of the mean response time over native, {scheme}:\n")
-            out.write(wide.to_string(float_format=lambda x: f"{x:.2f}") + "\n\n")
-        out.write("summary:\n")
-        _emit(summ.to_dict("records"), "table", out)
-
-    return _run_experiment(
-        args,
-        lambda prog: pfc.run(traces=args.traces or tuple(pfc.TRACES), requests=requests, versions=versions,
-                             ablations=not args.no_ablations, out_dir=args.out, plot=not args.no_plot,
-                             progress=prog),
-        table, lambda result: result[0].to_dict("records"))
-
-
-def _reproduce_mithril(args: argparse.Namespace, mithril) -> int:
-    def table(result, out) -> None:
-        curves, studies = result
-        for trace, sub in curves.groupby("trace"):
-            wide = sub.pivot_table(index=["share", "cache_blocks"], columns="scheme", values="hit_ratio")
-            wide = wide[[s for s in mithril.SCHEMES if s in wide.columns]]
-            out.write(f"hit ratio on {trace}:\n{wide.to_string(float_format=lambda x: f'{x:.4f}')}\n\n")
-        out.write("Mithril's gains:\n")
-        _emit(mithril.gains(curves), "table", out)
-        if not studies.empty:
-            out.write("\nparameter studies (Mithril-LRU, hit ratio / precision):\n")
-            _emit(studies.to_dict("records"), "table", out,
-                  ["trace", "cache_blocks", "parameter", "value", "hit_ratio", "precision"])
-
-    return _run_experiment(
-        args,
-        lambda prog: mithril.run(traces=args.traces or [None], out_dir=args.out, plot=not args.no_plot,
-                                 studies=not args.no_studies, progress=prog),
-        table, lambda result: result[0].to_dict("records") + result[1].to_dict("records"))
-
-
-def _reproduce_step(args: argparse.Namespace, step) -> int:
-    workloads = tuple(step.WORKLOADS) if args.workloads is None else tuple(w for w in args.workloads if w != "none")
-
-    def table(df, out) -> None:
-        for metric, what, fmt in (("rt_mean_ms", "mean response time (ms)", "{:.3f}"),
-                                  ("prefetch_hit_ratio", "server prefetch hit ratio", "{:.4f}"),
-                                  ("unused_prefetch", "server prefetched blocks never used", "{:.0f}")):
-            wide = df.pivot_table(index=["workload", "setup"], columns="scheme", values=metric, sort=False)
-            wide = wide[[s for s in step.SCHEMES if s in wide.columns]]
-            out.write(f"{what}:\n{wide.to_string(float_format=fmt.format)}\n\n")
-        out.write("STEP (PM-TA) against Linux and PM-SA, execution time (T_scheme / T_PM-TA - 1, %; "
-                  "positive = STEP ahead):\n")
-        _emit(step.verdict(df), "table", out)
-
-    return _run_experiment(
-        args,
-        lambda prog: step.run(workloads=workloads, traces=args.traces or (), requests=args.requests or 100_000,
-                              seed=args.seed, disk=args.disk, out_dir=args.out, plot=not args.no_plot,
-                              progress=prog),
-        table, lambda df: df.to_dict("records"))
+    rp = sub.add_parser("reproduce", help=f"rerun a paper's experiments ({', '.join(reproduce.EXPERIMENTS)})",
+                        description="Rerun the experiments of a paper of the project and print its tables. "
+                                    "'prefetchsim reproduce NAME --help' lists the options of one experiment.")
+    rsub = rp.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
+    for name, module in reproduce.EXPERIMENTS.items():
+        e = rsub.add_parser(name, help=module.SUMMARY, description=reproduce.description(module),
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(e)
+        e.add_argument("--out", default=None, metavar="DIR", help="directory for the CSV files and the plots")
+        e.add_argument("--no-plot", action="store_true", help="do not draw plots (with --out)")
+        _add_output_options(e)
+        e.set_defaults(func=cmd_reproduce, experiment_module=module)
 
 
 _BENCH_COLUMNS = [
@@ -676,31 +578,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_trace_options(tc)
     tc.set_defaults(func=cmd_trace_convert)
 
-    rp = sub.add_parser("reproduce", help="rerun a paper's experiments (split, mithril, step, pfc)",
-                        description="Rerun the experiments of a paper of the project and print its table.")
-    rp.add_argument("experiment", choices=["split", "pfc", "step", "mithril"])
-    rp.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
-    rp.add_argument("--requests", type=int, default=None,
-                    help="requests per workload (split, step: default 100,000, the Split paper's; pfc: default "
-                         "200,000, and a limit on real traces)")
-    rp.add_argument("--out", default=None, help="directory for the CSV and the plots")
-    rp.add_argument("--no-plot", action="store_true", help="do not draw plots")
-    rp.add_argument("--trace", "--traces", dest="traces", action="append", metavar="PATH[:FORMAT]",
-                    help="mithril, pfc: a trace to use instead of the built-in workloads (pfc also takes the "
-                         "built-in names oltp-like, web-like, multi-like); step: a trace to add to the built-in "
-                         "workloads (repeatable)")
-    rp.add_argument("--workload", dest="workloads", action="append", metavar="NAME",
-                    help="step: a built-in workload to run (oltp-spread, oltp-like, web-like, diff+tar; "
-                         "repeatable; default all; 'none' for the given traces only)")
-    rp.add_argument("--disk", default="hdd7200",
-                    help="step: the disk model under the server (a device preset; default hdd7200, the 7200 rpm "
-                         "disk closest to the paper's 7.2K rpm ATA disk)")
-    rp.add_argument("--version", dest="pfc_version", default="both", choices=["A", "B", "000", "001", "both"],
-                    help="pfc: the printed Algorithm 2 to run, A (= 000, published) or B (= 001), or both (default)")
-    rp.add_argument("--no-ablations", action="store_true", help="pfc: skip the bypass-only / readmore-only runs")
-    rp.add_argument("--no-studies", action="store_true", help="mithril: skip the parameter studies")
-    _add_output_options(rp)
-    rp.set_defaults(func=cmd_reproduce)
+    _add_reproduce_parsers(sub)
 
     d = sub.add_parser("device", help="device models")
     dsub = d.add_subparsers(dest="device_command", required=True)
