@@ -175,6 +175,11 @@ pub trait AnyLevel: Send {
     /// hits) and blocks it read around the level (bypassed, not cached).
     fn count_coordinated(&mut self, _silent_hits: u64, _bypass_reads: u64, _readmore: u64) {}
 
+    /// The policy's knowledge of the future (`opt`; [`crate::optimal`]). Default: none.
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        None
+    }
+
     // Levels of several caches ([`crate::fanout::FanOut`]).
 
     /// The independent caches of this level with their keys (client id or server index), in key order;
@@ -535,6 +540,7 @@ impl<P: Policy> AnyLevel for Level<P> {
             self.fetch_base = out.len() as u32;
         }
         for (i, block) in req.blocks().enumerate() {
+            self.policy.on_access(block);
             let is_demand = (i as u32) < demand_len;
             if is_demand {
                 self.counters.demand_accesses += 1;
@@ -880,6 +886,10 @@ impl<P: Policy> AnyLevel for Level<P> {
         self.counters.silent_hits += silent_hits;
         self.counters.bypass_reads += bypass_reads;
         self.counters.readmore_blocks += readmore;
+    }
+
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        self.policy.future()
     }
 }
 
