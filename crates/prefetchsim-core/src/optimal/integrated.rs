@@ -262,6 +262,20 @@ mod tests {
     }
 
     #[test]
+    fn a_replacement_is_fetched_right_after_the_victims_last_reference() {
+        // 1 2 1 3 1, cache 2, F = 2. MIN evicts 2 (never used again, last referenced at position 1) for 3.
+        // Conservative starts that fetch at time 5, as soon as 2 has been served, not when 3 is
+        // requested (time 6): the fetch arrives at 7, and the run ends at 9 instead of 10 (demand: 11).
+        let blocks = [1, 2, 1, 3, 1];
+        let m = DiskModel { cache: 2, fetch_time: 2 };
+        let c = conservative(&blocks, m).unwrap();
+        assert_eq!((c.elapsed, c.stall, c.fetches), (9, 4, 3));
+        let a = aggressive(&blocks, m).unwrap();
+        assert_eq!((a.elapsed, a.fetches), (9, 3), "aggressive evicts 2 right after its use as well");
+        assert_eq!(demand(5, 3, m).elapsed, 11);
+    }
+
+    #[test]
     fn min_replacements_evict_the_furthest_next_use() {
         let r = min_replacements(&[1, 2, 3, 1, 2, 4, 1, 2, 3], 3);
         let victims: Vec<Option<u64>> = r.iter().map(|r| r.victim).collect();
