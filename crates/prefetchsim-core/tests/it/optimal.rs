@@ -186,3 +186,23 @@ fn next_uses_given_by_the_trace_replace_the_pre_pass() {
     let r = run_instant(&mut VecSource::new(reads(&blocks)), &mut h, &cfg.engine, &mut Silent).unwrap();
     assert_eq!(r.levels[0].counters.misses, 5);
 }
+
+/// With a prefetcher that reacts to misses, MIN's evictions are not always best: keeping a block turns a
+/// miss into a hit, and the read-ahead that miss would have started never happens. Found by a property
+/// test (opt vs LRU, read-ahead P = 4, cache 4), shrunk to this trace: LRU misses 25 and reads ahead 26-29,
+/// which the last request then hits (28, 29); MIN keeps 25 (a hit, no read-ahead), so 28 and 29 miss.
+#[test]
+fn with_a_prefetcher_reacting_to_misses_min_can_lose() {
+    let reqs = vec![
+        Request::read(21, 3),
+        Request::read(0, 1),
+        Request::read(5, 1),
+        Request::read(25, 1),
+        Request::read(27, 3),
+    ];
+    let opt = run(&one_level("opt", 4, "ra"), &reqs).unwrap();
+    let lru = run(&one_level("lru", 4, "ra"), &reqs).unwrap();
+    assert_eq!((opt.levels[0].counters.misses, lru.levels[0].counters.misses), (7, 6));
+    assert_eq!((opt.levels[0].counters.fetches, lru.levels[0].counters.fetches), (4, 4));
+    assert_eq!((opt.levels[0].counters.prefetch_hits, lru.levels[0].counters.prefetch_hits), (2, 3));
+}
