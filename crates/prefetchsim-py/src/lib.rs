@@ -401,6 +401,32 @@ fn integrated(
     Ok(out.to_string())
 }
 
+/// Time the one-level hierarchy of `config_json` on the trace in Cao et al.'s single-disk model (fetch
+/// time `fetch_time` request services; `optimal::single_disk`). Returns JSON `{"schedule": {requests,
+/// elapsed, stall, fetches}, "level": the level's record}`.
+#[pyfunction]
+fn single_disk(py: Python<'_>, trace_json: &str, config_json: &str, fetch_time: &Bound<'_, PyAny>) -> PyResult<String> {
+    use prefetchsim_core::optimal::integrated::DiskModel;
+    let spec = parse_spec(trace_json)?;
+    let cfg = HierarchyConfig::from_json(parse_json("config", config_json)?).map_err(|e| config_err(&e))?;
+    validate_components(&cfg).map_err(|e| config_err(&e))?;
+    let fetch_time = uint_arg(Some(fetch_time), "fetch_time", 0, 1 << 32)?;
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let out = run_detached(py, None, &done, &stop, || -> Result<Value, SourceError> {
+        let footprint = if cfg.needs_footprint() { Some(count_footprint(&spec, &stop)?) } else { None };
+        let mut h = Hierarchy::build(&cfg, spec.block_size, footprint)?;
+        prepare_opt(&spec, &cfg, &mut h, footprint, &stop)?;
+        let model = DiskModel { cache: h.levels.first().map_or(0, |l| l.capacity()), fetch_time };
+        let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
+        let s = optimal::single_disk::single_disk(&mut src, &mut h, model)?;
+        let level = h.reports().first().map(|l| record_json(l.record())).unwrap_or(Value::Null);
+        Ok(json!({ "schedule": s, "level": level }))
+    })?
+    .map_err(|e| source_err(&e))?;
+    Ok(out.to_string())
+}
+
 /// Count the unique blocks of a trace.
 #[pyfunction]
 fn footprint(py: Python<'_>, trace_json: &str) -> PyResult<u64> {
@@ -614,6 +640,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device_capacity_sectors, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_config, m)?)?;
     m.add_function(wrap_pyfunction!(integrated, m)?)?;
+    m.add_function(wrap_pyfunction!(single_disk, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
