@@ -103,10 +103,12 @@ impl RequestSource for Interruptible<'_> {
     }
 }
 
-/// Count the unique blocks of a trace (one streaming pass), stopping early when asked.
-fn count_footprint(spec: &TraceSpec, stop: &AtomicBool) -> Result<u64, SourceError> {
-    let mut src = spec.open()?;
-    stats::footprint(src.as_mut(), &|| stop.load(Ordering::Relaxed))
+/// Count the unique blocks of a trace (one streaming pass), stopping early when asked. The requests read
+/// are added to `done`, so that progress moves during this pass too (it comes before any replay when a
+/// size is a share of the footprint, and takes a whole pass over the trace).
+fn count_footprint(spec: &TraceSpec, stop: &AtomicBool, done: &AtomicU64) -> Result<u64, SourceError> {
+    let mut src = Interruptible { src: spec.open()?, stop, done };
+    stats::footprint(&mut src, &|| stop.load(Ordering::Relaxed))
 }
 
 /// Run `f` without the GIL on another thread while this thread serves progress callbacks and Ctrl-C.
@@ -160,7 +162,8 @@ fn run_detached<T: Send>(
 
 /// Simulate every config of `configs_json` (a JSON list of hierarchy configs) on the trace of
 /// `trace_json`; returns a JSON list of results, in config order. `progress(n)` is called about ten
-/// times a second with the number of requests processed so far (over all configs).
+/// times a second with the number of requests read so far (over all configs, and the footprint pass
+/// first when a size is a share of the footprint).
 #[pyfunction]
 #[pyo3(signature = (trace_json, configs_json, progress=None, threads=None))]
 fn simulate(
@@ -197,7 +200,7 @@ fn simulate(
     let needs_fp = configs.iter().any(HierarchyConfig::needs_footprint);
     let results: Vec<Result<(RunResult, SourceReport), PyErr>> = run_detached(py, progress, &done, &stop, || {
         let footprint = if needs_fp {
-            match count_footprint(&spec, &stop) {
+            match count_footprint(&spec, &stop, &done) {
                 Ok(n) => Some(n),
                 Err(e) => return vec![Err(WorkerError::Source(e))],
             }
@@ -433,7 +436,7 @@ fn footprint(py: Python<'_>, trace_json: &str) -> PyResult<u64> {
     let spec = parse_spec(trace_json)?;
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    run_detached(py, None, &done, &stop, || count_footprint(&spec, &stop))?.map_err(|e| source_err(&e))
+    run_detached(py, None, &done, &stop, || count_footprint(&spec, &stop, &done))?.map_err(|e| source_err(&e))
 }
 
 /// Statistics of a trace (`trace info`) as JSON; `window` and `gap` tune the random-request rule.
@@ -457,20 +460,44 @@ fn trace_info(
         Ok((st, src.report()))
     })?
     .map_err(|e| source_err(&e))?;
-    with_report(&st, &rep)
+    let format = if spec.is_synthetic() {
+        "synthetic"
+    } else if !spec.merge.is_empty() {
+        "merge"
+    } else {
+        spec.resolved_format().map_err(|e| trace_err(&e))?
+    };
+    let mut v = serde_json::to_value(&st).map_err(|e| PrefetchsimError::new_err(e.to_string()))?;
+    if let Value::Object(m) = &mut v {
+        let mut out = serde_json::Map::new();
+        out.insert("format".into(), Value::from(format));
+        out.extend(std::mem::take(m));
+        report_json(&rep, &mut out);
+        *m = out;
+    }
+    Ok(v.to_string())
 }
 
-/// Write a trace as oracleGeneral or CSV (`trace convert`); returns a JSON summary.
+/// Write a trace as oracleGeneral or CSV (`trace convert`); returns a JSON summary. The output appears
+/// only when the whole trace is written (a temporary file renamed at the end).
 #[pyfunction]
-#[pyo3(signature = (trace_json, output, to="oracle_general", per_block=false))]
-fn convert(py: Python<'_>, trace_json: &str, output: &str, to: &str, per_block: bool) -> PyResult<String> {
+#[pyo3(signature = (trace_json, output, to="oracle_general", per_block=false, rebase_time=false))]
+fn convert(
+    py: Python<'_>,
+    trace_json: &str,
+    output: &str,
+    to: &str,
+    per_block: bool,
+    rebase_time: bool,
+) -> PyResult<String> {
     let spec = parse_spec(trace_json)?;
     let shape = if per_block { OracleShape::PerBlock } else { OracleShape::Objects };
+    let options = writer::WriteOptions { shape, rebase_time };
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let (summary, rep) = run_detached(py, None, &done, &stop, || -> Result<_, SourceError> {
         let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
-        let summary = writer::write(&mut src, output, to, spec.block_size, shape)?;
+        let summary = writer::write(&mut src, output, to, spec.block_size, options)?;
         Ok((summary, src.report()))
     })?
     .map_err(|e| source_err(&e))?;

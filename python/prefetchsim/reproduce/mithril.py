@@ -143,3 +143,39 @@ def _core_names():
     from .._registry import prefetchers
 
     return prefetchers()
+
+
+# --- `prefetchsim reproduce mithril` (the convention of `reproduce/__init__.py`) ---
+
+SUMMARY = "Yang et al.: LRU, PG, AMP and Mithril over LRU/FIFO/AMP; parameter studies"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--trace", "--traces", dest="traces", action="append", metavar="PATH[:FORMAT]",
+                        help="a trace to use instead of the built-in 'associations' workload (repeatable)")
+    parser.add_argument("--no-studies", action="store_true", help="skip the parameter studies")
+
+
+def run_from_args(args, progress):
+    return run(traces=args.traces or [None], out_dir=args.out, plot=not args.no_plot, studies=not args.no_studies,
+               progress=progress)
+
+
+def write_tables(result, out) -> None:
+    from .._table import emit
+
+    curves, studies = result
+    for trace, sub in curves.groupby("trace"):
+        wide = sub.pivot_table(index=["share", "cache_blocks"], columns="scheme", values="hit_ratio")
+        wide = wide[[s for s in SCHEMES if s in wide.columns]]
+        out.write(f"hit ratio on {trace}:\n{wide.to_string(float_format=lambda x: f'{x:.4f}')}\n\n")
+    out.write("Mithril's gains:\n")
+    emit(gains(curves), "table", out)
+    if not studies.empty:
+        out.write("\nparameter studies (Mithril-LRU, hit ratio / precision):\n")
+        emit(studies.to_dict("records"), "table", out,
+             ["trace", "cache_blocks", "parameter", "value", "hit_ratio", "precision"])
+
+
+def records(result) -> list[dict[str, Any]]:
+    return result[0].to_dict("records") + result[1].to_dict("records")

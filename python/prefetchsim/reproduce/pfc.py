@@ -156,7 +156,8 @@ def _row(label: dict[str, Any], r) -> dict[str, Any]:
         "l2_bypass_reads": l2["bypass_reads"],
         "l2_readmore_blocks": l2["readmore_blocks"],
         "l2_prefetch_issued": l2["prefetch_issued"],
-        "l2_readahead": l2["prefetch_issued"] + l2["readmore_blocks"],
+        # prefetch_issued counts the readmore blocks L2 cached (readmore_issued) among the prefetched.
+        "l2_readahead": l2["prefetch_issued"] - l2["readmore_issued"] + l2["readmore_blocks"],
         "unused_prefetch": l1["unused_prefetch"] + l2["unused_prefetch"],
         "l2_unused_prefetch": l2["unused_prefetch"],
         "disk_requests": t["device_requests"],
@@ -315,3 +316,42 @@ def _plots(runs, t, out_dir: str) -> list[str]:
         ax.tick_params(axis="x", labelrotation=90)
         written.append(plot.savefig(fig, os.path.join(out_dir, "pfc-ablation.png")))
     return written
+
+
+# --- `prefetchsim reproduce pfc` (the convention of `reproduce/__init__.py`) ---
+
+SUMMARY = "Zhang et al.: PFC and DU against native on two-level timed hierarchies (the paper's 96 cases)"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--requests", type=int, default=None, metavar="N",
+                        help=f"requests per built-in workload, and a limit on real traces (default "
+                             f"{DEFAULT_REQUESTS:,})")
+    parser.add_argument("--trace", "--traces", dest="traces", action="append", metavar="PATH[:FORMAT]",
+                        help=f"a trace to use instead of the built-in workloads, or a built-in name "
+                             f"({', '.join(TRACES)}) (repeatable)")
+    parser.add_argument("--version", dest="pfc_version", default="both", choices=["A", "B", "000", "001", "both"],
+                        help="the printed Algorithm 2 to run, A (= 000, published) or B (= 001), or both (default)")
+    parser.add_argument("--no-ablations", action="store_true", help="skip the bypass-only / readmore-only runs")
+
+
+def run_from_args(args, progress):
+    versions = ["A", "B"] if args.pfc_version == "both" else [args.pfc_version]
+    return run(traces=args.traces or tuple(TRACES), requests=args.requests or DEFAULT_REQUESTS, versions=versions,
+               ablations=not args.no_ablations, out_dir=args.out, plot=not args.no_plot, progress=progress)
+
+
+def write_tables(result, out) -> None:
+    from .._table import emit
+
+    _, table1, summ = result
+    for scheme in sorted(s for s in table1.scheme.unique() if s.startswith("PFC") or s == "DU"):
+        wide = table1_wide(table1, scheme)
+        out.write(f"Table 1: improvement (%) of the mean response time over native, {scheme}:\n")
+        out.write(wide.to_string(float_format=lambda x: f"{x:.2f}") + "\n\n")
+    out.write("summary:\n")
+    emit(summ.to_dict("records"), "table", out)
+
+
+def records(result) -> list[dict[str, Any]]:
+    return result[0].to_dict("records")

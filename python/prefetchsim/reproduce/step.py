@@ -233,3 +233,45 @@ def _plots(df, out_dir: str) -> list[str]:
                              title="server prefetched blocks never used")
         written.append(plot.savefig(fig, os.path.join(out_dir, f"step-{setup}.png")))
     return written
+
+
+# --- `prefetchsim reproduce step` (the convention of `reproduce/__init__.py`) ---
+
+SUMMARY = "Liang, Jiang & Zhang: STEP (PM-TA) against Linux read-ahead and PM-CON/BB/SA, timed, on a disk"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--seed", type=int, metavar="N", default=1, help="workload seed (default 1)")
+    parser.add_argument("--requests", type=int, default=None, metavar="N", help="requests per workload (default 100,000)")
+    parser.add_argument("--trace", "--traces", dest="traces", action="append", metavar="PATH[:FORMAT]",
+                        help="a trace to add to the built-in workloads (repeatable)")
+    parser.add_argument("--workload", dest="workloads", action="append", metavar="NAME",
+                        help=f"a built-in workload to run ({', '.join(WORKLOADS)}; repeatable; default all; "
+                             "'none' for the given traces only)")
+    parser.add_argument("--disk", default=DISK, metavar="MODEL",
+                        help=f"the disk model under the server (a device preset; default {DISK}, the 7200 rpm "
+                             "disk closest to the paper's 7.2K rpm ATA disk)")
+
+
+def run_from_args(args, progress):
+    workloads = tuple(WORKLOADS) if args.workloads is None else tuple(w for w in args.workloads if w != "none")
+    return run(workloads=workloads, traces=args.traces or (), requests=args.requests or 100_000, seed=args.seed,
+               disk=args.disk, out_dir=args.out, plot=not args.no_plot, progress=progress)
+
+
+def write_tables(df, out) -> None:
+    from .._table import emit
+
+    for metric, what, fmt in (("rt_mean_ms", "mean response time (ms)", "{:.3f}"),
+                              ("prefetch_hit_ratio", "server prefetch hit ratio", "{:.4f}"),
+                              ("unused_prefetch", "server prefetched blocks never used", "{:.0f}")):
+        wide = df.pivot_table(index=["workload", "setup"], columns="scheme", values=metric, sort=False)
+        wide = wide[[s for s in SCHEMES if s in wide.columns]]
+        out.write(f"{what}:\n{wide.to_string(float_format=fmt.format)}\n\n")
+    out.write("STEP (PM-TA) against Linux and PM-SA, execution time (T_scheme / T_PM-TA - 1, %; "
+              "positive = STEP ahead):\n")
+    emit(verdict(df), "table", out)
+
+
+def records(df) -> list[dict[str, Any]]:
+    return df.to_dict("records")
