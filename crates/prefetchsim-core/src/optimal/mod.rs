@@ -6,6 +6,8 @@
 //!   a recording run of the levels above for a lower level.
 //! - Prefetching and caching together on one disk: Cao, Felten, Karlin and Li's Aggressive and
 //!   Conservative ([`integrated`]).
+//! - Any policy and prefetcher timed in that model ([`single_disk`]), for the time analogue of the share
+//!   of the optimal gain.
 //! - Brute-force optima of tiny instances, the test oracle of both ([`brute`]).
 //!
 //! The method and results on real traces are in `docs/optimal.md`.
@@ -13,6 +15,7 @@
 pub mod brute;
 pub mod integrated;
 pub mod next_use;
+pub mod single_disk;
 
 pub use next_use::{Mismatch, NextUse, NextUseBuilder, Oracle, NEVER};
 
@@ -34,6 +37,28 @@ pub enum Future {
 
 /// The name the policy registry gives Belady's MIN.
 pub const OPT: &str = "opt";
+
+/// Indices of the levels of `cfg` whose policy is `opt` (by any accepted spelling), before building it:
+/// whether a run needs [`prepare`].
+#[must_use]
+pub fn opt_levels_in(cfg: &HierarchyConfig) -> Vec<usize> {
+    use crate::policy::{POLICIES, POLICY_ALIASES};
+    cfg.level
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| {
+            crate::config::resolve_name(
+                &format!("level[{i}].policy"),
+                "policy",
+                &l.policy.name,
+                POLICIES,
+                POLICY_ALIASES,
+            )
+            .is_ok_and(|n| n == OPT)
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
 
 /// Indices of the levels whose policy is `opt`.
 fn opt_levels(h: &Hierarchy) -> Vec<usize> {
@@ -124,11 +149,11 @@ pub fn finish(h: &mut Hierarchy, stopped_early: bool) -> Result<(), ConfigError>
 /// top-down: level `k`'s stream is recorded by running levels `0..=k` with the futures of the `opt`
 /// levels above it already known, so an `opt` level costs one pass over the trace (plus its share of a
 /// run for a lower level). A hierarchy without `opt` costs nothing.
-pub fn prepare(
+pub fn prepare<'a>(
     cfg: &HierarchyConfig,
     h: &mut Hierarchy,
     footprint: Option<u64>,
-    open: &mut dyn FnMut() -> Result<Box<dyn RequestSource + Send>, SourceError>,
+    open: &mut dyn FnMut() -> Result<Box<dyn RequestSource + 'a>, SourceError>,
     first_level: Option<NextUse>,
 ) -> Result<(), SourceError> {
     let levels = opt_levels(h);
@@ -183,13 +208,13 @@ pub fn first_level_pass(src: &mut dyn RequestSource, limit: Option<u64>) -> Resu
 
 /// Level `k`'s next uses: run levels `0..=k` of `cfg` (the `opt` ones above with their futures) and
 /// record what level `k` is asked.
-fn record_level(
+fn record_level<'a>(
     cfg: &HierarchyConfig,
     block_size: u64,
     footprint: Option<u64>,
     k: usize,
     known: &[Option<NextUse>],
-    open: &mut dyn FnMut() -> Result<Box<dyn RequestSource + Send>, SourceError>,
+    open: &mut dyn FnMut() -> Result<Box<dyn RequestSource + 'a>, SourceError>,
 ) -> Result<NextUse, SourceError> {
     let mut sub = cfg.clone();
     sub.level.truncate(k + 1);

@@ -6,6 +6,7 @@ use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, run_timed, Hierarchy, RequestSource, Silent, SourceError, VecSource};
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::optimal::integrated::{aggressive, conservative, demand, min_replacements, DiskModel};
+use prefetchsim_core::optimal::single_disk::single_disk;
 use prefetchsim_core::optimal::{brute, prepare, NextUse};
 use prefetchsim_core::policy::POLICIES;
 use prefetchsim_core::request::Request;
@@ -15,7 +16,7 @@ use proptest::prelude::*;
 fn run(toml: &str, reqs: &[Request]) -> Result<RunResult, SourceError> {
     let cfg = HierarchyConfig::from_toml(toml)?;
     let mut h = Hierarchy::build(&cfg, 4096, None)?;
-    let mut open = || Ok(Box::new(VecSource::new(reqs.to_vec())) as Box<dyn RequestSource + Send>);
+    let mut open = || Ok(Box::new(VecSource::new(reqs.to_vec())) as Box<dyn RequestSource>);
     prepare(&cfg, &mut h, None, &mut open, None)?;
     run_instant(&mut VecSource::new(reqs.to_vec()), &mut h, &cfg.engine, &mut Silent)
 }
@@ -112,6 +113,18 @@ proptest! {
     }
 }
 
+/// On 5 0 1 5 (k = 2, F = 4), Aggressive evicts 5 to prefetch 1 as soon as 0 arrives (5's next reference,
+/// 3, is after 1's, 2: no harm by its rule), then must fetch 5 again: 17 units, where demand fetching under
+/// MIN takes 16 and the optimum (Conservative here) 15.
+#[test]
+fn aggressive_can_be_slower_than_demand_min() {
+    let m = DiskModel { cache: 2, fetch_time: 4 };
+    assert_eq!(aggressive(&[5, 0, 1, 5], m).unwrap().elapsed, 17);
+    assert_eq!(conservative(&[5, 0, 1, 5], m).unwrap().elapsed, 15);
+    assert_eq!(brute::min_elapsed(&[5, 0, 1, 5], m).unwrap(), 15);
+    assert_eq!(demand(4, 3, m).elapsed, 16);
+}
+
 #[test]
 fn opt_evicts_the_block_used_furthest_ahead() {
     // Cache 2: 1 2 3 — at 3, block 1 is used again next (position 3), 2 later (4): evict 2.
@@ -144,7 +157,7 @@ fn opt_must_be_prepared_and_runs_in_the_instant_engine_only() {
     let mut h = Hierarchy::build(&timed, 4096, None).unwrap();
     let e = run_timed(&mut VecSource::new(reads(&[1, 2])), &mut h, &timed, &mut Silent).unwrap_err();
     assert!(e.to_string().contains("instant engine only"), "{e}");
-    let mut open = || Ok(Box::new(VecSource::new(reads(&[1]))) as Box<dyn RequestSource + Send>);
+    let mut open = || Ok(Box::new(VecSource::new(reads(&[1]))) as Box<dyn RequestSource>);
     let e = prepare(&timed, &mut h, None, &mut open, None).unwrap_err();
     assert!(e.to_string().contains("instant engine only"), "{e}");
 
@@ -160,7 +173,7 @@ fn opt_must_be_prepared_and_runs_in_the_instant_engine_only() {
 fn a_run_of_another_stream_than_the_prepared_one_is_refused() {
     let cfg = HierarchyConfig::from_toml(&one_level("opt", 2, "none")).unwrap();
     let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
-    let mut open = || Ok(Box::new(VecSource::new(reads(&[1, 2, 3, 1]))) as Box<dyn RequestSource + Send>);
+    let mut open = || Ok(Box::new(VecSource::new(reads(&[1, 2, 3, 1]))) as Box<dyn RequestSource>);
     prepare(&cfg, &mut h, None, &mut open, None).unwrap();
     let e = run_instant(&mut VecSource::new(reads(&[1, 2, 3, 2])), &mut h, &cfg.engine, &mut Silent).unwrap_err();
     assert!(e.to_string().contains("access 3 of this level (block 2)"), "{e}");
@@ -181,7 +194,7 @@ fn next_uses_given_by_the_trace_replace_the_pre_pass() {
     let given = NextUse::from_next_access(&blocks, &next).unwrap();
     let cfg = HierarchyConfig::from_toml(&one_level("opt", 3, "none")).unwrap();
     let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
-    let mut never = || -> Result<Box<dyn RequestSource + Send>, SourceError> { Err("no pre-pass expected".into()) };
+    let mut never = || -> Result<Box<dyn RequestSource>, SourceError> { Err("no pre-pass expected".into()) };
     prepare(&cfg, &mut h, None, &mut never, Some(given)).unwrap();
     let r = run_instant(&mut VecSource::new(reads(&blocks)), &mut h, &cfg.engine, &mut Silent).unwrap();
     assert_eq!(r.levels[0].counters.misses, 5);
@@ -205,4 +218,35 @@ fn with_a_prefetcher_reacting_to_misses_min_can_lose() {
     assert_eq!((opt.levels[0].counters.misses, lru.levels[0].counters.misses), (7, 6));
     assert_eq!((opt.levels[0].counters.fetches, lru.levels[0].counters.fetches), (4, 4));
     assert_eq!((opt.levels[0].counters.prefetch_hits, lru.levels[0].counters.prefetch_hits), (2, 3));
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// In the single-disk model, demand fetching stalls exactly F per miss (LRU and MIN alike), MIN's
+    /// stall is the fewest of any demand fetching, and Conservative (MIN's fetches, started early) never
+    /// stalls more than it; a prefetcher's schedule is a valid one, so never faster than the optimum.
+    /// (Aggressive can stall more than MIN's demand fetching: see `aggressive_can_be_slower_than_demand_min`.)
+    #[test]
+    fn the_single_disk_model_times_demand_fetching_as_cao_et_al(blocks in prop::collection::vec(0u64..7, 1..=14),
+                                                                  k in 1usize..=4, f in 1u64..=5) {
+        let reqs = reads(&blocks);
+        let m = DiskModel { cache: k, fetch_time: f };
+        let mut stalls = Vec::new();
+        for (p, pf) in [("lru", "none"), ("opt", "none"), ("lru", "obl"), ("opt", "obl"), ("lru", "ra"), ("arc", "split-t2")] {
+            let cfg = HierarchyConfig::from_toml(&one_level(p, k, pf)).unwrap();
+            let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+            let mut open = || Ok(Box::new(VecSource::new(reqs.clone())) as Box<dyn RequestSource>);
+            prepare(&cfg, &mut h, None, &mut open, None).unwrap();
+            let s = single_disk(&mut VecSource::new(reqs.clone()), &mut h, m).unwrap();
+            let misses = h.levels[0].counters().misses;
+            if pf == "none" {
+                prop_assert_eq!(s.stall, f * misses, "{} demand fetching", p);
+            }
+            prop_assert!(s.elapsed >= brute::min_elapsed(&blocks, m).unwrap(), "{} + {}: {:?}", p, pf, s);
+            stalls.push(s.stall);
+        }
+        prop_assert!(stalls[1] <= stalls[0]);
+        prop_assert!(conservative(&blocks, m).unwrap().stall <= stalls[1]);
+    }
 }

@@ -13,7 +13,7 @@ use crate::common;
 fn run(spec: &TraceSpec, policy: &str, size: u64, first: Option<NextUse>) -> RunResult {
     let cfg = HierarchyConfig::from_toml(&format!("[[level]]\nsize = {size}\npolicy = '{policy}'\n")).unwrap();
     let mut h = Hierarchy::build(&cfg, spec.block_size, None).unwrap();
-    let mut open = || -> Result<Box<dyn RequestSource + Send>, SourceError> { Ok(spec.open()?) };
+    let mut open = || -> Result<Box<dyn RequestSource>, SourceError> { Ok(spec.open()?) };
     prepare(&cfg, &mut h, None, &mut open, first).unwrap();
     run_instant(spec.open().unwrap().as_mut(), &mut h, &cfg.engine, &mut Silent).unwrap()
 }
