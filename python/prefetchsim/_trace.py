@@ -140,6 +140,7 @@ def open_trace(
     sector_size: int = 512,
     skip_bad: int = 0,
     client_from: str = "trace",
+    id_bytes: int | None = None,
     **params: Any,
 ) -> Trace:
     """Open a trace file. The format is detected from the name and content unless given.
@@ -156,6 +157,10 @@ def open_trace(
 
     ``client_from="stream"`` (or ``"asu"``, ``"volume"``, ``"lun"``) makes each request's client id its
     stream field (SPC ASU, Tencent volume, SYSTOR LUN, ...), for hierarchies with one cache per client.
+
+    ``id_bytes`` (id-addressed formats: LIRS, ``u32le``/``u32be``, oracleGeneral): the bytes one id stands
+    for, so ``block_size`` groups ids (4 KiB ids with 64 KiB blocks: 16 ids a block). Unset: one id = one
+    block.
     """
     if mode not in _MODES:
         raise _core.ConfigError(f"trace.mode: unknown mode {mode!r}; choose one of {', '.join(_MODES)}")
@@ -182,6 +187,9 @@ def open_trace(
     }
     if format not in (None, "auto"):
         spec["format"] = format
+    if id_bytes is not None:
+        _check_int("trace.id_bytes", id_bytes, 1)
+        spec["id_bytes"] = id_bytes
     _client_from(spec, client_from)
     return Trace(spec)
 

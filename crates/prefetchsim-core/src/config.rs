@@ -382,6 +382,23 @@ pub enum Replay {
     Closed,
 }
 
+/// How the timed engine reads a level's own prefetch that comes with a demand miss, at the last level
+/// (the reads that go to the device; `engine.prefetch_io`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrefetchIo {
+    /// The prefetched blocks that directly follow a missed run join its read: one I/O, which the request
+    /// waits for whole (Linux's synchronous read-ahead window; default, the engine's behaviour so far).
+    /// Prefetch runs not contiguous with a demand read are issued at once, as reads of their own.
+    #[default]
+    Joined,
+    /// A prefetch is an I/O of its own: an access that reads some of the requested blocks issues its
+    /// prefetch reads (the level's native prefetch and PFC's readmore, i.e. every block past the request)
+    /// only when those reads are done, and the request does not wait for them ("asynchronously after the
+    /// fetch request is fulfilled", STEP §4.2.1). A request finding such a block in flight waits for it.
+    Apart,
+}
+
 /// What identifies a closed-loop stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -462,6 +479,11 @@ pub struct EngineConfig {
     /// Timed: run seed; the device's RNG is derived from it (default 1 \[ours\]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Timed: how the last level reads the prefetch that comes with a demand miss: `joined` (default,
+    /// one I/O the request waits for) or `apart` (its own I/O, issued when the demand read is done and
+    /// not waited for); see [`PrefetchIo`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch_io: Option<PrefetchIo>,
 }
 
 /// The timed engine's settings with every default applied ([`EngineConfig::timed`]).
@@ -489,13 +511,15 @@ pub struct TimedSettings {
     pub sync_writes: bool,
     /// Run seed.
     pub seed: u64,
+    /// How the last level reads its prefetch beside a demand miss.
+    pub prefetch_io: PrefetchIo,
 }
 
 impl EngineConfig {
     /// Check that the keys fit the engine kind and replay mode, and return the timed settings (with
     /// defaults) for a timed engine, `None` for the instant engine.
     pub fn timed(&self) -> Result<Option<TimedSettings>, ConfigError> {
-        let set: [(&str, bool); 11] = [
+        let set: [(&str, bool); 12] = [
             ("replay", self.replay.is_some()),
             ("time_scale", self.time_scale.is_some()),
             ("max_outstanding", self.max_outstanding.is_some()),
@@ -507,6 +531,7 @@ impl EngineConfig {
             ("drain", self.drain.is_some()),
             ("sync_writes", self.sync_writes.is_some()),
             ("seed", self.seed.is_some()),
+            ("prefetch_io", self.prefetch_io.is_some()),
         ];
         if self.kind == EngineKind::Instant {
             if let Some((k, _)) = set.iter().find(|(_, on)| *on) {
@@ -575,6 +600,7 @@ impl EngineConfig {
             drain: self.drain.unwrap_or(true),
             sync_writes: self.sync_writes.unwrap_or(false),
             seed: self.seed.unwrap_or(1),
+            prefetch_io: self.prefetch_io.unwrap_or_default(),
         }))
     }
 }
