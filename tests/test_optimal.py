@@ -65,3 +65,18 @@ def test_reproduce_optimal_prints_the_table(lirs_trace, capsys):
     out = capsys.readouterr().out
     for scheme in ("lru+obl", "opt+obl", "aggressive", "conservative", "optimum, lowest possible"):
         assert scheme in out
+
+
+def test_reproduce_split_prints_the_bound_and_the_shares():
+    from prefetchsim.reproduce import split
+
+    df = split.run(seed=1, requests=20_000, workloads=["mix1"], plot=False)
+    wide = df.pivot_table(index="cache_blocks", columns="policy", values="prefetch_hit_rate")
+    others = [c for c in wide.columns if c != split.BOUND]
+    assert (wide[split.BOUND] >= wide[others].max(axis=1)).all(), "MIN with T2 is above every scheme"
+    rows = {r["policy"]: r for r in split.summary(df)}
+    assert rows["LRU"]["share_of_min_gain"] == 0 and rows[split.BOUND]["share_of_min_gain"] == 1
+    assert 0 < rows["Split 1:1"]["share_of_min_gain"] < 1
+    # Every block is requested once: any schedule fetches each block, so the disk bounds the stall.
+    assert rows[split.BOUND]["single_disk_stall"] < rows["LRU"]["single_disk_stall"]
+    assert all("stall_share" in r for r in rows.values())
