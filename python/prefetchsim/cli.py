@@ -51,6 +51,17 @@ class _Progress:
             sys.stderr.write("\n")
 
 
+def _count(text: str) -> int:
+    """An argparse type: a whole number, 0 or more (argparse names the option in its error)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative; give 0 or more")
+    return n
+
+
 def _parse_kv(text: str | None) -> dict[str, Any]:
     """``"a=1,b=x"`` -> ``{"a": 1, "b": "x"}`` (values read as JSON when they parse, else strings).
 
@@ -115,7 +126,7 @@ def _output(args: argparse.Namespace):
 
 
 def _add_trace_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--block-size", type=int, default=4096, help="cache block size in bytes (default 4096)")
+    p.add_argument("--block-size", type=_count, metavar="BYTES", default=4096, help="cache block size in bytes (default 4096)")
     p.add_argument("--mode", choices=["blocks", "objects"], default="blocks",
                    help="blocks: split requests into blocks; objects: one object per request (libCacheSim)")
     p.add_argument("--ops", choices=["all", "reads", "writes"], default="all", help="which operations to keep")
@@ -125,7 +136,7 @@ def _add_trace_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_skip_bad(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--skip-bad", type=int, default=0, metavar="N",
+    p.add_argument("--skip-bad", type=_count, default=0, metavar="N",
                    help="skip and count up to N malformed records (reported on stderr); default 0: the first "
                         "is an error")
 
@@ -187,23 +198,82 @@ def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace
     return results
 
 
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside parentheses: ``"lru,arc+ra(p=4,mode=pm)"`` at ``,`` gives
+    ``["lru", "arc+ra(p=4,mode=pm)"]``. Unbalanced parentheses are a ConfigError."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise _core.ConfigError(f"{text!r}: ')' without '('")
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if depth:
+        raise _core.ConfigError(f"{text!r}: '(' without ')'")
+    parts.append(cur)
+    return [p.strip() for p in parts]
+
+
+def _component(text: str, what: str) -> Any:
+    """``"mithril(preset=libcachesim,lookahead=20)"`` -> ``{"name": "mithril", "preset": "libcachesim",
+    "lookahead": 20}``; a bare name stays a string."""
+    name, paren, rest = text.partition("(")
+    name = name.strip()
+    if not name:
+        raise _core.ConfigError(f"{what}: empty name in {text!r}")
+    if not paren:
+        return name
+    if not rest.endswith(")"):
+        raise _core.ConfigError(f"{what}: {text!r}: parameters go in parentheses at the end, name(key=value,...)")
+    params = _parse_kv(rest[:-1])
+    if "name" in params:
+        raise _core.ConfigError(f"{what}: {text!r}: the name goes before the parentheses")
+    return {"name": name, **params}
+
+
+def _algo(text: str, default_prefetcher: str) -> tuple[Any, Any]:
+    """One ``ALGOS`` entry: ``POLICY[(k=v,...)][+PREFETCHER[(k=v,...)][+PREFETCHER2...]]`` -> (policy,
+    prefetcher) as a run config takes them (two prefetchers make a ``stack``)."""
+    parts = _split_top(text, "+")
+    policy = _component(parts[0], "policy")
+    pfs = [_component(p, "prefetcher") for p in parts[1:]]
+    if not pfs:
+        return policy, default_prefetcher
+    if len(pfs) == 1:
+        return policy, pfs[0]
+    if all(isinstance(p, str) for p in pfs):
+        return policy, "+".join(pfs)  # the core's own `first+second` shorthand
+    if len(pfs) > 2:
+        raise _core.ConfigError(f"{text!r}: at most two prefetchers (a stack) per policy")
+    return policy, {"name": "stack", "first": pfs[0], "second": pfs[1]}
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
     trace = _open(args)
     docs, labels = [], []
-    for algo in args.algos.split(","):
-        pol, _, pf = algo.strip().partition("+")
-        pf = pf or args.prefetcher
+    algos = _split_top(args.algos, ",")
+    with_params = any("(" in a for a in algos)
+    for algo in algos:
+        pol, pf = _algo(algo, args.prefetcher)
         for size in args.sizes.split(","):
             level = {"size": size.strip(), "policy": pol, "prefetcher": pf}
             engine = {"warmup_requests": args.warmup}
             if args.limit is not None:
                 engine["limit"] = args.limit
             docs.append({"level": [level], "engine": engine})
-            labels.append({"size": size.strip()})
+            # With parameters, the policy and prefetcher names alone do not tell the runs apart.
+            labels.append({"algo": algo, "size": size.strip()} if with_params else {"size": size.strip()})
     results = _simulate(trace, docs, args)
     out, close = _output(args)
     try:
-        _emit(_run_rows(results, labels), args.output_format, out, ["trace", *_TABLE_COLUMNS])
+        columns = ["trace", "algo", *_TABLE_COLUMNS] if with_params else ["trace", *_TABLE_COLUMNS]
+        _emit(_run_rows(results, labels), args.output_format, out, columns)
     finally:
         if close:
             out.close()
@@ -237,6 +307,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _human_bytes(n: int) -> str:
+    """``7852032`` -> ``7.49 MiB`` (powers of 1024, as sizes are read)."""
+    x = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if x < 1024 or unit == "TiB":
+            return f"{int(x)} B" if unit == "B" else f"{x:.2f} {unit}"
+        x /= 1024
+    return f"{n} B"
+
+
+def _human_duration(ns: int) -> str:
+    """``127233494100`` -> ``2 min 7.233 s``."""
+    s = ns / 1e9
+    if s < 60:
+        return f"{s:.3f} s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{int(m)} min {s:.3f} s"
+    h, m = divmod(int(m), 60)
+    return f"{h} h {m} min {s:.0f} s" if h < 48 else f"{h / 24:.1f} days"
+
+
+def _info_cell(key: str, v: Any) -> str:
+    """A `trace info` value for the table: bytes and durations also in readable units, big counts grouped."""
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    if isinstance(v, int):
+        if key.endswith("_bytes") or key == "bytes_accessed":
+            return f"{v:,} ({_human_bytes(v)})"
+        if key.endswith("_ns"):
+            return f"{v:,} ({_human_duration(v)})"
+        return f"{v:,}" if key not in ("min_block", "max_block") else str(v)
+    return str(v)
+
+
 def cmd_trace_info(args: argparse.Namespace) -> int:
     trace = _open(args)
     info = trace.info(window=args.window)
@@ -244,9 +351,10 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
     out, close = _output(args)
     try:
         if args.output_format == "table":
-            width = max(len(k) for k in info)
-            for k, v in info.items():
-                out.write(f"{k.ljust(width)}  {v:.4f}\n" if isinstance(v, float) else f"{k.ljust(width)}  {v}\n")
+            rows = {"trace": os.path.basename(trace.path) or trace.path, **info}
+            width = max(len(k) for k in rows)
+            for k, v in rows.items():
+                out.write(f"{k.ljust(width)}  {_info_cell(k, v)}\n")
         else:
             _emit([info], args.output_format, out)
     finally:
@@ -256,9 +364,16 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_convert(args: argparse.Namespace) -> int:
+    import warnings
+
     trace = _open(args)
-    summary = trace.convert(args.out, to=args.to, per_block=args.per_block)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary = trace.convert(args.out, to=args.to, per_block=args.per_block, rebase_time=args.rebase_time)
     _warn_skipped(trace.path, summary, args.skip_bad)
+    for w in caught:
+        sys.stderr.write(f"prefetchsim: warning: {w.message}\n".replace("per_block=True (CLI: --per-block)",
+                                                                         "--per-block"))
     sys.stderr.write(json.dumps(summary) + "\n")
     return 0
 
@@ -287,7 +402,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _add_reproduce_parsers(sub: Any) -> None:
-    """``prefetchsim reproduce NAME``: one subcommand per module of :mod:`prefetchsim.reproduce`, each with
+    """``prefetchsim reproduce NAME``: one subcommand per module of `prefetchsim.reproduce`, each with
     the common options plus its own (so ``--help`` shows only what applies, and argparse rejects the rest)."""
     from . import reproduce
 
@@ -414,6 +529,10 @@ def cmd_results(args: argparse.Namespace) -> int:
             raise _core.ConfigError("--failures/--sessions: give one results database")
         with Store(args.db[0], readonly=True) as st:
             df = st.failures() if args.failures else st.sessions()
+        if df.empty and args.output_format == "table":
+            what = "failed run attempts" if args.failures else "sweep sessions"
+            sys.stderr.write(f"prefetchsim: {args.db[0]} holds no {what}\n")
+            return 0
         if args.sessions and args.output_format == "table":
             df = df.drop(columns="spec")  # the whole spec is for CSV/JSON, not for a terminal
         out, close = _output(args)
@@ -540,12 +659,14 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Simulate every ALGO at every SIZE on TRACE (in parallel), one level each.")
     s.add_argument("trace", help="trace file, or a generator name with FORMAT 'synthetic'")
     s.add_argument("format", help="trace format name, 'auto' to detect, or 'synthetic'")
-    s.add_argument("algos", help="comma list of policies, each optionally '+prefetcher' (lru,arc+obl)")
+    s.add_argument("algos", help="comma list of policies, each optionally '+prefetcher'; parameters and presets "
+                                 "in parentheses: lru,arc+obl,lru+mithril(preset=libcachesim),"
+                                 "splitlru(up_ratio=0.5)+ra(p=4)")
     s.add_argument("sizes", help="comma list: blocks (1000), bytes (64MiB), footprint shares (0.01, 5%%)")
     s.add_argument("--prefetcher", default="none", help="prefetcher for algos without '+' (default none)")
-    s.add_argument("--warmup", type=int, default=0, help="requests that warm the cache but are not counted")
-    s.add_argument("--limit", type=int, default=None, help="stop after this many requests")
-    s.add_argument("--threads", type=int, default=0, help="parallel runs (default: all cores)")
+    s.add_argument("--warmup", type=_count, metavar="N", default=0, help="requests that warm the cache but are not counted")
+    s.add_argument("--limit", type=_count, metavar="N", default=None, help="stop after this many requests")
+    s.add_argument("--threads", type=_count, metavar="N", default=0, help="parallel runs (default: all cores)")
     _add_trace_options(s)
     _add_output_options(s)
     s.set_defaults(func=cmd_sim)
@@ -561,20 +682,33 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("trace", help="trace statistics and conversion")
     tsub = t.add_subparsers(dest="trace_command", required=True)
-    ti = tsub.add_parser("info", help="requests, read share, footprint, sizes, span, duration, random share")
-    ti.add_argument("trace")
+    ti = tsub.add_parser(
+        "info", help="requests, read share, footprint, sizes, span, duration, random share",
+        description="Read TRACE once and print its statistics: the format (detected unless --format), requests "
+                    "and read share, blocks accessed and footprint (unique blocks), request sizes, address span, "
+                    "duration, streams, clients, and the share of random requests (a request is sequential when "
+                    "it starts right after one of the previous --window requests).")
+    ti.add_argument("trace", help="trace file, or a generator name with --format synthetic")
     ti.add_argument("--format", default=None, help="format name (default: detect; 'synthetic' for generators)")
-    ti.add_argument("--window", type=int, default=None,
+    ti.add_argument("--window", type=_count, metavar="N", default=None,
                     help="requests remembered when deciding whether a request continues a sequential run")
     _add_trace_options(ti)
     _add_output_options(ti)
     ti.set_defaults(func=cmd_trace_info)
-    tc = tsub.add_parser("convert", help="write a trace as oracleGeneral (.zst) or CSV")
-    tc.add_argument("trace")
+    tc = tsub.add_parser(
+        "convert", help="write a trace as oracleGeneral (.zst) or CSV",
+        description="Write TRACE as libCacheSim's oracleGeneral binary (compressed by the name: .zst, .gz) or as "
+                    "CSV (read back exactly, format detected). The output appears only when the whole trace is "
+                    "written. oracleGeneral holds one object per request unless --per-block; a block trace with "
+                    "requests of several blocks then replays differently (a warning says how many).")
+    tc.add_argument("trace", help="trace file, or a generator name with --format synthetic")
     tc.add_argument("out", help="output file (.oracleGeneral.bin[.zst] or .csv)")
     tc.add_argument("--format", default=None, help="input format (default: detect)")
     tc.add_argument("--to", choices=["oracle_general", "csv"], default=None, help="output format (default: by name)")
     tc.add_argument("--per-block", action="store_true", help="one output record per block (libCacheSim 'blk4k')")
+    tc.add_argument("--rebase-time", action="store_true",
+                    help="oracleGeneral: times from the first request (MSR's absolute clock does not fit its u32 "
+                         "seconds)")
     _add_trace_options(tc)
     tc.set_defaults(func=cmd_trace_convert)
 
@@ -589,8 +723,9 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_argument("model", help="device preset (prefetchsim list devices)")
     db.add_argument("-p", "--params", metavar="K=V,...", help="parameter overrides, e.g. 'rpm=7200'")
     db.add_argument("--seed", type=int, default=1, help="RNG seed of the patterns (default 1)")
-    db.add_argument("--output-format", "-f", choices=["table", "csv", "json"], default="table")
-    db.add_argument("-o", "--output", help="write results to this file instead of stdout")
+    db.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table",
+                    help="table (default), csv, or json (one object per line)")
+    db.add_argument("-o", "--output", metavar="FILE", help="write results to this file instead of stdout")
     db.set_defaults(func=cmd_device_bench)
 
     sw = sub.add_parser(
@@ -627,7 +762,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "databases (e.g. the shards of a job array) into one")
     rs.add_argument("--failures", action="store_true", help="list failed run attempts instead")
     rs.add_argument("--sessions", action="store_true", help="list the sweep sessions instead")
-    rs.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table")
+    rs.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table",
+                    help="table (default), csv, or json (one object per line)")
     rs.add_argument("-o", "--output", help="write to this file instead of stdout")
     rs.set_defaults(func=cmd_results)
 

@@ -73,8 +73,34 @@ pub fn parse_params<T: DeserializeOwned>(path: &str, spec: &ComponentSpec) -> Re
     serde_path_to_error::deserialize(v).map_err(|e| {
         let inner = e.path().to_string();
         let at = if inner == "." || inner.is_empty() { path.to_string() } else { format!("{path}.{inner}") };
-        ConfigError::new(at, format!("{} (parameters of '{}')", e.inner(), spec.name))
+        ConfigError::new(at, format!("{} (parameters of '{}')", plain_message(&e.inner().to_string()), spec.name))
     })
+}
+
+/// serde's wording for the common number mistakes, said plainly: "invalid value: integer `-5`, expected
+/// u64" becomes "-5 is negative; expected a whole number, 0 or more". Other messages pass unchanged.
+#[must_use]
+pub fn plain_message(msg: &str) -> String {
+    let expected_whole = |rest: &str| {
+        ["u8", "u16", "u32", "u64", "usize"]
+            .iter()
+            .any(|t| rest == format!("expected {t}") || rest.starts_with(&format!("expected {t} ")))
+    };
+    if let Some(rest) = msg.strip_prefix("invalid value: integer `") {
+        if let Some((n, tail)) = rest.split_once("`, ") {
+            if n.starts_with('-') && expected_whole(tail) {
+                return format!("{n} is negative; expected a whole number, 0 or more");
+            }
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("invalid type: floating point `") {
+        if let Some((x, tail)) = rest.split_once("`, ") {
+            if expected_whole(tail) {
+                return format!("{x} is not a whole number; expected a whole number, 0 or more");
+            }
+        }
+    }
+    msg.to_string()
 }
 
 /// Look up `name` (case-insensitive, with aliases) in a registry; the error lists the valid choices.
@@ -134,7 +160,16 @@ impl fmt::Display for SizeSpec {
         match self {
             SizeSpec::Blocks(b) => write!(f, "{b} blocks"),
             SizeSpec::Bytes(b) => write!(f, "{b} B"),
-            SizeSpec::Footprint(x) => write!(f, "{}% of the footprint", x * 100.0),
+            SizeSpec::Footprint(x) => {
+                // Twelve decimals at most: 1e-7 of the footprint reads 0.00001%, not 0.000009999999999999999%.
+                let pct = x * 100.0;
+                let short = (pct * 1e12).round() / 1e12;
+                if short == 0.0 && pct != 0.0 {
+                    write!(f, "{pct:e}% of the footprint")
+                } else {
+                    write!(f, "{short}% of the footprint")
+                }
+            }
             SizeSpec::OfAbove(x) => write!(f, "{x}x the level above"),
         }
     }
@@ -513,7 +548,13 @@ impl EngineConfig {
             Replay::Closed => (&["max_outstanding"], "open"),
         };
         if let Some((k, _)) = set.iter().find(|(k, on)| *on && wrong_mode.contains(k)) {
-            return Err(ConfigError::new(format!("engine.{k}"), format!("only with engine.replay = '{other}'")));
+            let this = if other == "closed" { "open" } else { "closed" };
+            return Err(ConfigError::new(
+                format!("engine.{k}"),
+                format!(
+                    "only with engine.replay = '{other}' (this run replays '{this}': remove the key or change replay)"
+                ),
+            ));
         }
         let time_scale = self.time_scale.unwrap_or(1.0);
         if !(time_scale.is_finite() && time_scale >= 0.0) {
@@ -592,7 +633,7 @@ impl HierarchyConfig {
     pub fn from_json(v: Value) -> Result<Self, ConfigError> {
         let cfg: Self = serde_path_to_error::deserialize(v).map_err(|e| {
             let p = e.path().to_string();
-            ConfigError::new(if p == "." { "config".into() } else { p }, e.inner().to_string())
+            ConfigError::new(if p == "." { "config".into() } else { p }, plain_message(&e.inner().to_string()))
         })?;
         if cfg.level.is_empty() {
             return Err(ConfigError::new("level", "a hierarchy needs at least one level"));
@@ -651,6 +692,22 @@ impl HierarchyConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tiny_shares_and_negative_numbers_read_plainly_in_errors() {
+        let e = SizeSpec::Footprint(1e-7).resolve(4096, Some(1000), None).unwrap_err();
+        assert_eq!(e, "0.00001% of the footprint is less than one block (4096 B)");
+        assert_eq!(
+            plain_message("invalid value: integer `-5`, expected u64"),
+            "-5 is negative; expected a whole number, 0 or more"
+        );
+        assert_eq!(plain_message("unknown field `x`"), "unknown field `x`");
+        let e =
+            HierarchyConfig::from_json(serde_json::json!({"level": [{"size": 4}], "engine": {"warmup_requests": -5}}))
+                .unwrap_err()
+                .to_string();
+        assert_eq!(e, "engine.warmup_requests: -5 is negative; expected a whole number, 0 or more");
+    }
 
     #[test]
     fn sizes_parse_in_every_documented_form() {

@@ -193,6 +193,11 @@ pub trait AnyLevel: Send {
     /// the prefetcher still see them as the demand blocks of that access. Accounting only.
     fn mark_readmore(&mut self, _first: u64, _len: u32) {}
 
+    /// The policy's knowledge of the future (`opt`; [`crate::optimal`]). Default: none.
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        None
+    }
+
     // Levels of several caches ([`crate::fanout::FanOut`]).
 
     /// The independent caches of this level with their keys (client id or server index), in key order;
@@ -597,6 +602,7 @@ impl<P: Policy> AnyLevel for Level<P> {
             self.fetch_base = out.len() as u32;
         }
         for (i, block) in req.blocks().enumerate() {
+            self.policy.on_access(block);
             let is_demand = (i as u32) < demand_len;
             if is_demand {
                 self.counters.demand_accesses += 1;
@@ -978,6 +984,10 @@ impl<P: Policy> AnyLevel for Level<P> {
                 self.counters.readmore_issued += 1;
             }
         }
+    }
+
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        self.policy.future()
     }
 }
 

@@ -256,6 +256,7 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
     let s = cfg
         .validate_timing()?
         .ok_or_else(|| ConfigError::new("engine.kind", "run_timed needs engine.kind = 'timed'"))?;
+    crate::optimal::refuse_timed(h)?;
     let n = h.levels.len();
     if n == 0 || n > MAX_LEVELS {
         return Err(ConfigError::new("level", format!("a timed run needs 1 to {MAX_LEVELS} levels")).into());
