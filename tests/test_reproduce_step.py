@@ -55,6 +55,10 @@ def test_configs_follow_the_method():
     assert client["prefetcher"] == {"name": "linux", "mode": "2.6.16", "key": "device", "ra_pages": 128}
     assert server["prefetcher"]["ra_pages"] == 32 and net["engine"]["prefetch_io"] == "joined"
     assert net["link"]["beta_ms_per_page"] == pytest.approx(4096 * 8 / 1.3e6)
+    # The stacked variant keeps the kernel's read-ahead at its default beneath the scheme.
+    st = step._step(step.SCHEMES["PM-TA"], step.DISK, pdf, {}, stacked=True)
+    assert st["name"] == "stack" and st["first"]["ra_pages"] == 32 and st["second"]["preset"] == "pm-ta"
+    assert step._config("local", st, "ata40", "trace", step.CACHE)["engine"]["prefetch_io"] == "apart"
     # Reads only (§6.1).
     assert set(tr.head(2000).op) == {"R"}
 
