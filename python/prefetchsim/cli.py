@@ -361,23 +361,58 @@ def _reproduce_pfc(args: argparse.Namespace) -> int:
 
 
 def _reproduce_mithril(args: argparse.Namespace, mithril) -> int:
+    """Without --trace: curves and parameter studies on the built-in workload. With --trace (``real`` for
+    the real traces of docs/papers/mithril.md, or paths): the paper's headline comparison."""
+    fmt = lambda x: f"{x:.4f}"  # noqa: E731
+
+    if args.traces:
+        traces = None if args.traces == ["real"] else args.traces
+
+        def headline_table(df, out) -> None:
+            head = df[df.variant == "headline"]
+            for unit, sub in head.groupby("unit", sort=False):
+                wide = sub.pivot_table(index=["trace", "requests", "cache_blocks"], columns="scheme",
+                                       values="hit_ratio", sort=False)
+                wide = wide[[s for s in mithril.schemes(args.setup) if s in wide.columns]]
+                out.write(f"hit ratio, {unit // 1024} KiB blocks, cache 1% of the unique blocks "
+                          f"(setup {args.setup}):\n{wide.to_string(float_format=fmt)}\n\n")
+            out.write("per-trace gains (%), computed as the paper does (HR / HR_base - 1):\n")
+            _emit(mithril.gains(head), "table", out)
+            out.write("\nmean gains beside the paper's (Table 1, §5.2):\n")
+            _emit(mithril.summary(df), "table", out)
+            if (df.variant != "headline").any():
+                out.write("\nthe authors' min/max support sweep (mean per-trace gain, %):\n")
+                _emit(mithril.support_sweep(df), "table", out)
+                other = df[~df.variant.isin(["headline"]) & ~df.variant.str.startswith("support")]
+                out.write("\nsensitivity runs (hit ratio):\n")
+                wide = other.pivot_table(index=["unit", "variant", "scheme"], columns="trace", values="hit_ratio",
+                                         sort=False)
+                out.write(wide.to_string(float_format=fmt) + "\n")
+
+        return _run_experiment(
+            args,
+            lambda prog: mithril.headline(traces=traces, setup=args.setup, sensitivity=not args.no_studies,
+                                          out_dir=args.out, progress=prog),
+            headline_table, lambda df: df.to_dict("records"))
+
     def table(result, out) -> None:
         curves, studies = result
         for trace, sub in curves.groupby("trace"):
             wide = sub.pivot_table(index=["share", "cache_blocks"], columns="scheme", values="hit_ratio")
-            wide = wide[[s for s in mithril.SCHEMES if s in wide.columns]]
-            out.write(f"hit ratio on {trace}:\n{wide.to_string(float_format=lambda x: f'{x:.4f}')}\n\n")
-        out.write("Mithril's gains:\n")
+            wide = wide[[s for s in mithril.schemes(args.setup) if s in wide.columns]]
+            out.write(f"hit ratio on {trace} (setup {args.setup}):\n{wide.to_string(float_format=fmt)}\n\n")
+        out.write("gains (%), computed as the paper does (the +36% is Mithril-LRU vs AMP):\n")
         _emit(mithril.gains(curves), "table", out)
         if not studies.empty:
-            out.write("\nparameter studies (Mithril-LRU, hit ratio / precision):\n")
+            out.write("\nparameter studies (Mithril-LRU, hit ratio / precision; precision empty where nothing "
+                      "was prefetched):\n")
             _emit(studies.to_dict("records"), "table", out,
                   ["trace", "cache_blocks", "parameter", "value", "hit_ratio", "precision"])
 
     return _run_experiment(
         args,
-        lambda prog: mithril.run(traces=args.traces or [None], out_dir=args.out, plot=not args.no_plot,
-                                 studies=not args.no_studies, progress=prog),
+        lambda prog: mithril.run(traces=[None], out_dir=args.out, plot=not args.no_plot,
+                                 studies=not args.no_studies, progress=prog, setup=args.setup),
         table, lambda result: result[0].to_dict("records") + result[1].to_dict("records"))
 
 
@@ -698,7 +733,13 @@ def build_parser() -> argparse.ArgumentParser:
     rp.add_argument("--version", dest="pfc_version", default="both", choices=["A", "B", "000", "001", "both"],
                     help="pfc: the printed Algorithm 2 to run, A (= 000, published) or B (= 001), or both (default)")
     rp.add_argument("--no-ablations", action="store_true", help="pfc: skip the bypass-only / readmore-only runs")
-    rp.add_argument("--no-studies", action="store_true", help="mithril: skip the parameter studies")
+    rp.add_argument("--no-studies", action="store_true",
+                    help="mithril: skip the parameter studies (with --trace: the sensitivity runs)")
+    rp.add_argument("--setup", default="authors", choices=["authors", "shipped"],
+                    help="mithril: 'authors' (default) runs the evaluation as the paper and the authors' harness "
+                         "did (docs/papers/mithril.md); 'shipped' the earlier set-up (4 KiB blocks, per-block "
+                         "clock, lookahead 50, PG uncharged). With --trace real (the real traces under "
+                         "$PREFETCHSIM_TRACES) or --trace PATH: the paper's headline table at 64 KiB and 4 KiB")
     _add_output_options(rp)
     rp.set_defaults(func=cmd_reproduce)
 
