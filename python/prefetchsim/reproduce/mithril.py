@@ -229,10 +229,13 @@ def _sensitivity(setup: str) -> list[tuple[str, str, dict[str, Any]]]:
         "PG uncharged": dict(pg_charged=False),
         "AMP rule on all prefetches": dict(amp_rule_on_all=True),
         "no recording skip": dict(skip_sequential=0),
+        "Mithril uncharged": dict(mithril=mithril_params(setup, charge_metadata=False)),
+        "record each request": dict(mithril=mithril_params(setup, record="each_req")),
     }
     only = {"per-block clock": ("Mithril-LRU", "Mithril-AMP"), "lookahead 50": ("Mithril-LRU", "Mithril-AMP"),
             "PG uncharged": ("PG",), "AMP rule on all prefetches": ("Mithril-AMP",),
-            "no recording skip": ("Mithril-AMP",)}
+            "no recording skip": ("Mithril-AMP",), "Mithril uncharged": ("Mithril-LRU",),
+            "record each request": ("Mithril-LRU",)}
     for variant, kw in variants.items():
         s = schemes(setup, **kw)
         out += [(variant, k, s[k]) for k in only[variant]]
@@ -360,6 +363,10 @@ def _plots(curves, studies, out_dir: str) -> list[str]:
         # Every scheme, so the colours match the left panel; LRU and FIFO have no precision (nothing drawn).
         plot.mrc(sub, x="share", y="precision", hue="scheme", logx=True, ax=ax_pr,
                  title="precision (none where nothing was prefetched)")
+        # Earlier series drawn wider: a series tied with a later one shows as a halo around it.
+        for ax in (ax_hr, ax_pr):
+            for i, ln in enumerate(ax.get_lines()):
+                ln.set_linewidth(max(0.8, 3.6 - 0.45 * i))
         written.append(plot.savefig(fig, os.path.join(out_dir, f"mithril-{trace}.png")))
     groups = studies.groupby(["trace", "parameter"]) if not studies.empty else []
     for (trace, param), sub in groups:
