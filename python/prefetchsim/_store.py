@@ -337,8 +337,12 @@ def parse_filters(filters: Iterable[str] | Mapping[str, Any], columns: set[str])
             clauses.append(f"{_q(k)} IN ({', '.join('?' * len(vals))})")
             params += vals
         else:
+            value = _filter_value(v) if isinstance(v, str) else _sql_value(v)
+            if op in ("<", "<=", ">", ">=") and not isinstance(value, (int, float)):
+                # SQLite orders every text after every number: the filter would match all rows or none.
+                raise _core.ConfigError(f"--filter {k}{op}{v}: {v!r} is not a number ({op} compares numbers)")
             clauses.append(f"{_q(k)} {op} ?")
-            params.append(_filter_value(v) if isinstance(v, str) else _sql_value(v))
+            params.append(value)
     return " AND ".join(clauses), params
 
 

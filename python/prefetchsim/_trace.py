@@ -88,12 +88,42 @@ class Trace:
         rows = _core.head(self._json(), n)
         return pd.DataFrame(rows, columns=["time_ns", "op", "first", "len", "stream", "client"])
 
-    def convert(self, output: str | os.PathLike[str], to: str | None = None, per_block: bool = False) -> dict[str, Any]:
-        """Write the trace as libCacheSim oracleGeneral (``.zst`` compressed by name) or CSV."""
+    def convert(self, output: str | os.PathLike[str], to: str | None = None, per_block: bool = False,
+                rebase_time: bool = False) -> dict[str, Any]:
+        """Write the trace as libCacheSim oracleGeneral (``.zst``/``.gz`` compressed by name) or CSV.
+
+        Args:
+            output: the file to write; it appears only once the whole trace is written.
+            to: ``"oracle_general"`` or ``"csv"`` (default: ``csv`` for ``.csv``/``.csv.gz``/``.csv.zst``
+                names, else oracleGeneral). The CSV is read back exactly (format ``prefetchsim_csv``,
+                detected).
+            per_block: oracleGeneral: one record per block (libCacheSim's "blk4k" files) instead of one
+                object per request.
+            rebase_time: oracleGeneral: times from the first request (absolute clocks such as MSR's do
+                not fit its 32-bit seconds).
+
+        Returns:
+            A summary: ``requests``, ``records``, ``multi_block_requests``, ``time_origin_ns`` and what was
+            skipped.
+
+        Warns:
+            UserWarning: when an object-per-request oracleGeneral output has requests of more than one
+                block: replayed by blocks, it is not the same trace (use ``per_block=True``).
+        """
+        import warnings
+
         out = os.fspath(output)
         if to is None:
-            to = "csv" if out.endswith((".csv", ".csv.gz")) else "oracle_general"
-        return json.loads(_core.convert(self._json(), out, to, per_block))
+            to = "csv" if out.lower().endswith((".csv", ".csv.gz", ".csv.zst")) else "oracle_general"
+        summary = json.loads(_core.convert(self._json(), out, to, per_block, rebase_time))
+        multi = summary.get("multi_block_requests", 0)
+        if multi and not per_block and to.lower().replace("-", "_") in ("oracle_general", "oraclegeneral"):
+            warnings.warn(
+                f"{out}: {multi:,} of {summary['requests']:,} requests cover more than one block and were written "
+                f"as one object each (named by the first block); replayed by blocks this is not the same trace. "
+                f"Write one record per block with per_block=True (CLI: --per-block).",
+                UserWarning, stacklevel=2)
+        return summary
 
     def __repr__(self) -> str:
         opts = {k: v for k, v in self._spec.items() if k != "path"}

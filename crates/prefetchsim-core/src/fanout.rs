@@ -71,6 +71,9 @@ pub struct FanOut {
     timed: bool,
     record: bool,
     block_bytes: Option<u64>,
+    prefetch_apart: bool,
+    /// [`AnyLevel::set_answer_end`] for the next access, passed to the instance it routes to.
+    answer_end: Option<u64>,
 }
 
 impl FanOut {
@@ -93,6 +96,8 @@ impl FanOut {
             timed: false,
             record: false,
             block_bytes: None,
+            prefetch_apart: false,
+            answer_end: None,
         };
         if let Routing::Client(k) | Routing::Stripe(k, _) = routing {
             for i in 0..k {
@@ -108,6 +113,7 @@ impl FanOut {
             l.set_block_bytes(b);
         }
         l.set_timed(self.timed);
+        l.set_prefetch_apart(self.prefetch_apart);
         l.record_evictions(self.record);
         self.inst.push(l);
         self.keys.push(key);
@@ -142,6 +148,9 @@ impl FanOut {
 impl AnyLevel for FanOut {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.last = self.route(req.client, req.first);
+        if let Some(end) = self.answer_end.take() {
+            self.inst[self.last].set_answer_end(end);
+        }
         self.inst[self.last].access(req, demand_len, out);
     }
     fn finish(&mut self) {
@@ -213,6 +222,17 @@ impl AnyLevel for FanOut {
             l.set_timed(on);
         }
     }
+    fn set_prefetch_apart(&mut self, on: bool) -> bool {
+        self.prefetch_apart = on;
+        let mut ok = (self.make)().set_prefetch_apart(on);
+        for l in &mut self.inst {
+            ok &= l.set_prefetch_apart(on);
+        }
+        ok
+    }
+    fn set_answer_end(&mut self, end: u64) {
+        self.answer_end = Some(end);
+    }
     fn last_outcomes(&self) -> &[Outcome] {
         self.inst.get(self.last).map_or(&[], |l| l.last_outcomes())
     }
@@ -264,6 +284,16 @@ impl AnyLevel for FanOut {
     fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
         if let Some(l) = self.inst.get_mut(self.last) {
             l.count_coordinated(silent_hits, bypass_reads, readmore);
+        }
+    }
+    fn silent_use(&mut self, block: u64) {
+        if let Some(l) = self.inst.get_mut(self.last) {
+            l.silent_use(block);
+        }
+    }
+    fn mark_readmore(&mut self, first: u64, len: u32) {
+        if let Some(l) = self.inst.get_mut(self.last) {
+            l.mark_readmore(first, len);
         }
     }
     fn is_fan_out(&self) -> bool {

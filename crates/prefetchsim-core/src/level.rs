@@ -117,6 +117,17 @@ pub trait AnyLevel: Send {
     /// Timed mode on or off: blocks brought in by an access are pinned (in flight) until
     /// [`AnyLevel::complete`]. Off (the default) is the instant engine's behaviour.
     fn set_timed(&mut self, _on: bool) {}
+    /// Timed mode, `engine.prefetch_io = "apart"` (the last level only): the level's fetches never mix
+    /// the blocks that answer the request with blocks it reads for itself (its prefetch, PFC's
+    /// readmore), so that the engine can read the latter as I/Os of their own after the former. Returns
+    /// whether the level can do this (the default cannot; the engine refuses it then).
+    fn set_prefetch_apart(&mut self, _on: bool) -> bool {
+        false
+    }
+    /// The next [`AnyLevel::access`] answers its requester with the blocks before `end` only; the
+    /// request's blocks from `end` on are read for the level itself (PFC's readmore blocks appended to
+    /// a forwarded request). With prefetch apart, no fetch of that access crosses `end`. Default: ignored.
+    fn set_answer_end(&mut self, _end: u64) {}
     /// The per-block outcomes of the last [`AnyLevel::access`], in block order.
     fn last_outcomes(&self) -> &[Outcome] {
         &[]
@@ -174,6 +185,18 @@ pub trait AnyLevel: Send {
     /// Count blocks a coordinator served from this level without the policy seeing them (PFC's silent
     /// hits) and blocks it read around the level (bypassed, not cached).
     fn count_coordinated(&mut self, _silent_hits: u64, _bypass_reads: u64, _readmore: u64) {}
+    /// PFC: the bypassed `block`, resident or in flight here, was served to the level above without the
+    /// policy seeing it (a silent hit): count the use of a prefetched or readmore block. Accounting only.
+    fn silent_use(&mut self, _block: u64) {}
+    /// PFC: blocks `first .. first + len` of the last access were appended by readmore: those it missed and
+    /// cached count as prefetched (`readmore_issued`), and their first reference as a use. The policy and
+    /// the prefetcher still see them as the demand blocks of that access. Accounting only.
+    fn mark_readmore(&mut self, _first: u64, _len: u32) {}
+
+    /// The policy's knowledge of the future (`opt`; [`crate::optimal`]). Default: none.
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        None
+    }
 
     // Levels of several caches ([`crate::fanout::FanOut`]).
 
@@ -248,6 +271,12 @@ pub struct Level<P: Policy> {
     tag_heads: Vec<u32>,
     /// DEMOTE in timed mode: blocks sent up while still in flight, dropped when their read arrives.
     drop_on_arrival: Vec<u64>,
+    /// Timed mode, `prefetch_io = "apart"`: fetches do not mix answered blocks with prefetched ones.
+    prefetch_apart: bool,
+    /// [`AnyLevel::set_answer_end`] for the next access (cleared by it).
+    answer_end: Option<u64>,
+    /// First block of the last access (its outcomes are indexed from it).
+    last_first: u64,
 }
 
 /// Timed mode: the fetch tag of a slot's pinned block.
@@ -300,6 +329,9 @@ impl<P: Policy> Level<P> {
             pass: 0,
             tag_heads: Vec::new(),
             drop_on_arrival: Vec::new(),
+            prefetch_apart: false,
+            answer_end: None,
+            last_first: 0,
         };
         level.charge_metadata();
         level
@@ -359,10 +391,27 @@ impl<P: Policy> Level<P> {
         self.raised.last_unpinned(&self.raised_links, &self.table)
     }
 
+    /// Accounting of a reference to the resident block `e` in `slot`: the first use of a prefetched block
+    /// (native, unless a PFC silent hit used it already) or of a readmore block.
+    #[inline]
+    fn count_use(&mut self, slot: Slot, e: Entry) {
+        if e.flags & (flags::PREFETCHED | flags::ACCESSED | flags::SILENT_USED) == flags::PREFETCHED {
+            self.counters.prefetch_used += 1;
+            self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
+        } else if e.flags & flags::READMORE != 0 {
+            self.table.entry_mut(slot).flags &= !flags::READMORE;
+            self.counters.prefetch_used += 1;
+            self.counters.readmore_used += 1;
+        }
+    }
+
     /// The evicted block in `slot` (already out of the policy) leaves the table.
     fn remove_evicted(&mut self, slot: Slot, entry: Entry) {
-        if entry.unused_prefetch() {
+        if entry.counts_unused() {
             self.counters.unused_evicted += 1;
+            self.counters.readmore_unused_evicted += u64::from(entry.flags & flags::READMORE != 0);
+        }
+        if entry.unused_prefetch() {
             self.unused_resident -= 1;
             if self.raises {
                 self.raised.unlink(&mut self.raised_links, slot);
@@ -450,8 +499,19 @@ impl<P: Policy> Level<P> {
                 client: req.client,
             });
         };
+        // Prefetch apart: a run of missing blocks is cut where the answered blocks end (PFC's readmore
+        // blocks past it are read as a prefetch of their own).
+        let cut = match self.answer_end {
+            Some(end) if self.prefetch_apart && end > req.first => (end - req.first).min(u64::from(req.len)) as u32,
+            _ => req.len,
+        };
         let mut run_from: Option<u32> = None;
         for i in 0..req.len {
+            if i == cut {
+                if let Some(from) = run_from.take() {
+                    push(out, from, i);
+                }
+            }
             if self.outcomes[i as usize] != Outcome::Miss {
                 if let Some(from) = run_from.take() {
                     push(out, from, i);
@@ -472,8 +532,14 @@ impl<P: Policy> Level<P> {
 
     /// Execute the prefetch runs of the plan and append their fetches. A prefetched block directly
     /// following the previous fetch of this request extends it: a demand read and its synchronous
-    /// prefetch form one I/O.
+    /// prefetch form one I/O. With prefetch apart, only a fetch of blocks past the answered ones
+    /// (prefetched or read ahead) is extended.
     fn fill_prefetch(&mut self, req: &Request, out: &mut Vec<Fetch>, from: usize) {
+        let answer_end = self.answer_end.unwrap_or(req.first + u64::from(req.len));
+        let apart = self.prefetch_apart;
+        // A fetch that a prefetched block may join.
+        let joinable =
+            move |f: &Fetch, block: u64| f.first + u64::from(f.len) == block && (!apart || f.first >= answer_end);
         let runs = std::mem::take(&mut self.plan.runs);
         let second_from = self.plan.second_from.unwrap_or(usize::MAX);
         for (index, run) in runs.iter().enumerate() {
@@ -498,7 +564,7 @@ impl<P: Policy> Level<P> {
                     prev.and_then(|(s, b)| (self.table.is_occupied(s) && self.table.entry(s).block == b).then_some(s));
                 let how = Insert::prefetch(rank, after, placement);
                 if self.timed {
-                    let extends = matches!(out[from..].last(), Some(f) if f.first + u64::from(f.len) == block);
+                    let extends = matches!(out[from..].last(), Some(f) if joinable(f, block));
                     self.cur_fetch = (out.len() - usize::from(extends)) as u32;
                 }
                 let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED | label, &how) else {
@@ -513,7 +579,7 @@ impl<P: Policy> Level<P> {
                 self.counters.prefetch_issued += 1;
                 self.counters.second_issued += second;
                 match out[from..].last_mut() {
-                    Some(f) if f.first + u64::from(f.len) == block => f.len += 1,
+                    Some(f) if joinable(f, block) => f.len += 1,
                     _ => {
                         out.push(Fetch { first: block, len: 1, demand_len: 0, stream: run.stream, client: req.client })
                     }
@@ -528,6 +594,7 @@ impl<P: Policy> AnyLevel for Level<P> {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.counters.requests += 1;
         self.outcomes.clear();
+        self.last_first = req.first;
         let demote = self.opts.exclusive == Exclusive::Demote;
         if self.timed {
             self.inserted.clear();
@@ -535,6 +602,7 @@ impl<P: Policy> AnyLevel for Level<P> {
             self.fetch_base = out.len() as u32;
         }
         for (i, block) in req.blocks().enumerate() {
+            self.policy.on_access(block);
             let is_demand = (i as u32) < demand_len;
             if is_demand {
                 self.counters.demand_accesses += 1;
@@ -569,8 +637,8 @@ impl<P: Policy> AnyLevel for Level<P> {
                             if self.raises {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
-                            self.counters.prefetch_used += 1;
                         }
+                        self.count_use(slot, e);
                         self.policy.on_hit(slot, &self.table, first_use);
                         self.table.entry_mut(slot).flags |= flags::ACCESSED;
                         if demote {
@@ -593,9 +661,8 @@ impl<P: Policy> AnyLevel for Level<P> {
                             if self.raises {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
-                            self.counters.prefetch_used += 1;
-                            self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
                         }
+                        self.count_use(slot, e);
                         if self.opts.consume_on_hit || demote {
                             self.policy.on_consumed_hit(slot, &self.table, first_use);
                             self.table.remove(slot);
@@ -646,12 +713,13 @@ impl<P: Policy> AnyLevel for Level<P> {
         if self.charge {
             self.charge_metadata();
         }
+        self.answer_end = None;
     }
 
     fn finish(&mut self) {
         let (mut resident, mut inflight) = (0u64, 0u64);
         for (_, e) in self.table.iter() {
-            if e.unused_prefetch() {
+            if e.counts_unused() {
                 if e.pinned() {
                     inflight += 1;
                 } else {
@@ -755,6 +823,15 @@ impl<P: Policy> AnyLevel for Level<P> {
         self.timed = on;
         self.inserted.clear();
         self.pending.clear();
+    }
+
+    fn set_prefetch_apart(&mut self, on: bool) -> bool {
+        self.prefetch_apart = on;
+        true
+    }
+
+    fn set_answer_end(&mut self, end: u64) {
+        self.answer_end = Some(end);
     }
 
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
@@ -881,6 +958,37 @@ impl<P: Policy> AnyLevel for Level<P> {
         self.counters.bypass_reads += bypass_reads;
         self.counters.readmore_blocks += readmore;
     }
+
+    fn silent_use(&mut self, block: u64) {
+        let Some(slot) = self.table.get(block) else { return };
+        let e = *self.table.entry(slot);
+        self.count_use(slot, e);
+        if e.unused_prefetch() {
+            self.table.entry_mut(slot).flags |= flags::SILENT_USED;
+        }
+    }
+
+    fn mark_readmore(&mut self, first: u64, len: u32) {
+        for block in first..first + u64::from(len) {
+            // Only a block this access missed and cached as a demand block (a block native prefetching
+            // brought in is the native prefetcher's).
+            let missed = block
+                .checked_sub(self.last_first)
+                .and_then(|i| self.outcomes.get(usize::try_from(i).ok()?))
+                .is_some_and(|o| *o == Outcome::Miss);
+            let Some(slot) = self.table.get(block).filter(|_| missed) else { continue };
+            let e = self.table.entry_mut(slot);
+            if e.flags & (flags::PREFETCHED | flags::ACCESSED) == flags::ACCESSED {
+                e.flags |= flags::READMORE;
+                self.counters.prefetch_issued += 1;
+                self.counters.readmore_issued += 1;
+            }
+        }
+    }
+
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        self.policy.future()
+    }
 }
 
 impl<P: Policy> Level<P> {
@@ -896,9 +1004,9 @@ impl<P: Policy> Level<P> {
             if e.pinned() {
                 return true;
             }
+            self.counters.prefetch_invalidated += u64::from(e.counts_unused());
             if e.unused_prefetch() {
                 self.unused_resident -= 1;
-                self.counters.prefetch_invalidated += 1;
                 if self.raises {
                     self.raised.unlink(&mut self.raised_links, slot);
                 }

@@ -34,6 +34,7 @@ pub mod fanout;
 pub mod level;
 pub mod link;
 pub mod metrics;
+pub mod optimal;
 pub mod pfc;
 pub mod policy;
 pub mod prefetch;

@@ -95,6 +95,13 @@ counters! {
     bypass_reads,
     /// PFC: blocks appended to requests by readmore.
     readmore_blocks,
+    /// PFC: of `prefetch_issued`, the readmore blocks this level cached (the appended blocks it did not
+    /// hold); the native prefetcher's are the rest.
+    readmore_issued,
+    /// PFC: of `prefetch_used`, readmore blocks.
+    readmore_used,
+    /// PFC: of `unused_evicted`, readmore blocks.
+    readmore_unused_evicted,
 }
 
 fn ratio(num: u64, den: u64) -> f64 {

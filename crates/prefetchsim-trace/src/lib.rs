@@ -20,6 +20,7 @@ pub mod detect;
 pub mod error;
 pub mod formats;
 pub mod harness;
+pub mod next_access;
 pub mod record;
 pub mod spec;
 pub mod stats;

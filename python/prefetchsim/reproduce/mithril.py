@@ -394,3 +394,86 @@ def _core_names():
     from .._registry import prefetchers
 
     return prefetchers()
+
+
+# --- `prefetchsim reproduce mithril` (the convention of `reproduce/__init__.py`) ---
+
+SUMMARY = ("Yang et al.: LRU, FIFO, PG, AMP and Mithril over LRU/FIFO/AMP; parameter studies; with --trace real "
+           "the paper's headline table on the real traces")
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--trace", "--traces", dest="traces", action="append", metavar="PATH[:FORMAT]",
+                        help="'real' for the real traces of docs/papers/mithril.md under $PREFETCHSIM_TRACES "
+                             "(default ../shared/traces), or a trace file (repeatable): runs the paper's headline "
+                             "table at 64 KiB and 4 KiB instead of the curves on the built-in workload")
+    parser.add_argument("--setup", default="authors", choices=list(SETUPS),
+                        help="'authors' (default): the evaluation as the paper and the authors' harness ran it "
+                             "(docs/papers/mithril.md); 'shipped': the earlier set-up (4 KiB blocks, per-block "
+                             "clock, lookahead 50, PG uncharged, AMP's rule on every prefetched block)")
+    parser.add_argument("--no-studies", action="store_true",
+                        help="skip the parameter studies (with --trace: the sensitivity runs)")
+
+
+def run_from_args(args, progress):
+    if args.traces:
+        traces = None if args.traces == ["real"] else args.traces
+        return headline(traces=traces, setup=args.setup, sensitivity=not args.no_studies, out_dir=args.out,
+                        progress=progress)
+    return run(traces=[None], out_dir=args.out, plot=not args.no_plot, studies=not args.no_studies,
+               progress=progress, setup=args.setup)
+
+
+def _fmt(x: float) -> str:
+    return f"{x:.4f}"
+
+
+def write_tables(result, out) -> None:
+    from .._table import emit
+
+    if not isinstance(result, tuple):
+        _write_headline(result, out)
+        return
+    curves, studies = result
+    for trace, sub in curves.groupby("trace"):
+        wide = sub.pivot_table(index=["share", "cache_blocks"], columns="scheme", values="hit_ratio")
+        wide = wide[[s for s in _STYLE_ORDER if s in wide.columns]]
+        out.write(f"hit ratio on {trace}:\n{wide.to_string(float_format=_fmt)}\n\n")
+    out.write("gains (%), computed as the paper does (the +36% is Mithril-LRU vs AMP):\n")
+    emit(gains(curves), "table", out)
+    if not studies.empty:
+        out.write("\nparameter studies (Mithril-LRU, hit ratio / precision; precision empty where nothing was "
+                  "prefetched):\n")
+        emit(studies.to_dict("records"), "table", out,
+             ["trace", "cache_blocks", "parameter", "value", "hit_ratio", "precision"])
+
+
+def _write_headline(df, out) -> None:
+    from .._table import emit
+
+    head = df[df.variant == "headline"]
+    for unit, sub in head.groupby("unit", sort=False):
+        wide = sub.pivot_table(index=["trace", "requests", "cache_blocks"], columns="scheme", values="hit_ratio",
+                               sort=False)
+        wide = wide[[s for s in _STYLE_ORDER if s in wide.columns]]
+        out.write(f"hit ratio, {unit // 1024} KiB blocks, cache 1% of the unique blocks:\n"
+                  f"{wide.to_string(float_format=_fmt)}\n\n")
+    out.write("per-trace gains (%), computed as the paper does (HR / HR_base - 1):\n")
+    emit(gains(head), "table", out)
+    out.write("\nmean gains beside the paper's (Table 1, §5.2):\n")
+    emit(summary(df), "table", out)
+    if (df.variant != "headline").any():
+        out.write("\nthe authors' min/max support sweep (mean per-trace gain, %):\n")
+        emit(support_sweep(df), "table", out)
+        other = df[(df.variant != "headline") & ~df.variant.str.startswith("support")]
+        wide = other.pivot_table(index=["unit", "variant", "scheme"], columns="trace", values="hit_ratio", sort=False)
+        out.write(f"\nsensitivity runs (hit ratio):\n{wide.to_string(float_format=_fmt)}\n")
+
+
+def records(result) -> list[dict[str, Any]]:
+    if not isinstance(result, tuple):
+        return result.to_dict("records")
+    return result[0].to_dict("records") + result[1].to_dict("records")
+
+
+_STYLE_ORDER = ("LRU", "FIFO", "AMP", "PG", "Mithril-LRU", "Mithril-FIFO", "Mithril-AMP")

@@ -129,3 +129,34 @@ def _plots(df, out_dir: str) -> list[str]:
                            logx=False, title="(1 - hit rate) x Cheetah 9LP random-read mean")
         written.append(plot.savefig(fig, os.path.join(out_dir, f"split-{w}.png")))
     return written
+
+
+# --- `prefetchsim reproduce split` (the convention of `reproduce/__init__.py`) ---
+
+SUMMARY = "Varki, Hubbe & Merchant: LRU vs StreamLRU vs SplitLRU (1:1, 2:1) on the three mixes"
+
+
+def add_arguments(parser) -> None:
+    parser.add_argument("--seed", type=int, metavar="N", default=1, help="workload seed (default 1)")
+    parser.add_argument("--requests", type=int, default=None, metavar="N",
+                        help="requests per workload (default 100,000, the paper's)")
+
+
+def run_from_args(args, progress):
+    return run(seed=args.seed, requests=args.requests or 100_000, out_dir=args.out, plot=not args.no_plot,
+               progress=progress)
+
+
+def write_tables(df, out) -> None:
+    from .._table import emit
+
+    wide = df.pivot_table(index=["workload", "cache_blocks"], columns="policy", values="prefetch_hit_rate")
+    wide = wide[[p for p in POLICIES if p in wide.columns]]
+    out.write("prefetch hit rate (hits / requests), T2 prefetching:\n")
+    out.write(wide.to_string(float_format=lambda x: f"{x:.4f}") + "\n\n")
+    out.write("at the paper's highlighted sizes (change against LRU):\n")
+    emit(summary(df), "table", out)
+
+
+def records(df) -> list[dict[str, Any]]:
+    return df.to_dict("records")

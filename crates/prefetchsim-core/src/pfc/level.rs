@@ -11,6 +11,9 @@
 //!   reads it as a read nobody keeps);
 //! - the forwarded part, readmore blocks included, is one ordinary access of the wrapped level, as if the
 //!   level above had asked for it. Its blocks up to `e` answer the request; readmore blocks stay below.
+//!   With the timed engine's `prefetch_io = "apart"` the readmore blocks are read as a prefetch of their
+//!   own, after the read of the blocks that answer the request and not waited for by it (PFC calls
+//!   readmore "additional blocks to prefetch", §3.1); `readmore_joined` keeps them in that read.
 //!
 //! With `cache_bypassed` (pfc.md, for studies) the bypassed blocks read from below are cached at the
 //! level's eviction end: at once in the instant engine, when their read arrives in the timed one.
@@ -47,6 +50,9 @@ pub struct PfcLevel {
     timed: bool,
     /// `cache_bypassed`, timed: the tags of bypass reads in flight (blocks cached on arrival).
     bypass_tags: Vec<u32>,
+    /// Timed, `engine.prefetch_io = "apart"`: readmore blocks are read as a prefetch of their own
+    /// (unless `readmore_joined`).
+    prefetch_apart: bool,
     last: Option<Decision>,
 }
 
@@ -68,6 +74,7 @@ impl PfcLevel {
             inner_fetched: false,
             timed: false,
             bypass_tags: Vec::new(),
+            prefetch_apart: false,
             last: None,
         }
     }
@@ -126,10 +133,12 @@ impl PfcLevel {
             let o = if self.inner.peek(b) {
                 match self.inner.pinned_tag(b) {
                     Some(tag) => {
+                        self.inner.silent_use(b);
                         self.pending.push(tag);
                         Outcome::Pending
                     }
                     None => {
+                        self.inner.silent_use(b);
                         silent += 1;
                         Outcome::Hit
                     }
@@ -157,6 +166,11 @@ impl PfcLevel {
             let fwd = Request { first: d.start_pfc, len, ..*req };
             let fwd_demand = demand_end.saturating_sub(d.start_pfc).min(u64::from(len)) as u32;
             let before = out.len();
+            if d.end_pfc > e && self.prefetch_apart && !self.params.readmore_joined {
+                // Readmore is PFC's own prefetch [paper §3.1: "appending additional blocks to prefetch"]:
+                // the blocks after `e` are not read with the ones that answer the request.
+                self.inner.set_answer_end(e + 1);
+            }
             self.inner.access(&fwd, fwd_demand, out);
             self.inner_fetched = out.len() > before;
             let answered = (e + 1).saturating_sub(d.start_pfc).min(u64::from(len)) as usize;
@@ -165,6 +179,9 @@ impl PfcLevel {
             self.outcomes.extend_from_slice(inner_out);
             self.pending.extend_from_slice(&self.inner.pending_tags()[..pend]);
             readmore = d.end_pfc.saturating_sub(e);
+            if readmore > 0 {
+                self.inner.mark_readmore(e + 1, readmore as u32);
+            }
         }
         self.inner.count_coordinated(silent, bypass_reads, readmore);
         if self.params.cache_bypassed && !self.timed {
@@ -253,6 +270,10 @@ impl AnyLevel for PfcLevel {
         self.timed = on;
         self.inner.set_timed(on);
     }
+    fn set_prefetch_apart(&mut self, on: bool) -> bool {
+        self.prefetch_apart = on;
+        self.inner.set_prefetch_apart(on)
+    }
     fn last_outcomes(&self) -> &[Outcome] {
         &self.outcomes
     }
@@ -300,5 +321,11 @@ impl AnyLevel for PfcLevel {
     }
     fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
         self.inner.count_coordinated(silent_hits, bypass_reads, readmore);
+    }
+    fn silent_use(&mut self, block: u64) {
+        self.inner.silent_use(block);
+    }
+    fn mark_readmore(&mut self, first: u64, len: u32) {
+        self.inner.mark_readmore(first, len);
     }
 }

@@ -36,6 +36,12 @@ pub mod flags {
     pub const POLICY: u8 = 8;
     /// Prefetched by the second prefetcher of a `stack` (counted apart, see `LevelCounters::second_issued`).
     pub const SECOND: u8 = 16;
+    /// Accounting only (no policy or prefetcher reads it): cached by PFC's readmore and not referenced
+    /// since. The native level treats the block as an ordinary demand block.
+    pub const READMORE: u8 = 32;
+    /// Accounting only: a prefetched block first referenced by a PFC silent hit (or a bypassed wait for
+    /// its read), which the native level does not see; its use is counted then, not again.
+    pub const SILENT_USED: u8 = 64;
 }
 
 /// The state of one resident block.
@@ -73,6 +79,14 @@ impl Entry {
     #[must_use]
     pub fn unused_prefetch(&self) -> bool {
         self.flags & (flags::PREFETCHED | flags::ACCESSED) == flags::PREFETCHED
+    }
+    /// Counted as an unused prefetch: prefetched and referenced by nobody (the native level or a PFC silent
+    /// hit), or cached by readmore and not referenced since. [`Entry::unused_prefetch`] is what the policy
+    /// and the prefetcher see.
+    #[must_use]
+    pub fn counts_unused(&self) -> bool {
+        self.flags & (flags::PREFETCHED | flags::ACCESSED | flags::SILENT_USED) == flags::PREFETCHED
+            || self.flags & flags::READMORE != 0
     }
 }
 
