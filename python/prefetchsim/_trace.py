@@ -150,7 +150,7 @@ def open_trace(
     convention). ``ops`` keeps ``"all"`` requests, ``"reads"`` or ``"writes"``. Extra keyword arguments
     are format parameters (the generic CSV reader's column spec, the multi-real layout, ...).
 
-    Reading is strict: the first malformed record raises :class:`TraceError` naming the file, the line and
+    Reading is strict: the first malformed record raises `TraceError` naming the file, the line and
     its byte offset (or the record and its byte offset) and the field. ``skip_bad=N`` skips and counts up to
     ``N`` bad records instead (a results' ``skipped_records`` and ``skipped_messages`` say which) and raises
     on the next one; I/O errors, corrupt compression and a truncated binary tail are never skipped.
@@ -212,7 +212,7 @@ def merge_traces(*traces: Trace, label: str | None = None) -> Trace:
 
 def synthetic(name: str, *, block_size: int = 4096, client_from: str = "trace", **params: Any) -> Trace:
     """A built-in seeded workload (``prefetchsim.generators()`` lists them), e.g.
-    ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in :func:`open_trace`."""
+    ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in `open_trace`."""
     if not isinstance(name, str):
         raise TypeError(f"generator name must be a string, not {type(name).__name__}")
     _check_int("trace.block_size", block_size, 1)
