@@ -117,7 +117,7 @@ def test_verdict_and_paper_comparison(results):
 
 def test_csv_and_plots_are_written(results):
     _, out = results
-    for f in ("step.csv", "step-verdict.csv", "step-paper.csv", "step-times.png"):
+    for f in ("step.csv", "step-verdict.csv", "step-paper.csv", "step-gains.png"):
         assert os.path.getsize(out / f) > 0, f
 
 

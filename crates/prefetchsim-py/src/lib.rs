@@ -422,7 +422,7 @@ fn single_disk(py: Python<'_>, trace_json: &str, config_json: &str, fetch_time: 
         prepare_opt(&spec, &cfg, &mut h, footprint, &stop)?;
         let model = DiskModel { cache: h.levels.first().map_or(0, |l| l.capacity()), fetch_time };
         let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
-        let s = optimal::single_disk::single_disk(&mut src, &mut h, model)?;
+        let s = optimal::single_disk::single_disk(&mut src, &mut h, model, cfg.engine.limit)?;
         let level = h.reports().first().map(|l| record_json(l.record())).unwrap_or(Value::Null);
         Ok(json!({ "schedule": s, "level": level }))
     })?

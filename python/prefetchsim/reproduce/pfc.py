@@ -494,11 +494,11 @@ SUMMARY = "Zhang et al.: PFC and DU against native on two-level timed hierarchie
 SENSITIVITY_AXES: dict[str, tuple[tuple[Any, ...], str]] = {
     "load": ((0.3, 0.45, 0.6, 0.75, 0.9), "load"),
     "reuse": ((0.5, 1.0, 2.0, 4.0), "reuse"),
-    "requests": ((25_000, 50_000, 100_000), "requests"),
+    "requests": ((15_000, 30_000, 60_000), "requests"),
     "write_share": ((0.0, 0.2, 0.5), "write_share"),
     "model": (("base", "A literal", "joined I/O"), "model"),
 }
-SENSITIVITY_BASE: dict[str, Any] = {"load": DEFAULT_LOAD, "reuse": 1.0, "requests": 50_000, "write_share": 0.0,
+SENSITIVITY_BASE: dict[str, Any] = {"load": DEFAULT_LOAD, "reuse": 1.0, "requests": 30_000, "write_share": 0.0,
                                     "model": "base"}
 SENSITIVITY_SIZES = ("200%-H", "200%-L", "5%-H", "5%-L")
 SENSITIVITY_TRACES = ("oltp-like", "web-like")
@@ -528,7 +528,7 @@ def sensitivity(axes: Sequence[str] = tuple(SENSITIVITY_AXES), traces: Sequence[
                   "a_rule": "literal" if model == "A literal" else "prose"}
             runs, _, summ = run(traces=traces, requests=int(point["requests"]), versions=versions,
                                 algorithms=algorithms, ablations=False, sizes=sizes, threads=threads, plot=False,
-                                progress=progress, calibration_requests=min(20_000, int(point["requests"])), **kw)
+                                progress=progress, calibration_requests=min(15_000, int(point["requests"])), **kw)
             nat = runs[runs.scheme == "native"]
             util = float(nat[nat.replay == "open"].disk_utilization.mean())
             reuse = {}

@@ -162,15 +162,16 @@ def _config(setup: str, server: dict[str, Any], disk: str, loops: str, cache: st
     return cfg
 
 
-def _cases(label: str, setups: Sequence[str], links: Sequence[str] | None):
+def _cases(label: str, setups: Sequence[str], links: Sequence[str] | None, schemes: Sequence[str] | None = None,
+           client_ras: Sequence[int] | None = None):
     """(setup, link, client RA#, scheme name, server scheme key) of one workload."""
     spec = WORKLOADS.get(label, {"links": ("ipoib", "fast-ethernet")})
     out = []
     if "local" in setups:
-        out += [("local", "", 0, name, name) for name in SCHEMES]
+        out += [("local", "", 0, name, name) for name in schemes or SCHEMES]
     if "network" in setups:
         for link in links or spec["links"]:
-            for ra in RA_SECTORS:
+            for ra in client_ras or RA_SECTORS:
                 out += [("network", link, ra, name, key) for name, key in NETWORK_SCHEMES.items()]
     return out
 
@@ -215,6 +216,8 @@ def run(
     step: dict[str, Any] | None = None,
     workload_params: dict[str, Any] | None = None,
     sensitivity: bool = False,
+    schemes: Sequence[str] | None = None,
+    client_ras: Sequence[int] | None = None,
 ):
     """Every (workload or trace, set-up, link, client RA#, scheme, seed); a pandas DataFrame, one row per
     run. `loops`, `cache`, `client_key` (`device` or `detect`), `step` (STEP parameters over STEP_METHOD)
@@ -241,7 +244,7 @@ def run(
         for seed in seeds:
             tr = _trace(label, requests, seed, disk, workload_params)
             pdf = step_setup.pdf_for(tr, min(requests, step_setup.FIT_REQUESTS))
-            cases = _cases(label, wl_setups, links)
+            cases = _cases(label, wl_setups, links, schemes, client_ras)
             cfgs = [_config(setup, _step(SCHEMES[key], disk, pdf, step or {}), disk, wl_loops, cache, link, ra,
                             wl_client) for setup, link, ra, _, key in cases]
             for (setup, link, ra, name, _), r in zip(cases, simulate_many(tr, cfgs, progress=progress), strict=True):
@@ -377,9 +380,11 @@ def _ours(v: list[dict[str, Any]], claim: dict[str, Any]) -> tuple[float, float]
     if what.startswith("PM-TA vs Linux and PM-SA, all"):
         return one([r.get(k) for r in rows for k in ("vs_Linux", "vs_PM-SA")])
     if what.startswith(("diff:", "tar:")):
+        # The applications ran with the client's read-ahead at its default (§6.3.2 varies it for the SPC
+        # traces only).
         app, _, rest = what.partition(": ")
         other = "Linux" if "vs Linux" in rest else "PM-SA"
-        return one([r.get(f"{app}_vs_{other}") for r in rows])
+        return one([r.get(f"{app}_vs_{other}") for r in ra256])
     return None
 
 
@@ -490,8 +495,8 @@ def sensitivity_sweep(requests: int = DEFAULT_REQUESTS, seeds: Sequence[int] = S
                 df = run(workloads=[wl], setups=setups, requests=requests, seeds=seeds,
                          disk=variant.get("disk", disk), plot=False, progress=progress, links=["ipoib"],
                          loops=variant.get("loops"), cache=variant.get("cache", CACHE),
-                         client_key=variant.get("client_key"), step=step_over, workload_params=wl_over)
-                df = df[(df.setup == "local") | (df.client_ra == 256)]
+                         client_key=variant.get("client_key"), step=step_over, workload_params=wl_over,
+                         schemes=[*(f"RA{n}" for n in RA_SECTORS), "PM-SA", "PM-TA"], client_ras=[256])
                 for r in verdict(df):
                     comps = (("vs_best_RA", "best RA#"), (f"vs_{LINUX_DEFAULT}", "RA256"), ("vs_PM-SA", "PM-SA")) \
                         if r["setup"] == "local" else (("vs_Linux", "Linux"), ("vs_PM-SA", "PM-SA"))
@@ -523,11 +528,16 @@ def plot_sensitivity(df, out_dir: str, dpi: int = 72) -> list[str]:
             return written
         xs = list(dict.fromkeys(sub.x.tolist()))
         numeric = all(isinstance(x, (int, float)) and not isinstance(x, bool) for x in xs)
+        if numeric:
+            sub = sub.sort_values("x", kind="stable")
         pos = {x: (x if numeric else i) for i, x in enumerate(xs)}
-        for (wl, setup, vs), g in sub.groupby(["workload", "setup", "versus"], sort=False):
-            px = [pos[x] for x in g.x]
+        series = list(sub.groupby(["workload", "setup", "versus"], sort=False))
+        for j, ((wl, setup, vs), g) in enumerate(series):
+            # Categories are not on a scale: points side by side, no line through them.
+            shift = 0.0 if numeric else (j - (len(series) - 1) / 2) * 0.6 / max(1, len(series))
+            px = [pos[x] + shift for x in g.x]
             err = [g.gain_pct - g.gain_min, g.gain_max - g.gain_pct]
-            ax.errorbar(px, g.gain_pct, yerr=err, marker="o", ms=3, capsize=2, lw=1,
+            ax.errorbar(px, g.gain_pct, yerr=err, marker="o", ms=3, capsize=2, lw=1, ls="-" if numeric else "none",
                         label=f"{wl} {setup} vs {vs}")
         mx = sub.loc[sub.method, "x"]
         if len(mx):
@@ -541,7 +551,7 @@ def plot_sensitivity(df, out_dir: str, dpi: int = 72) -> list[str]:
         ax.set_xlabel(sub.x_label.iloc[0], fontsize=8)
         ax.set_ylabel("STEP's gain, % (T_other / T_PM-TA - 1)", fontsize=8)
         ax.set_title(f"sensitivity: {name} (dotted: the method's value)", fontsize=9)
-        ax.legend(fontsize=6, ncol=2)
+        ax.legend(fontsize=5, ncol=2, loc="best")
         ax.tick_params(labelsize=7)
         written.append(plot.savefig(fig, os.path.join(out_dir, f"step-sensitivity-{name.replace(' ', '-')}.png"),
                                     dpi=dpi))
@@ -549,32 +559,40 @@ def plot_sensitivity(df, out_dir: str, dpi: int = 72) -> list[str]:
 
 
 def _plots(df, out_dir: str) -> list[str]:
-    """Execution time per scheme: locally per workload, networked per (workload, link) against the
-    client's RA#."""
+    """STEP's gain (`T_other / T_PM-TA - 1`, %, mean over seeds, the seeds' range as error bars): locally
+    over each other scheme per workload; networked over Linux and PM-SA per (workload, link, client RA#)."""
     from .. import plot
     from .._deps import MissingDependency
 
-    written = []
-    mean = df.groupby(["workload", "setup", "link", "client_ra", "scheme"], sort=False).makespan_ms.mean().reset_index()
+    v = verdict(df)
     try:
-        fig, axes = plot.new_figure(ncols=2, figsize=(12, 4.2))
+        fig, axes = plot.new_figure(ncols=2, figsize=(11, 3.8))
     except MissingDependency as e:
         sys.stderr.write(f"prefetchsim: {e}; no plots\n")
-        return written
-    loc = mean[mean.setup == "local"].copy()
-    if not loc.empty:
-        loc["time_s"] = loc.makespan_ms / 1e3
-        plot.response_time(loc, x="workload", metric="time_s", hue="scheme", ax=axes[0], level=None,
-                           title="local: execution time (s)")
-    net = mean[mean.setup == "network"].copy()
-    if not net.empty:
-        net["case"] = net.workload + " " + net.link + " c" + net.client_ra.astype(str)
-        net["time_s"] = net.makespan_ms / 1e3
-        plot.response_time(net, x="case", metric="time_s", hue="scheme", ax=axes[1], level=None,
-                           title="network: execution time (s), per client RA#")
-        axes[1].tick_params(axis="x", labelrotation=60, labelsize=6)
-    written.append(plot.savefig(fig, os.path.join(out_dir, "step-times.png"), dpi=72))
-    return written
+        return []
+    for ax, setup in zip(axes, ("local", "network"), strict=True):
+        rows = [r for r in v if r["setup"] == setup]
+        if not rows:
+            ax.set_visible(False)
+            continue
+        comps = [k for k in dict.fromkeys(k for r in rows for k in r)
+                 if k.startswith("vs_") and not k.endswith(("_min", "_max"))]
+        labels = [r["workload"] if setup == "local" else f"{r['workload']} {r['link']} c{r['client_ra']}" for r in rows]
+        width = 0.8 / max(1, len(comps))
+        for j, k in enumerate(comps):
+            xs = [i + (j - (len(comps) - 1) / 2) * width for i in range(len(rows))]
+            ys = [r.get(k, float("nan")) for r in rows]
+            lo = [y - r.get(k + "_min", y) for y, r in zip(ys, rows, strict=True)]
+            hi = [r.get(k + "_max", y) - y for y, r in zip(ys, rows, strict=True)]
+            ax.bar(xs, ys, width, yerr=[lo, hi], capsize=1.5, label=k[3:], error_kw={"lw": 0.6})
+        ax.axhline(0, color="black", lw=0.6)
+        ax.set_xticks(range(len(rows)))
+        ax.set_xticklabels(labels, rotation=60 if setup == "network" else 0, fontsize=6, ha="right" if setup == "network" else "center")
+        ax.set_ylabel("STEP's gain over ..., %", fontsize=8)
+        ax.set_title(f"{setup}: T_other / T_PM-TA - 1 (seeds' range)", fontsize=9)
+        ax.legend(fontsize=6, ncol=2)
+        ax.tick_params(labelsize=7)
+    return [plot.savefig(fig, os.path.join(out_dir, "step-gains.png"), dpi=72)]
 
 
 # --- `prefetchsim reproduce step` (the convention of `reproduce/__init__.py`) ---

@@ -19,9 +19,15 @@ use crate::policy::table::block_map;
 use crate::prefetch::Outcome;
 use crate::request::Fetch;
 
-/// Replay `src` through the one-level hierarchy `h` (prepared if its policy is `opt`) timed by `model`'s
-/// fetch time (its cache size is the level's). Returns the schedule and the level's counters are in `h`.
-pub fn single_disk(src: &mut dyn RequestSource, h: &mut Hierarchy, model: DiskModel) -> Result<Schedule, SourceError> {
+/// Replay the first `limit` requests of `src` through the one-level hierarchy `h` (prepared if its policy
+/// is `opt`) timed by `model`'s fetch time (its cache size is the level's). Returns the schedule; the
+/// level's counters are in `h`.
+pub fn single_disk(
+    src: &mut dyn RequestSource,
+    h: &mut Hierarchy,
+    model: DiskModel,
+    limit: Option<u64>,
+) -> Result<Schedule, SourceError> {
     if h.levels.len() != 1 {
         return Err(crate::config::ConfigError::new("level", "the single-disk model times one cache level").into());
     }
@@ -35,11 +41,13 @@ pub fn single_disk(src: &mut dyn RequestSource, h: &mut Hierarchy, model: DiskMo
     let (mut t, mut disk, mut requests, mut fetches) = (0u64, 0u64, 0u64, 0u64);
     let mut buf = Vec::with_capacity(8192);
     let mut out: Vec<Fetch> = Vec::new();
-    loop {
+    let mut left = limit.unwrap_or(u64::MAX);
+    while left > 0 {
         buf.clear();
-        if src.fill(&mut buf, 8192)? == 0 {
+        if src.fill(&mut buf, usize::try_from(left.min(8192)).unwrap_or(8192))? == 0 {
             break;
         }
+        left -= buf.len() as u64;
         for req in &buf {
             out.clear();
             let level = &mut h.levels[0];

@@ -238,7 +238,7 @@ proptest! {
             let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
             let mut open = || Ok(Box::new(VecSource::new(reqs.clone())) as Box<dyn RequestSource>);
             prepare(&cfg, &mut h, None, &mut open, None).unwrap();
-            let s = single_disk(&mut VecSource::new(reqs.clone()), &mut h, m).unwrap();
+            let s = single_disk(&mut VecSource::new(reqs.clone()), &mut h, m, None).unwrap();
             let misses = h.levels[0].counters().misses;
             if pf == "none" {
                 prop_assert_eq!(s.stall, f * misses, "{} demand fetching", p);
