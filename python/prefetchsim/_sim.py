@@ -307,16 +307,16 @@ def simulate(
     scheduler: Mapping[str, Any] | None = None,
     progress: Callable[[int], Any] | None = None,
 ) -> Result:
-    """Replay ``trace`` through a hierarchy and return its :class:`Result`.
+    """Replay ``trace`` through a hierarchy and return its `Result`.
 
     The hierarchy is a config (a TOML path or a dict with ``level`` and ``engine``, as in a run config),
     or ``levels=[Level(...), ...]``, or a single level by ``size=``, ``policy=``, ``prefetcher=``.
 
     Args:
-        trace: a :class:`Trace` (``open_trace``, ``synthetic``) or a path (format detected); when None,
+        trace: a `Trace` (``open_trace``, ``synthetic``) or a path (format detected); when None,
             the config's ``[trace]`` table.
         config: a run config: a TOML path or a dict with ``level`` (and ``engine``, ``link`` ...).
-        levels: the levels, top (client) first: :class:`Level` objects or ``[[level]]`` tables.
+        levels: the levels, top (client) first: `Level` objects or ``[[level]]`` tables.
         engine: the ``[engine]`` table, e.g. ``{"warmup_requests": 10_000}`` or
             ``{"kind": "timed", "replay": "open"}``; merged over the config's.
         size: one level's size: blocks (``1000``), bytes (``"64MiB"``), a share of the footprint
@@ -333,7 +333,7 @@ def simulate(
             footprint pass when a size is a share of the footprint).
 
     Returns:
-        The run's :class:`Result`: ``levels`` (one record per level), ``summary`` (the first level's
+        The run's `Result`: ``levels`` (one record per level), ``summary`` (the first level's
         metrics and, for timed runs, response times), ``to_pandas()``.
 
     Raises:

@@ -402,7 +402,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _add_reproduce_parsers(sub: Any) -> None:
-    """``prefetchsim reproduce NAME``: one subcommand per module of :mod:`prefetchsim.reproduce`, each with
+    """``prefetchsim reproduce NAME``: one subcommand per module of `prefetchsim.reproduce`, each with
     the common options plus its own (so ``--help`` shows only what applies, and argparse rejects the rest)."""
     from . import reproduce
 

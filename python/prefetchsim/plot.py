@@ -351,6 +351,20 @@ def _bars(ax, df, x: str, y: str, hue_cols: list[str]) -> int:
     return len(series)
 
 
+def bars(df, x: str, y: str, hue: str | Sequence[str] | None = None, *, ax=None, title: str | None = None,
+         xlabel: str | None = None, ylabel: str | None = None):
+    """``y`` per category of ``x`` as grouped bars, one bar per ``hue`` value: for categorical parameters,
+    where a line through the categories would suggest an order or a trend between them. A missing or NaN
+    value leaves its bar out (nothing drawn, not a zero bar)."""
+    _need(df, x, y)
+    ax = _axes(ax)
+    hue_cols = _hue_cols(df, hue, [x, y])
+    _check_unique(df, [x, *hue_cols], f"bars of {y} per {x}")
+    n = _bars(ax, df, x, y, hue_cols)
+    _finish(ax, x, y, n, hue_cols, title, xlabel, ylabel)
+    return ax
+
+
 def _default_x(df, hue_cols: list[str], metric: str) -> str:
     for c in ("case", "trace", "capacity_blocks", "cache_blocks"):
         if c in df.columns and c not in hue_cols and df[c].nunique() > 1:

@@ -91,6 +91,25 @@ pub enum FirstHit {
     Promote,
     /// Leave it in place; only a repeated access promotes it (AMP).
     Stay,
+    /// `stay` for the blocks of a stack's second prefetcher only ([`flags::SECOND`]), `promote` for the
+    /// first's: AMP's rule kept to AMP's pages when another prefetcher (Mithril) is stacked over it.
+    #[serde(rename = "stay_second")]
+    StaySecond,
+}
+
+impl FirstHit {
+    /// Whether a hit on `entry` leaves it in place: `first_use` (its first demand access since it was
+    /// prefetched) and the rule covers it.
+    #[inline]
+    #[must_use]
+    pub fn stays(self, first_use: bool, entry: &Entry) -> bool {
+        first_use
+            && match self {
+                Self::Promote => false,
+                Self::Stay => true,
+                Self::StaySecond => entry.flags & flags::SECOND != 0,
+            }
+    }
 }
 
 /// Settings every policy receives at construction.
