@@ -36,6 +36,7 @@ pub mod fanout;
 pub mod level;
 pub mod link;
 pub mod metrics;
+pub mod mrc;
 pub mod optimal;
 pub mod pfc;
 pub mod policy;

@@ -1,0 +1,50 @@
+//! Miss-ratio curves and sampled (miniature) simulation.
+//!
+//! - [`stack`]: exact LRU stack distances in one pass (Fenwick tree over last-access times, [`fenwick`]).
+//! - [`shards`]: the exact curve and SHARDS fixed-rate / fixed-size estimates (Waldspurger et al., FAST'15),
+//!   giving a [`curve::DistanceHistogram`] and its block (= byte) and request miss-ratio curves.
+//! - [`sample`]: spatial sampling of a request stream by block (miniature simulation, Waldspurger et al.,
+//!   ATC'17) or by extent (prefetch-aware), to run any policy and prefetcher on a scaled cache.
+
+pub mod curve;
+pub mod fenwick;
+pub mod hash;
+pub mod sample;
+pub mod shards;
+pub mod stack;
+
+pub use curve::{CurvePoint, DistanceHistogram, MissRatioCurve};
+pub use sample::{SampleConfig, SampleUnit, SampledSource};
+pub use shards::{MrcBuilder, ShardsConfig};
+
+use crate::engine::{RequestSource, SourceError};
+
+/// Build the histogram of `src` under `cfg` in one pass; `tick(requests)` is called every 64 Ki requests
+/// and stops the pass (with an error) when it returns false.
+///
+/// # Errors
+/// The source's errors, or "interrupted".
+pub fn histogram(
+    src: &mut dyn RequestSource,
+    cfg: ShardsConfig,
+    tick: &mut dyn FnMut(u64) -> bool,
+) -> Result<(DistanceHistogram, f64), SourceError> {
+    let mut b = MrcBuilder::new(cfg)?;
+    let mut buf = Vec::with_capacity(8192);
+    let mut n = 0u64;
+    loop {
+        buf.clear();
+        if src.fill(&mut buf, 8192)? == 0 {
+            break;
+        }
+        for r in &buf {
+            b.add(r);
+        }
+        n += buf.len() as u64;
+        if n % 65536 < buf.len() as u64 && !tick(n) {
+            return Err("interrupted".into());
+        }
+    }
+    let rate = b.rate();
+    Ok((b.finish(), rate))
+}

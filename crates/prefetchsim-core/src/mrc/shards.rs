@@ -1,0 +1,219 @@
+//! One-pass LRU miss-ratio curves: exact, or estimated by SHARDS spatial sampling.
+//!
+//! SHARDS: Waldspurger, Park, Garthwaite & Ahmad, "Efficient MRC Construction with SHARDS", FAST 2015.
+//! A block is sampled when the hash of its number is below a threshold T (rate R = T / 2^64), so every
+//! reference to a sampled block is seen; its stack distance among sampled blocks, divided by R, estimates
+//! its distance in the whole trace. *Fixed-rate* keeps R; *fixed-size* keeps at most `max_samples` blocks:
+//! when one more would be tracked, the block of largest hash leaves and T drops to its hash. Each
+//! reference counts `1 / R` of the rate in force when it was seen, which equals the paper's rescaling of
+//! the histogram by `R_new / R_old` at every drop (both weigh a reference by `R_final / R_then` before
+//! normalising). `adjust` is SHARDS_adj (§5.1 of the paper, fixed-rate only): the difference between the
+//! references the trace had and the sampled estimate of them is added to the smallest distance.
+//!
+//! Without sampling ([`ShardsConfig::exact`]) this is the exact curve of [`super::stack`].
+
+use std::collections::BinaryHeap;
+
+use serde::Deserialize;
+
+use super::curve::DistanceHistogram;
+use super::hash;
+use super::stack::StackDistances;
+use crate::config::ConfigError;
+use crate::request::Request;
+
+/// How the curve is sampled. The default is the exact curve.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ShardsConfig {
+    /// Sampling rate in (0, 1]; 1 without `max_samples` is the exact curve. With `max_samples`, the
+    /// starting rate.
+    pub rate: f64,
+    /// Fixed-size SHARDS: at most this many sampled blocks are tracked.
+    pub max_samples: Option<u64>,
+    /// SHARDS_adj correction (fixed-rate only).
+    pub adjust: bool,
+    /// Seed of the sampling hash.
+    pub seed: u64,
+}
+
+impl Default for ShardsConfig {
+    fn default() -> Self {
+        Self { rate: 1.0, max_samples: None, adjust: true, seed: 0 }
+    }
+}
+
+impl ShardsConfig {
+    /// The exact curve (no sampling).
+    #[must_use]
+    pub fn exact() -> Self {
+        Self::default()
+    }
+
+    /// Fixed-rate SHARDS at `rate`.
+    #[must_use]
+    pub fn fixed_rate(rate: f64) -> Self {
+        Self { rate, ..Self::default() }
+    }
+
+    /// Fixed-size SHARDS keeping at most `max_samples` blocks.
+    #[must_use]
+    pub fn fixed_size(max_samples: u64) -> Self {
+        Self { max_samples: Some(max_samples), ..Self::default() }
+    }
+
+    /// Parse from JSON; unknown or mistyped keys name the field.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] at `sampling.FIELD`.
+    pub fn from_json(v: serde_json::Value) -> Result<Self, ConfigError> {
+        let c: Self = serde_path_to_error::deserialize(v).map_err(|e| {
+            let path = e.path().to_string();
+            ConfigError::new(
+                if path == "." { "sampling".into() } else { format!("sampling.{path}") },
+                e.inner().to_string(),
+            )
+        })?;
+        c.validate()?;
+        Ok(c)
+    }
+
+    /// Check the values.
+    ///
+    /// # Errors
+    /// A [`ConfigError`] naming `sampling.rate` or `sampling.max_samples`.
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        if !(self.rate > 0.0 && self.rate <= 1.0) {
+            return Err(ConfigError::new("sampling.rate", format!("{} is not in (0, 1]", self.rate)));
+        }
+        if self.max_samples == Some(0) {
+            return Err(ConfigError::new("sampling.max_samples", "must be at least 1"));
+        }
+        Ok(())
+    }
+
+    fn is_exact(&self) -> bool {
+        self.rate >= 1.0 && self.max_samples.is_none()
+    }
+}
+
+/// Builds the distance histogram of a request stream in one pass.
+#[derive(Debug)]
+pub struct MrcBuilder {
+    cfg: ShardsConfig,
+    threshold: u64,
+    stack: StackDistances,
+    /// Fixed-size: the tracked blocks by hash, largest on top.
+    by_hash: BinaryHeap<(u64, u64)>,
+    hist: DistanceHistogram,
+    /// Block references of the whole trace, sampled or not (SHARDS_adj).
+    seen_blocks: u64,
+    sampled_blocks: u64,
+}
+
+impl MrcBuilder {
+    /// A builder for `cfg`.
+    ///
+    /// # Errors
+    /// The config's own errors ([`ShardsConfig::validate`]).
+    pub fn new(cfg: ShardsConfig) -> Result<Self, ConfigError> {
+        cfg.validate()?;
+        Ok(Self {
+            threshold: hash::threshold(cfg.rate),
+            cfg,
+            stack: StackDistances::new(),
+            by_hash: BinaryHeap::new(),
+            hist: DistanceHistogram::default(),
+            seen_blocks: 0,
+            sampled_blocks: 0,
+        })
+    }
+
+    /// The sampling rate now in force.
+    #[must_use]
+    pub fn rate(&self) -> f64 {
+        if self.cfg.is_exact() {
+            1.0
+        } else {
+            hash::rate_of(self.threshold)
+        }
+    }
+
+    /// Blocks tracked now (at most `max_samples` with fixed-size sampling).
+    #[must_use]
+    pub fn tracked(&self) -> usize {
+        self.stack.tracked()
+    }
+
+    /// Sampled block references so far.
+    #[must_use]
+    pub fn sampled_references(&self) -> u64 {
+        self.sampled_blocks
+    }
+
+    /// Account one request: each of its blocks is a reference, in order.
+    pub fn add(&mut self, req: &Request) {
+        let exact = self.cfg.is_exact();
+        self.seen_blocks += u64::from(req.len);
+        let mut any = false;
+        let mut cold = false;
+        let mut worst = 0usize;
+        let mut weight = 1.0;
+        for block in req.blocks() {
+            let h = if exact { 0 } else { hash::mix(block, self.cfg.seed) };
+            if !exact && h > self.threshold {
+                continue;
+            }
+            let rate = self.rate();
+            let w = 1.0 / rate;
+            any = true;
+            weight = w;
+            self.sampled_blocks += 1;
+            self.hist.total_blocks += w;
+            match self.stack.access(block) {
+                None => {
+                    cold = true;
+                    self.hist.cold_blocks += w;
+                    if self.cfg.max_samples.is_some() {
+                        self.by_hash.push((h, block));
+                        self.shrink();
+                    }
+                }
+                Some(d) => {
+                    let scaled = if exact { d as usize } else { (d as f64 / rate).round() as usize };
+                    worst = worst.max(scaled);
+                    DistanceHistogram::bump(&mut self.hist.blocks, scaled, w);
+                }
+            }
+        }
+        if any {
+            self.hist.total_requests += weight;
+            if cold {
+                self.hist.cold_requests += weight;
+            } else {
+                DistanceHistogram::bump(&mut self.hist.requests, worst, weight);
+            }
+        }
+    }
+
+    /// Fixed-size: drop the blocks of largest hash until at most `max_samples` are tracked.
+    fn shrink(&mut self) {
+        let Some(max) = self.cfg.max_samples else { return };
+        while self.stack.tracked() as u64 > max {
+            let Some((h, block)) = self.by_hash.pop() else { break };
+            self.threshold = h.saturating_sub(1);
+            self.stack.forget(block);
+        }
+    }
+
+    /// The histogram (with the SHARDS_adj correction when asked and sampling at a fixed rate).
+    #[must_use]
+    pub fn finish(mut self) -> DistanceHistogram {
+        if self.cfg.adjust && !self.cfg.is_exact() && self.cfg.max_samples.is_none() {
+            let diff = self.seen_blocks as f64 - self.hist.total_blocks;
+            DistanceHistogram::bump(&mut self.hist.blocks, 1, diff);
+            self.hist.total_blocks = self.seen_blocks as f64;
+        }
+        self.hist
+    }
+}

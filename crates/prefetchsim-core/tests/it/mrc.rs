@@ -1,0 +1,200 @@
+//! Miss-ratio curves: the one-pass exact curve equals a separate LRU simulation by the engine at every
+//! size; SHARDS at rate 1 equals it; fixed-size SHARDS bounds its sample; bad sampling parameters name
+//! the field; sampled sources keep exactly the sampled blocks.
+
+use prefetchsim_core::config::HierarchyConfig;
+use prefetchsim_core::engine::{run_instant, Hierarchy, RequestSource, Silent, VecSource};
+use prefetchsim_core::mrc::{self, MrcBuilder, SampleConfig, SampleUnit, SampledSource, ShardsConfig};
+use prefetchsim_core::request::Request;
+use proptest::prelude::*;
+
+/// Demand hits of one LRU run of `size` blocks over the block references of `reqs` by the engine.
+///
+/// The curve counts every block of a request as a reference in order (Mattson's LRU). The engine looks all
+/// blocks of a request up before it inserts the missed ones, so for a multi-block request the two differ
+/// when a block is evicted by earlier misses of its own request; fed one block per request, the engine is
+/// Mattson's LRU, and that is what the curve must equal.
+fn lru_hits(reqs: &[Request], size: u64) -> (u64, u64) {
+    let reqs: Vec<Request> = reqs.iter().flat_map(Request::blocks).map(|b| Request::read(b, 1)).collect();
+    let cfg = HierarchyConfig::from_toml(&format!("[[level]]\nsize = {size}\npolicy = 'lru'\n")).unwrap();
+    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+    let r = run_instant(&mut VecSource::new(reqs), &mut h, &cfg.engine, &mut Silent).unwrap();
+    (r.levels[0].counters.hits, r.levels[0].counters.demand_accesses)
+}
+
+/// Requests all of whose blocks hit, by a naive LRU list of `size` blocks (reference for the request curve).
+fn naive_request_hits(reqs: &[Request], size: usize) -> u64 {
+    let mut stack: Vec<u64> = Vec::new();
+    let mut hits = 0;
+    for r in reqs {
+        let mut all = true;
+        for b in r.blocks() {
+            match stack.iter().position(|&x| x == b) {
+                Some(i) => {
+                    stack.remove(i);
+                }
+                None => all = false,
+            }
+            stack.insert(0, b);
+            stack.truncate(size);
+        }
+        hits += u64::from(all);
+    }
+    hits
+}
+
+fn exact(reqs: &[Request], cfg: ShardsConfig) -> mrc::DistanceHistogram {
+    let (h, _) = mrc::histogram(&mut VecSource::new(reqs.to_vec()), cfg, &mut |_| true).unwrap();
+    h
+}
+
+fn assert_exact(reqs: &[Request]) -> Result<(), TestCaseError> {
+    let h = exact(reqs, ShardsConfig::exact());
+    let footprint = h.footprint() as u64;
+    for size in 1..=footprint + 1 {
+        let (hits, accesses) = lru_hits(reqs, size);
+        prop_assert_eq!(h.total_blocks as u64, accesses);
+        prop_assert_eq!(h.block_hits(size) as u64, hits, "size {}", size);
+        prop_assert_eq!(h.request_hits(size) as u64, naive_request_hits(reqs, size as usize), "size {}", size);
+    }
+    Ok(())
+}
+
+/// Sequential runs, re-reads and random blocks, multi-block requests: a small mixed workload.
+fn synthetic(n: usize, seed: u64) -> Vec<Request> {
+    let mut x = seed | 1;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut out = Vec::new();
+    let mut seq = 1000u64;
+    for _ in 0..n {
+        let r = next();
+        out.push(match r % 4 {
+            0 => {
+                seq += 4;
+                Request::read(seq - 4, 4)
+            }
+            1 => Request::read(next() % 300, 1 + (next() % 3) as u32),
+            2 => Request::read(next() % 40, 1),
+            _ => Request::read(seq.saturating_sub(next() % 64), 2),
+        });
+    }
+    out
+}
+
+#[test]
+fn exact_curve_equals_lru_simulation_at_every_size() {
+    assert_exact(&synthetic(600, 7)).unwrap();
+}
+
+#[test]
+fn exact_curve_survives_compaction_of_the_time_axis() {
+    // More than 2^16 references over few blocks forces several compactions.
+    let reqs: Vec<Request> = (0..90_000u64).map(|i| Request::read((i * 7919) % 500, 1)).collect();
+    let h = exact(&reqs, ShardsConfig::exact());
+    for size in [1, 100, 499, 500, 501] {
+        assert_eq!(h.block_hits(size) as u64, lru_hits(&reqs, size).0, "size {size}");
+    }
+}
+
+#[test]
+fn shards_at_rate_one_equals_the_exact_curve() {
+    let reqs = synthetic(3000, 11);
+    let e = exact(&reqs, ShardsConfig::exact());
+    // Fixed-size with room for every block stays at rate 1 but goes through the hashing path.
+    let mut cfg = ShardsConfig::fixed_size(1 << 20);
+    cfg.seed = 3;
+    let s = exact(&reqs, cfg);
+    let fixed = exact(&reqs, ShardsConfig { adjust: false, ..ShardsConfig::fixed_rate(1.0) });
+    for size in 1..=e.footprint() as u64 + 1 {
+        assert_eq!(s.block_hits(size), e.block_hits(size));
+        assert_eq!(s.request_hits(size), e.request_hits(size));
+        assert_eq!(fixed.block_hits(size), e.block_hits(size));
+    }
+    assert_eq!(s.total_blocks, e.total_blocks);
+}
+
+#[test]
+fn fixed_size_shards_keeps_at_most_its_sample_size() {
+    let reqs: Vec<Request> = (0..20_000u64).map(|i| Request::read((i * 2_654_435_761) % 50_000, 1)).collect();
+    let mut b = MrcBuilder::new(ShardsConfig::fixed_size(256)).unwrap();
+    for r in &reqs {
+        b.add(r);
+        assert!(b.tracked() <= 256, "tracked {}", b.tracked());
+    }
+    assert!(b.rate() < 0.1, "the rate dropped to keep the sample: {}", b.rate());
+    let h = b.finish();
+    // The estimate of the references stays near the truth (inverse-probability weights).
+    assert!((h.total_blocks / 20_000.0 - 1.0).abs() < 0.5, "{}", h.total_blocks);
+}
+
+#[test]
+fn shards_at_ten_percent_is_close_on_a_uniform_trace() {
+    // 200k references over 20k blocks uniformly: the curve is 1 - size/20k; 10% sampling keeps ~2000
+    // blocks (at 1% the ~200 kept blocks make the sampled footprint, and so the distance scale, off by ~7%).
+    let mut x = 88_172_645_463_325_252u64;
+    let reqs: Vec<Request> = (0..200_000)
+        .map(|_| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            Request::read(x % 20_000, 1)
+        })
+        .collect();
+    let e = exact(&reqs, ShardsConfig::exact());
+    let s = exact(&reqs, ShardsConfig::fixed_rate(0.1));
+    let sizes: Vec<u64> = (1..=20).map(|i| i * 1000).collect();
+    let (ce, cs) = (e.curve(&sizes), s.curve(&sizes));
+    let mae: f64 =
+        ce.points.iter().zip(&cs.points).map(|(a, b)| (a.miss_ratio - b.miss_ratio).abs()).sum::<f64>() / 20.0;
+    assert!(mae < 0.03, "mean absolute error {mae}");
+}
+
+#[test]
+fn bad_sampling_parameters_name_the_field() {
+    let err = |v: serde_json::Value| ShardsConfig::from_json(v).unwrap_err().to_string();
+    assert!(err(serde_json::json!({"rate": 0.0})).starts_with("sampling.rate:"));
+    assert!(err(serde_json::json!({"rate": 1.5})).starts_with("sampling.rate:"));
+    assert!(err(serde_json::json!({"max_samples": 0})).starts_with("sampling.max_samples:"));
+    assert!(err(serde_json::json!({"rate": "x"})).starts_with("sampling.rate:"));
+    assert!(err(serde_json::json!({"rat": 0.1})).contains("rat"));
+    let serr = |v: serde_json::Value| SampleConfig::from_json(v, 4096).unwrap_err().to_string();
+    assert!(serr(serde_json::json!({"rate": -1})).starts_with("sample.rate:"));
+    assert!(serr(serde_json::json!({"extent_bytes": 1000})).starts_with("sample.extent_bytes:"));
+    assert!(serr(serde_json::json!({"unit": "page"})).starts_with("sample.unit:"));
+    assert!(MrcBuilder::new(ShardsConfig { rate: f64::NAN, ..ShardsConfig::default() }).is_err());
+}
+
+#[test]
+fn extent_sampling_keeps_whole_extents_and_cuts_requests_at_their_edges() {
+    let cfg = SampleConfig { rate: 0.5, unit: SampleUnit::Extent, extent_bytes: 4 * 4096, seed: 1 };
+    let reqs: Vec<Request> = (0..200u64).map(|i| Request::read(i * 3, 7)).collect();
+    let mut src = SampledSource::new(VecSource::new(reqs.clone()), &cfg, 4096);
+    let mut out = Vec::new();
+    while src.fill(&mut out, 16).unwrap() > 0 {}
+    let sampled = |b: u64| mrc::hash::mix(b / 4, 1) <= mrc::hash::threshold(0.5);
+    let want: Vec<u64> = reqs.iter().flat_map(Request::blocks).filter(|&b| sampled(b)).collect();
+    let got: Vec<u64> = out.iter().flat_map(Request::blocks).collect();
+    assert_eq!(got, want);
+    assert!(out.iter().all(|r| r.len >= 1));
+    assert_eq!(src.seen_blocks, 200 * 7);
+    // Some extents are in and some out at rate 0.5.
+    assert!(!want.is_empty() && want.len() < 1400);
+}
+
+fn random_requests() -> impl Strategy<Value = Vec<Request>> {
+    prop::collection::vec((0u64..60, 1u32..5), 1..120)
+        .prop_map(|v| v.into_iter().map(|(b, l)| Request::read(b, l)).collect())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(32))]
+    #[test]
+    fn exact_curve_equals_lru_on_random_traces(reqs in random_requests()) {
+        assert_exact(&reqs)?;
+    }
+}
