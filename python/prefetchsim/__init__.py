@@ -20,6 +20,7 @@ from ._registry import formats, generators, policies, prefetchers
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
 from ._trace import Trace, merge_traces, open_trace, synthetic
 from ._grid import SweepPlan
+from ._mrc import mrc
 from ._grid import plan as sweep_plan
 from ._sweep import results, sweep
 from . import plot
@@ -43,6 +44,7 @@ __all__ = [
     "formats",
     "generators",
     "merge_traces",
+    "mrc",
     "open_trace",
     "policies",
     "plot",

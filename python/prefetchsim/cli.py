@@ -794,6 +794,10 @@ def build_parser() -> argparse.ArgumentParser:
     pl.add_argument("--height", type=float, default=4.2, help="inches")
     pl.set_defaults(func=cmd_plot)
 
+    from ._mrc_cli import add_parser as add_mrc_parser
+
+    add_mrc_parser(sub, _add_trace_options, _add_output_options, _count)
+
     ls = sub.add_parser("list", help="list policies, prefetchers, trace formats, generators or devices")
     ls.add_argument("what", nargs="?", choices=["policies", "prefetchers", "formats", "generators", "devices"])
     ls.set_defaults(func=cmd_list)

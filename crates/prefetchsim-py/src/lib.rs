@@ -16,6 +16,8 @@ use prefetchsim_trace::next_access::stated_next_uses;
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
+mod mrc;
+
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOverflowError, PyTypeError, PyValueError};
 use pyo3::prelude::*;
@@ -655,6 +657,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
+    mrc::register(m)?;
     m.add_function(wrap_pyfunction!(footprint, m)?)?;
     m.add_function(wrap_pyfunction!(head, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;

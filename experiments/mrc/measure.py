@@ -1,0 +1,141 @@
+"""Measurements of docs/mrc.md (method there): exact-curve cost, SHARDS accuracy and speed, engine vs curve
+on multi-block requests, and extent-sampled miniature simulation per prefetcher.
+
+Run from the repository root after `maturin develop --release`:
+    python experiments/mrc/measure.py [exact|shards|engine|extent|all] [--traces DIR]
+Times are CPU seconds of this process (time.process_time, all threads; every run single-threaded).
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import os
+import statistics
+import sys
+import time
+
+import prefetchsim as ps
+
+OUT = os.path.join(os.path.dirname(__file__), "results")
+TRACES = {
+    "w106": ("cloudphysics-w106/w106.trace.xz", "u32le"),
+    "P6": ("arc/P6.lis.zst", "arc"),
+    "P12": ("arc/P12.lis.zst", "arc"),
+    "OLTP": ("arc/OLTP.lis.zst", "arc"),
+}
+PREFETCHERS = ["none", "obl", "ra", "linux", "amp", "step", "mithril", "pg"]
+REPS = 3
+
+
+def trace(root: str, name: str) -> ps.Trace:
+    path, fmt = TRACES[name]
+    return ps.open_trace(os.path.join(root, path), fmt)
+
+
+def cpu(f):
+    c0, w0 = time.process_time(), time.perf_counter()
+    out = f()
+    return out, time.process_time() - c0, time.perf_counter() - w0
+
+
+def median_cpu(f, reps=REPS):
+    runs = [cpu(f) for _ in range(reps)]
+    return runs[-1][0], statistics.median(r[1] for r in runs), statistics.median(r[2] for r in runs)
+
+
+def write(name: str, rows: list[dict]) -> None:
+    os.makedirs(OUT, exist_ok=True)
+    path = os.path.join(OUT, f"{name}.csv")
+    with open(path + ".tmp", "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=list(rows[0]))
+        w.writeheader()
+        w.writerows(rows)
+    os.replace(path + ".tmp", path)
+    for r in rows:
+        print(r, flush=True)
+
+
+def exact_and_shards(root: str) -> None:
+    cost, shards = [], []
+    for name in ("w106", "P6", "P12"):
+        tr = trace(root, name)
+        ex, ex_cpu, ex_wall = median_cpu(lambda: ps.mrc(tr, method="exact"))
+        fp = ex.attrs["footprint"]
+        sizes = [int(s) for s in ex["capacity_blocks"]]
+        lru_size = max(1, round(0.1 * fp))
+        _, lru_cpu, lru_wall = median_cpu(lambda: ps.simulate(tr, size=lru_size, policy="lru"))
+        cost.append({"trace": name, "footprint": int(fp), "references": int(ex.attrs["references"]),
+                     "exact_cpu_s": round(ex_cpu, 3), "exact_wall_s": round(ex_wall, 3),
+                     "lru_10pct_cpu_s": round(lru_cpu, 3), "lru_10pct_wall_s": round(lru_wall, 3),
+                     "ratio_cpu": round(ex_cpu / lru_cpu, 2)})
+        variants = [(f"rate0.01-adj-seed{s}", {"rate": 0.01, "seed": s}) for s in range(5)]
+        variants += [("rate0.01-noadj-seed0", {"rate": 0.01, "adjust": False}),
+                     ("fixedsize8192-seed0", {"max_samples": 8192, "rate": 1.0})]
+        for label, kw in variants:
+            reps = REPS if label.endswith("seed0") else 1
+            est, s_cpu, s_wall = median_cpu(lambda: ps.mrc(tr, sizes, method="shards", **kw), reps)
+            err = (est["miss_ratio"] - ex["miss_ratio"]).abs()
+            shards.append({"trace": name, "variant": label, "mae": round(float(err.mean()), 5),
+                           "max_abs_err": round(float(err.max()), 5), "final_rate": est.attrs["rate"],
+                           "cpu_s": round(s_cpu, 3), "wall_s": round(s_wall, 3),
+                           "speedup_cpu": round(ex_cpu / s_cpu, 1)})
+    write("exact_cost", cost)
+    write("shards", shards)
+
+
+def engine(root: str) -> None:
+    rows = []
+    for name in ("P6", "P12"):
+        tr = trace(root, name)
+        ex = ps.mrc(tr, ["1%", "5%", "10%", "25%"], method="exact")
+        full = ps.mrc(tr, [int(b) for b in ex["capacity_blocks"]], method="full")
+        for (_, a), (_, b) in zip(ex.iterrows(), full.iterrows()):
+            rows.append({"trace": name, "capacity_blocks": int(a["capacity_blocks"]),
+                         "curve_hit": round(float(a["hit_ratio"]), 5), "engine_hit": round(float(b["hit_ratio"]), 5),
+                         "diff": round(float(b["hit_ratio"] - a["hit_ratio"]), 5)})
+    write("engine_vs_curve", rows)
+
+
+def extent(root: str, traces: list[str]) -> None:
+    rows = []
+    for name in traces:
+        tr = trace(root, name)
+        fp = tr.footprint()
+        sizes = [max(1, round(0.01 * fp)), max(1, round(0.1 * fp))]
+        for pf in PREFETCHERS:
+            full, f_cpu, f_wall = median_cpu(lambda: ps.mrc(tr, sizes, method="full", prefetcher=pf), 1)
+            variants = [("extent256K", "extent", 256 << 10, 0), ("extent256K", "extent", 256 << 10, 1),
+                        ("extent64K", "extent", 64 << 10, 0), ("extent1M", "extent", 1 << 20, 0),
+                        ("block", "block", 256 << 10, 0)]
+            for label, unit, eb, seed in variants:
+                mini, m_cpu, m_wall = median_cpu(
+                    lambda: ps.mrc(tr, sizes, method="mini", prefetcher=pf, rate=0.1, unit=unit, extent_bytes=eb,
+                                   seed=seed), 1)
+                for i, size in enumerate(sizes):
+                    hf, hm = float(full["hit_ratio"][i]), float(mini["hit_ratio"][i])
+                    rows.append({"trace": name, "prefetcher": pf, "variant": label, "seed": seed,
+                                 "share": ["1%", "10%"][i], "capacity_blocks": size,
+                                 "full_hit": round(hf, 4), "mini_hit": round(hm, 4), "err": round(hm - hf, 4),
+                                 "full_cpu_s": round(f_cpu, 3), "mini_cpu_s": round(m_cpu, 3),
+                                 "speedup_cpu": round(f_cpu / m_cpu, 2)})
+        write(f"extent_{name}", [r for r in rows if r["trace"] == name])
+
+
+def main() -> int:
+    p = argparse.ArgumentParser()
+    p.add_argument("what", choices=["exact", "engine", "extent", "all"])
+    p.add_argument("--traces", default=os.environ.get("PREFETCHSIM_TRACES", "../shared/traces"))
+    p.add_argument("--only", default="w106,P6,P12,OLTP", help="extent: traces")
+    a = p.parse_args()
+    if a.what in ("exact", "all"):
+        exact_and_shards(a.traces)
+    if a.what in ("engine", "all"):
+        engine(a.traces)
+    if a.what in ("extent", "all"):
+        extent(a.traces, a.only.split(","))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,204 @@
+"""Miss-ratio curves: exact LRU in one pass, SHARDS estimates, and sampled (miniature) simulation of any
+policy and prefetcher.
+
+- ``method="exact"``: Mattson's LRU stack distances counted with a Fenwick tree over last-access times
+  (one pass; every block of a request is one reference, in order).
+- ``method="shards"``: Waldspurger, Park, Garthwaite & Ahmad, "Efficient MRC Construction with SHARDS",
+  FAST 2015: spatial sampling by a hash of the block number, distances scaled by the rate; fixed-rate
+  (``rate``) or fixed-size (``max_samples``).
+- ``method="mini"``: Waldspurger, Saemundsson, Ahmad & Park, "Cache Modeling and Optimization using
+  Miniature Simulations", USENIX ATC 2017: the policy (and prefetcher) runs on the sampled requests with
+  each cache scaled by the rate. ``unit="block"`` hashes blocks (the paper's); ``unit="extent"`` hashes the
+  aligned region of ``extent_bytes`` holding a block, so that sequential runs, which prefetchers need,
+  survive the sampling (this project's).
+- ``method="full"``: one full simulation per size (the reference the others are judged against).
+
+The result is a ``pandas.DataFrame`` with one row per size (``capacity_blocks``, ``miss_ratio``,
+``hit_ratio`` ...) that ``prefetchsim.plot.mrc`` draws; ``df.attrs`` holds the footprint estimate, the
+final rate and the CPU seconds the computation took.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections.abc import Callable, Mapping, Sequence
+from typing import Any
+
+from . import _core
+from ._sim import _as_trace, simulate_many
+from ._trace import Trace
+
+METHODS = ("exact", "shards", "mini", "full")
+UNITS = ("block", "extent")
+
+
+def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None, list[float] | None]:
+    """Split ``sizes`` into blocks (ints) or shares of the footprint (floats below 1, or ``"5%"``)."""
+    if sizes is None:
+        return None, None
+    if isinstance(sizes, (str, bytes, int, float)):
+        raise TypeError("sizes must be a list of sizes (blocks, shares such as 0.05, or '5%')")
+    blocks: list[int] = []
+    shares: list[float] = []
+    for s in sizes:
+        if isinstance(s, bool):
+            raise TypeError(f"sizes: {s!r} is not a size")
+        if isinstance(s, str) and s.strip().endswith("%"):
+            try:
+                shares.append(float(s.strip()[:-1]) / 100.0)
+            except ValueError:
+                raise _core.ConfigError(f"sizes: {s!r} is not a share such as '5%'") from None
+        elif isinstance(s, int):
+            if s < 1:
+                raise _core.ConfigError(f"sizes: {s} blocks; a cache holds at least 1 block")
+            blocks.append(s)
+        elif isinstance(s, float) and 0.0 < s < 1.0:
+            shares.append(s)
+        else:
+            raise _core.ConfigError(f"sizes: {s!r} is neither blocks (an int) nor a share (0 < x < 1 or 'N%')")
+    if blocks and shares:
+        raise _core.ConfigError("sizes: give either blocks or shares of the footprint, not both")
+    if not blocks and not shares:
+        raise _core.ConfigError("sizes: empty")
+    return (blocks or None), (shares or None)
+
+
+def _component(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
+    return {"name": name, **dict(params or {})}
+
+
+def mrc(
+    trace: Trace | str | os.PathLike[str],
+    sizes: Sequence[int | float | str] | None = None,
+    *,
+    method: str = "exact",
+    points: int = 100,
+    rate: float | None = None,
+    max_samples: int | None = None,
+    adjust: bool = True,
+    seed: int = 0,
+    policy: str = "lru",
+    prefetcher: str = "none",
+    policy_params: Mapping[str, Any] | None = None,
+    prefetcher_params: Mapping[str, Any] | None = None,
+    unit: str = "extent",
+    extent_bytes: int = 256 * 1024,
+    limit: int | None = None,
+    threads: int = 1,
+    progress: Callable[[int], Any] | None = None,
+):
+    """The miss-ratio curve of ``trace``: one row per cache size.
+
+    Args:
+        trace: a `Trace` or a path (format detected).
+        sizes: cache sizes in blocks (ints) or shares of the footprint (``0.05``, ``"5%"``); default
+            ``points`` sizes evenly spaced up to the footprint.
+        method: ``"exact"`` (LRU, one pass), ``"shards"`` (LRU, sampled), ``"mini"`` (any policy and
+            prefetcher on a spatial sample, caches scaled) or ``"full"`` (one simulation per size).
+        rate: sampling rate in (0, 1]: SHARDS default 0.01 (the start rate with ``max_samples``),
+            ``mini`` default 0.1.
+        max_samples: fixed-size SHARDS: at most this many sampled blocks.
+        adjust: SHARDS_adj correction (fixed-rate SHARDS).
+        seed: seed of the sampling hash.
+        policy, prefetcher, policy_params, prefetcher_params: what ``mini`` and ``full`` simulate.
+        unit: ``mini``: hash each ``"block"`` or each ``"extent"`` of ``extent_bytes``.
+        limit: read only the first ``limit`` requests.
+        threads: ``full``: parallel runs (1 by default, so CPU time compares with the other methods).
+        progress: called about ten times a second with the requests read so far.
+
+    Returns:
+        A ``pandas.DataFrame``: ``method``, ``capacity_blocks``, ``cache_bytes``, ``miss_ratio``,
+        ``hit_ratio`` (block references, equal to bytes since blocks have one size), and
+        ``request_miss_ratio`` (``exact``/``shards``: requests with a missed block) or the simulated
+        level's metrics (``mini``/``full``, with ``sample_blocks``, the miniature cache). ``df.attrs``:
+        ``footprint``, ``rate``, ``cpu_s`` (process CPU seconds of the computation), ``wall_s``.
+
+    Raises:
+        ConfigError: a bad size, method or sampling parameter; the message names it (``sampling.rate``).
+
+    Example:
+        ```python
+        import prefetchsim as ps
+
+        tr = ps.synthetic("oltp-like", requests=20_000, seed=1)
+        exact = ps.mrc(tr, points=20)
+        est = ps.mrc(tr, points=20, method="shards", rate=0.1)
+        mini = ps.mrc(tr, [500, 1000], method="mini", prefetcher="obl", rate=0.5)
+        ```
+    """
+    import pandas as pd
+
+    tr = _as_trace(trace)
+    if method not in METHODS:
+        raise _core.ConfigError(f"method: unknown value {method!r}; choose one of {', '.join(METHODS)}")
+    if progress is not None and not callable(progress):
+        raise TypeError(f"progress must be callable, not {type(progress).__name__}")
+    blocks, shares = _sizes(sizes)
+    if method in ("exact", "shards") and (policy != "lru" or prefetcher != "none"):
+        raise _core.ConfigError(
+            f"method: {method!r} computes LRU without prefetching; use method='mini' or 'full' for "
+            f"policy={policy!r}, prefetcher={prefetcher!r}")
+    cpu0, wall0 = time.process_time(), time.perf_counter()
+    attrs: dict[str, Any] = {"method": method, "trace": tr.path}
+    if method in ("exact", "shards"):
+        if method == "exact":
+            if rate not in (None, 1, 1.0) or max_samples is not None:
+                raise _core.ConfigError("method: 'exact' takes no rate or max_samples (use method='shards')")
+            sampling: dict[str, Any] = {}
+        else:
+            sampling = {"rate": 0.01 if rate is None and max_samples is None else (1.0 if rate is None else rate),
+                        "adjust": adjust, "seed": seed}
+            if max_samples is not None:
+                sampling["max_samples"] = max_samples
+        raw = json.loads(_core.mrc_curve(tr._json(), _dumps("sampling", sampling), blocks, shares, points, limit,
+                                         progress))
+        df = pd.DataFrame(raw["points"]).rename(columns={"size": "capacity_blocks"})
+        df["hit_ratio"] = 1.0 - df["miss_ratio"]
+        attrs.update(footprint=raw["footprint"], references=raw["references"], requests=raw["requests"],
+                     rate=raw["rate"], skipped_records=raw["skipped_records"])
+    else:
+        if blocks is None:
+            fp = tr.footprint()
+            attrs["footprint"] = fp
+            if shares is None:
+                shares = [i / points for i in range(1, points + 1)]
+            blocks = sorted({max(1, round(s * fp)) for s in shares})
+        level = {"policy": _component(policy, policy_params), "prefetcher": _component(prefetcher, prefetcher_params)}
+        if method == "full":
+            engine = {"limit": limit} if limit is not None else {}
+            docs = [{"level": [{"size": b, **level}], "engine": engine} for b in blocks]
+            results = [r.raw for r in simulate_many(tr, docs, progress=progress, threads=threads)]
+            scaled = blocks
+            attrs["rate"] = 1.0
+        else:
+            if unit not in UNITS:
+                raise _core.ConfigError(f"sample.unit: unknown value {unit!r}; choose one of {', '.join(UNITS)}")
+            r = 0.1 if rate is None else rate
+            sample = {"rate": r, "unit": unit, "extent_bytes": extent_bytes, "seed": seed}
+            if not (isinstance(r, (int, float)) and 0 < r <= 1):
+                raise _core.ConfigError(f"sample.rate: {r!r} is not in (0, 1]")
+            scaled = [max(1, round(b * r)) for b in blocks]
+            docs = [{"level": [{"size": s, **level}]} for s in scaled]
+            results = json.loads(_core.simulate_sampled(tr._json(), _dumps("configs", docs), _dumps("sample", sample),
+                                                        limit, progress))
+            attrs.update(rate=r, unit=unit, extent_bytes=extent_bytes)
+        rows = []
+        for b, s, res in zip(blocks, scaled, results, strict=True):
+            rec = dict(res["levels"][0])
+            rec.pop("capacity_blocks", None)
+            rows.append({"capacity_blocks": b, "sample_blocks": s, **rec})
+        df = pd.DataFrame(rows)
+    df.insert(0, "method", method)
+    df.insert(2, "cache_bytes", df["capacity_blocks"] * tr.block_size)
+    attrs.update(cpu_s=time.process_time() - cpu0, wall_s=time.perf_counter() - wall0)
+    df.attrs.update(attrs)
+    return df
+
+
+def _dumps(what: str, value: Any) -> str:
+    try:
+        return json.dumps(value, allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise _core.ConfigError(f"{what}: {e}") from None
