@@ -1,0 +1,126 @@
+"""Miss-ratio curves (ps.mrc, prefetchsim mrc): the one-pass exact curve equals the engine's LRU at every
+size, SHARDS at rate 1 equals it, sampled runs at rate 1 equal full runs, bad parameters name the field."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import prefetchsim as ps
+from prefetchsim.cli import main
+
+from conftest import shared_trace
+
+
+def _lirs(tmp_path, blocks, name="t.lirs"):
+    p = tmp_path / name
+    p.write_text("".join(f"{b}\n" for b in blocks))
+    return ps.open_trace(str(p), "lirs")
+
+
+def _assert_exact_equals_engine(tr, limit=None):
+    ex = ps.mrc(tr, [1], method="exact", limit=limit)
+    fp = int(ex.attrs["footprint"])
+    sizes = list(range(1, fp + 2))
+    ex = ps.mrc(tr, sizes, method="exact", limit=limit)
+    full = ps.mrc(tr, sizes, method="full", limit=limit, threads=0)
+    assert list(ex["capacity_blocks"]) == sizes
+    # The same counts give the same float: exact equality, size by size.
+    for s, a, b in zip(sizes, ex["miss_ratio"], full["miss_ratio"]):
+        assert a == pytest.approx(b, abs=1e-12), f"size {s}: curve {a}, engine {b}"
+
+
+def test_exact_curve_equals_engine_lru_at_every_size_on_a_real_trace_prefix():
+    # w106 has one block per request, where the engine is exactly Mattson's LRU (docs/mrc.md).
+    tr = ps.open_trace(shared_trace("cloudphysics-w106/w106.trace.xz"), "u32le")
+    _assert_exact_equals_engine(tr, limit=1500)
+
+
+def test_exact_curve_equals_engine_lru_at_every_size_on_a_synthetic_trace(tmp_path):
+    blocks = [(i * 7) % 97 if i % 3 else (i * 13) % 41 for i in range(1500)]
+    _assert_exact_equals_engine(_lirs(tmp_path, blocks))
+
+
+@settings(max_examples=15, deadline=None)
+@given(st.lists(st.integers(min_value=0, max_value=40), min_size=1, max_size=150))
+def test_exact_curve_equals_engine_lru_on_random_traces(tmp_path_factory, blocks):
+    _assert_exact_equals_engine(_lirs(tmp_path_factory.mktemp("r"), blocks))
+
+
+def test_shards_at_rate_one_equals_the_exact_curve():
+    tr = ps.synthetic("oltp-like", requests=3000, seed=3)
+    ex = ps.mrc(tr, points=40)
+    sizes = [int(s) for s in ex["capacity_blocks"]]
+    ex = ps.mrc(tr, sizes)
+    # Fixed-size with room for every block: rate 1, through the hashing and sampling path.
+    sh = ps.mrc(tr, sizes, method="shards", rate=1.0, max_samples=10**9, seed=5)
+    assert sh.attrs["rate"] == 1.0
+    assert list(sh["miss_ratio"]) == list(ex["miss_ratio"])
+    assert list(sh["request_miss_ratio"]) == list(ex["request_miss_ratio"])
+
+
+def test_fixed_size_shards_lowers_the_rate_and_estimates_the_curve():
+    tr = ps.synthetic("oltp-like", requests=20_000, seed=1)
+    ex = ps.mrc(tr, ["10%", "50%"])
+    sh = ps.mrc(tr, [int(s) for s in ex["capacity_blocks"]], method="shards", max_samples=500)
+    assert sh.attrs["rate"] < 1.0
+    assert (sh["miss_ratio"] - ex["miss_ratio"]).abs().max() < 0.1
+
+
+@pytest.mark.parametrize("prefetcher", ["obl", "linux", "mithril"])
+def test_sampled_simulation_at_rate_one_equals_full_simulation(prefetcher):
+    tr = ps.synthetic("oltp-like", requests=5000, seed=2)
+    full = ps.mrc(tr, [50, 400], method="full", prefetcher=prefetcher)
+    for unit in ("extent", "block"):
+        mini = ps.mrc(tr, [50, 400], method="mini", prefetcher=prefetcher, rate=1.0, unit=unit)
+        assert list(mini["sample_blocks"]) == [50, 400]
+        if unit == "extent":  # whole requests survive: the same run
+            assert list(mini["hit_ratio"]) == list(full["hit_ratio"])
+            assert list(mini["prefetch_issued"]) == list(full["prefetch_issued"])
+        assert list(mini["demand_accesses"]) == list(full["demand_accesses"])
+
+
+def test_extent_sampling_keeps_about_rate_of_the_references():
+    tr = ps.synthetic("oltp-like", requests=20_000, seed=4)
+    full = ps.mrc(tr, [1000], method="full")
+    mini = ps.mrc(tr, [1000], method="mini", rate=0.25, unit="extent", extent_bytes=64 << 10)
+    share = mini["demand_accesses"][0] / full["demand_accesses"][0]
+    assert 0.1 < share < 0.45, share
+    assert mini["sample_blocks"][0] == 250
+
+
+@pytest.mark.parametrize("kwargs, field", [
+    ({"method": "shards", "rate": 0.0}, "sampling.rate"),
+    ({"method": "shards", "rate": 1.5}, "sampling.rate"),
+    ({"method": "shards", "max_samples": 0}, "sampling.max_samples"),
+    ({"method": "mini", "rate": 2.0}, "sample.rate"),
+    ({"method": "mini", "extent_bytes": 1000}, "sample.extent_bytes"),
+    ({"method": "mini", "unit": "page"}, "sample.unit"),
+    ({"method": "bogus"}, "method"),
+    ({"method": "exact", "prefetcher": "obl"}, "method"),
+    ({"sizes": [0]}, "sizes"),
+    ({"sizes": ["x%"]}, "sizes"),
+    ({"method": "mini", "prefetcher": "nope"}, "level[0].prefetcher"),
+])
+def test_bad_parameters_name_the_field(kwargs, field):
+    tr = ps.synthetic("oltp-like", requests=100, seed=1)
+    kwargs = dict(kwargs)
+    sizes = kwargs.pop("sizes", [10])
+    with pytest.raises(ps.ConfigError, match=field.replace("[", r"\[").replace("]", r"\]")):
+        ps.mrc(tr, sizes, **kwargs)
+
+
+def test_cli_mrc_writes_the_curve_and_a_plot(tmp_path, capsys):
+    p = tmp_path / "t.lirs"
+    p.write_text("".join(f"{(i * 7) % 50}\n" for i in range(500)))
+    png = tmp_path / "c.png"
+    assert main(["mrc", str(p), "--format", "lirs", "--points", "5", "-f", "json", "--plot", str(png)]) == 0
+    rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+    assert [r["capacity_blocks"] for r in rows] == [10, 20, 30, 40, 50]
+    assert rows[-1]["miss_ratio"] == pytest.approx(50 / 500)
+    assert png.stat().st_size > 0
+    assert main(["mrc", str(p), "--format", "lirs", "--method", "shards", "--rate", "0"]) == 2
+    assert "sampling.rate" in capsys.readouterr().err
