@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport};
+use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport, VecSource};
 use prefetchsim_core::mrc::{self, SampleConfig, SampledSource, ShardsConfig};
 use prefetchsim_core::Request;
 use prefetchsim_trace::TraceSpec;
@@ -112,7 +112,8 @@ fn mrc_curve(
 
 /// Simulate every config of `configs_json` on the sample `sample_json` of the trace
 /// (`{"rate": .., "unit": "block" | "extent", "extent_bytes": .., "seed": ..}`): the caller has scaled the
-/// cache sizes. `limit` reads only the first requests of the trace. Returns a JSON list of results as
+/// cache sizes. The trace is read once; the sample is kept in memory and replayed to each config. `limit`
+/// reads only the first requests of the trace. Returns a JSON list of results as
 /// `simulate` gives, each with `seen_requests` and `seen_blocks` (of the whole trace, before sampling).
 #[pyfunction]
 #[pyo3(signature = (trace_json, configs_json, sample_json, limit=None, progress=None))]
@@ -149,18 +150,33 @@ fn simulate_sampled(
     }
     let (done, stop) = (AtomicU64::new(0), AtomicBool::new(false));
     let results = run_detached(py, progress.filter(|p| !p.is_none()), &done, &stop, || {
+        // The sample is read once and kept in memory (about `rate` of the trace's requests), then replayed
+        // to every config: one pass over the trace for the whole curve.
+        let inner = match open(&spec, limit, &stop, &done) {
+            Ok(s) => s,
+            Err(e) => return vec![Err(PyErrLater::Source(e))],
+        };
+        let mut src = SampledSource::new(inner, &sample, spec.block_size);
+        let mut reqs = Vec::new();
+        loop {
+            match src.fill(&mut reqs, 8192) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => return vec![Err(PyErrLater::Source(e))],
+            }
+        }
+        let (seen_requests, seen_blocks, report) = (src.seen_requests, src.seen_blocks, src.report());
         configs
             .iter()
             .map(|cfg| -> Result<Value, PyErrLater> {
                 let mut h = Hierarchy::build(cfg, spec.block_size, None).map_err(PyErrLater::Config)?;
-                let inner = open(&spec, limit, &stop, &done).map_err(PyErrLater::Source)?;
-                let mut src = SampledSource::new(inner, &sample, spec.block_size);
-                let r = engine::run(&mut src, &mut h, cfg, &mut |_| !stop.load(Ordering::Relaxed))
+                let mut vs = VecSource::new(reqs.clone());
+                let r = engine::run(&mut vs, &mut h, cfg, &mut |_| !stop.load(Ordering::Relaxed))
                     .map_err(PyErrLater::Source)?;
-                let mut v = result_json(&r, &src.report());
+                let mut v = result_json(&r, &report);
                 if let Value::Object(m) = &mut v {
-                    m.insert("seen_requests".into(), json!(src.seen_requests));
-                    m.insert("seen_blocks".into(), json!(src.seen_blocks));
+                    m.insert("seen_requests".into(), json!(seen_requests));
+                    m.insert("seen_blocks".into(), json!(seen_blocks));
                 }
                 Ok(v)
             })

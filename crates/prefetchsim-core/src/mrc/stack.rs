@@ -48,12 +48,14 @@ impl StackDistances {
         let now = self.now;
         self.now += 1;
         let t = u32::try_from(now).expect("time slots stay below 2^32 (compacted at twice the tracked blocks)");
+        // Every mark is at a time before `now`; there is one per tracked block.
+        let marks = self.last.len() as u64;
         let dist = match self.last.insert(block, t) {
             None => None,
             Some(prev) => {
                 let prev = prev as usize;
-                // Marks after `prev` (up to `now - 1`) are the distinct blocks referenced since.
-                let after = self.tree.prefix(now.saturating_sub(1)) - self.tree.prefix(prev);
+                // Marks after `prev` are the distinct blocks referenced since (one prefix walk, not two).
+                let after = marks - self.tree.prefix(prev);
                 self.tree.add(prev, -1);
                 Some(after + 1)
             }
