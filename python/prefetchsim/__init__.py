@@ -20,6 +20,7 @@ from __future__ import annotations
 from ._core import ConfigError, PrefetchsimError, TraceError, __version__
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
+from ._events import read_events
 from ._trace import Trace, merge_traces, open_trace, synthetic
 from ._grid import SweepPlan
 from ._grid import plan as sweep_plan
@@ -44,6 +45,7 @@ __all__ = [
     "policies",
     "plot",
     "prefetchers",
+    "read_events",
     "results",
     "simulate",
     "simulate_many",

@@ -14,6 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::eventlog::LevelEvent;
 use crate::exclusive::Exclusive;
 use crate::level::AnyLevel;
 use crate::metrics::{InstanceReport, LevelCounters};
@@ -71,6 +72,10 @@ pub struct FanOut {
     timed: bool,
     record: bool,
     block_bytes: Option<u64>,
+    /// The event log is on.
+    log: bool,
+    /// With the log on: instances that may hold events not drained yet.
+    log_touched: Vec<u32>,
 }
 
 impl FanOut {
@@ -93,6 +98,8 @@ impl FanOut {
             timed: false,
             record: false,
             block_bytes: None,
+            log: false,
+            log_touched: Vec::new(),
         };
         if let Routing::Client(k) | Routing::Stripe(k, _) = routing {
             for i in 0..k {
@@ -109,6 +116,7 @@ impl FanOut {
         }
         l.set_timed(self.timed);
         l.record_evictions(self.record);
+        l.record_events(self.log);
         self.inst.push(l);
         self.keys.push(key);
         self.inst.len() - 1
@@ -131,6 +139,14 @@ impl FanOut {
         }
     }
 
+    /// With the log on, remember that instance `i` may have recorded events.
+    #[inline]
+    fn touch(&mut self, i: usize) {
+        if self.log {
+            self.log_touched.push(i as u32);
+        }
+    }
+
     fn resum(&mut self) {
         self.sum = LevelCounters::default();
         for l in &self.inst {
@@ -142,6 +158,7 @@ impl FanOut {
 impl AnyLevel for FanOut {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.last = self.route(req.client, req.first);
+        self.touch(self.last);
         self.inst[self.last].access(req, demand_len, out);
     }
     fn finish(&mut self) {
@@ -240,6 +257,7 @@ impl AnyLevel for FanOut {
         let i = std::mem::replace(owner, NONE);
         if let Some(l) = self.inst.get_mut(i as usize) {
             l.complete(first, len, tag);
+            self.touch(i as usize);
         }
     }
     fn is_pinned(&self, block: u64) -> bool {
@@ -250,6 +268,7 @@ impl AnyLevel for FanOut {
     }
     fn demote_in(&mut self, block: u64, client: u32) {
         let i = self.route(client, block);
+        self.touch(i);
         self.inst[i].demote_in(block, client);
     }
     fn exclusive(&self) -> Exclusive {
@@ -274,6 +293,30 @@ impl AnyLevel for FanOut {
     fn mark_readmore(&mut self, first: u64, len: u32) {
         if let Some(l) = self.inst.get_mut(self.last) {
             l.mark_readmore(first, len);
+        }
+    }
+    fn record_events(&mut self, on: bool) {
+        self.log = on;
+        self.log_touched.clear();
+        for l in &mut self.inst {
+            l.record_events(on);
+        }
+    }
+    fn drain_events(&mut self, sink: &mut dyn FnMut(u32, &LevelEvent)) {
+        if self.log_touched.is_empty() {
+            return;
+        }
+        self.log_touched.sort_unstable();
+        self.log_touched.dedup();
+        for &i in &self.log_touched {
+            let key = self.keys[i as usize];
+            self.inst[i as usize].drain_events(&mut |_, e| sink(key, e));
+        }
+        self.log_touched.clear();
+    }
+    fn log_event(&mut self, ev: LevelEvent) {
+        if let Some(l) = self.inst.get_mut(self.last) {
+            l.log_event(ev);
         }
     }
     fn is_fan_out(&self) -> bool {

@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::eventlog::{EventKind as K, LevelEvent, Origin};
 use crate::exclusive::Exclusive;
 use crate::metrics::LevelCounters;
 use crate::policy::list::{Links, List};
@@ -182,6 +183,16 @@ pub trait AnyLevel: Send {
     /// the prefetcher still see them as the demand blocks of that access. Accounting only.
     fn mark_readmore(&mut self, _first: u64, _len: u32) {}
 
+    // The event log (`crate::eventlog`).
+
+    /// Record events into the level's buffer (on) or not (off, the default; the buffer is dropped).
+    fn record_events(&mut self, _on: bool) {}
+    /// Hand the recorded events, oldest first, to `sink` with the instance each belongs to (0 for a level
+    /// of one cache), and forget them.
+    fn drain_events(&mut self, _sink: &mut dyn FnMut(u32, &LevelEvent)) {}
+    /// Record an event a wrapper (PFC) observed, in order with the level's own (when recording).
+    fn log_event(&mut self, _ev: LevelEvent) {}
+
     // Levels of several caches ([`crate::fanout::FanOut`]).
 
     /// The independent caches of this level with their keys (client id or server index), in key order;
@@ -197,6 +208,19 @@ pub trait AnyLevel: Send {
     /// Per-instance counters (the level's [`AnyLevel::counters`] are their sum); empty for one cache.
     fn instance_reports(&self) -> Vec<crate::metrics::InstanceReport> {
         Vec::new()
+    }
+}
+
+/// Who brought `e` in, for the event log.
+fn origin_of(e: Entry) -> Origin {
+    if e.flags & flags::READMORE != 0 {
+        Origin::Readmore
+    } else if e.flags & flags::SECOND != 0 {
+        Origin::Second
+    } else if e.prefetched() {
+        Origin::Native
+    } else {
+        Origin::Demand
     }
 }
 
@@ -257,6 +281,8 @@ pub struct Level<P: Policy> {
     drop_on_arrival: Vec<u64>,
     /// First block of the last access (its outcomes are indexed from it).
     last_first: u64,
+    /// The event log's buffer, while recording.
+    log: Option<Vec<LevelEvent>>,
 }
 
 /// Timed mode: the fetch tag of a slot's pinned block.
@@ -310,6 +336,7 @@ impl<P: Policy> Level<P> {
             tag_heads: Vec::new(),
             drop_on_arrival: Vec::new(),
             last_first: 0,
+            log: None,
         };
         level.charge_metadata();
         level
@@ -369,6 +396,24 @@ impl<P: Policy> Level<P> {
         self.raised.last_unpinned(&self.raised_links, &self.table)
     }
 
+    /// Record an event when the log is on.
+    #[inline(always)]
+    fn note(&mut self, kind: K, origin: Origin, block: u64) {
+        if let Some(log) = &mut self.log {
+            log.push(LevelEvent::block(kind, origin, block));
+        }
+    }
+
+    /// Record that the block in `slot` is ready (its read arrived).
+    #[inline]
+    fn note_arrived(&mut self, slot: Slot) {
+        if let Some(log) = &mut self.log {
+            let e = self.table.entry(slot);
+            let origin = if e.counts_unused() { origin_of(*e) } else { Origin::Demand };
+            log.push(LevelEvent::block(K::Arrived, origin, e.block));
+        }
+    }
+
     /// Accounting of a reference to the resident block `e` in `slot`: the first use of a prefetched block
     /// (native, unless a PFC silent hit used it already) or of a readmore block.
     #[inline]
@@ -376,10 +421,12 @@ impl<P: Policy> Level<P> {
         if e.flags & (flags::PREFETCHED | flags::ACCESSED | flags::SILENT_USED) == flags::PREFETCHED {
             self.counters.prefetch_used += 1;
             self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
+            self.note(K::PrefetchUsed, origin_of(e), e.block);
         } else if e.flags & flags::READMORE != 0 {
             self.table.entry_mut(slot).flags &= !flags::READMORE;
             self.counters.prefetch_used += 1;
             self.counters.readmore_used += 1;
+            self.note(K::PrefetchUsed, Origin::Readmore, e.block);
         }
     }
 
@@ -388,6 +435,9 @@ impl<P: Policy> Level<P> {
         if entry.counts_unused() {
             self.counters.unused_evicted += 1;
             self.counters.readmore_unused_evicted += u64::from(entry.flags & flags::READMORE != 0);
+            self.note(K::EvictUnused, origin_of(entry), entry.block);
+        } else {
+            self.note(K::Evict, Origin::Demand, entry.block);
         }
         if entry.unused_prefetch() {
             self.unused_resident -= 1;
@@ -488,7 +538,10 @@ impl<P: Policy> Level<P> {
             if cache_it {
                 // A demand block that finds no evictable room is served without being cached.
                 self.cur_fetch = out.len() as u32;
-                let _ = self.admit(req.first + u64::from(i), stream, flags::ACCESSED, &how);
+                let block = req.first + u64::from(i);
+                if self.admit(block, stream, flags::ACCESSED, &how).is_some() {
+                    self.note(K::Insert, Origin::Demand, block);
+                }
             }
             run_from.get_or_insert(i);
         }
@@ -518,6 +571,7 @@ impl<P: Policy> Level<P> {
                 }
                 if self.capacity == 0 {
                     self.counters.prefetch_dropped += 1;
+                    self.note(K::PrefetchDropped, Origin::None, block);
                     continue;
                 }
                 // The previous newly inserted block of this run may have been evicted meanwhile.
@@ -530,8 +584,10 @@ impl<P: Policy> Level<P> {
                 }
                 let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED | label, &how) else {
                     self.counters.prefetch_dropped += 1;
+                    self.note(K::PrefetchDropped, Origin::None, block);
                     continue;
                 };
+                self.note(K::PrefetchIssued, if second == 1 { Origin::Second } else { Origin::Native }, block);
                 prev = Some((slot, block));
                 self.unused_resident += 1;
                 if self.raises {
@@ -556,6 +612,9 @@ impl<P: Policy> AnyLevel for Level<P> {
         self.counters.requests += 1;
         self.outcomes.clear();
         self.last_first = req.first;
+        if let Some(log) = &mut self.log {
+            log.push(LevelEvent { kind: K::Request, origin: Origin::None, block: req.first, len: req.len });
+        }
         let demote = self.opts.exclusive == Exclusive::Demote;
         if self.timed {
             self.inserted.clear();
@@ -574,6 +633,7 @@ impl<P: Policy> AnyLevel for Level<P> {
                     if is_demand {
                         self.counters.misses += 1;
                     }
+                    self.note(if is_demand { K::Miss } else { K::UpperMiss }, Origin::None, block);
                     Outcome::Miss
                 }
                 Some(slot) => {
@@ -598,6 +658,12 @@ impl<P: Policy> AnyLevel for Level<P> {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
                         }
+                        let kind = match (is_demand, first_use) {
+                            (true, true) => K::Late,
+                            (true, false) => K::Join,
+                            (false, _) => K::UpperPending,
+                        };
+                        self.note(kind, Origin::None, block);
                         self.count_use(slot, e);
                         self.policy.on_hit(slot, &self.table, first_use);
                         self.table.entry_mut(slot).flags |= flags::ACCESSED;
@@ -622,10 +688,17 @@ impl<P: Policy> AnyLevel for Level<P> {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
                         }
+                        let kind = match (is_demand, first_use) {
+                            (true, true) => K::PrefetchHit,
+                            (true, false) => K::Hit,
+                            (false, _) => K::UpperHit,
+                        };
+                        self.note(kind, Origin::None, block);
                         self.count_use(slot, e);
                         if self.opts.consume_on_hit || demote {
                             self.policy.on_consumed_hit(slot, &self.table, first_use);
                             self.table.remove(slot);
+                            self.note(K::Removed, Origin::None, block);
                         } else {
                             self.policy.on_hit(slot, &self.table, first_use);
                             self.table.entry_mut(slot).flags |= flags::ACCESSED;
@@ -669,6 +742,11 @@ impl<P: Policy> AnyLevel for Level<P> {
         for f in &out[from..] {
             self.counters.fetches += 1;
             self.counters.fetched_blocks += u64::from(f.len);
+        }
+        if let Some(log) = &mut self.log {
+            for f in &out[from..] {
+                log.push(LevelEvent { kind: K::FetchSent, origin: Origin::None, block: f.first, len: f.len });
+            }
         }
         if self.charge {
             self.charge_metadata();
@@ -838,6 +916,9 @@ impl<P: Policy> AnyLevel for Level<P> {
     }
 
     fn complete(&mut self, first: u64, len: u32, tag: u32) {
+        if let Some(log) = &mut self.log {
+            log.push(LevelEvent { kind: K::FetchDone, origin: Origin::None, block: first, len });
+        }
         let t = tag as usize;
         if t < MAX_CHAINED_TAG {
             // Every slot chained under the tag is still pinned under it: pinned blocks are not evicted and
@@ -845,6 +926,7 @@ impl<P: Policy> AnyLevel for Level<P> {
             let mut slot = self.tag_heads.get(t).copied().unwrap_or(NO_TAG);
             while slot != NO_TAG {
                 self.table.entry_mut(slot).flags &= !flags::PINNED;
+                self.note_arrived(slot);
                 slot = self.slot_tags[slot as usize].next;
             }
             if let Some(h) = self.tag_heads.get_mut(t) {
@@ -857,6 +939,7 @@ impl<P: Policy> AnyLevel for Level<P> {
             if let Some(slot) = self.table.get(block) {
                 if self.slot_tags.get(slot as usize).is_some_and(|t| t.tag == tag) {
                     self.table.entry_mut(slot).flags &= !flags::PINNED;
+                    self.note_arrived(slot);
                 }
             }
         }
@@ -873,6 +956,7 @@ impl<P: Policy> AnyLevel for Level<P> {
 
     fn demote_in(&mut self, block: u64, _client: u32) {
         self.counters.demoted_in += 1;
+        self.note(K::DemoteIn, Origin::None, block);
         if let Some(slot) = self.table.get(block) {
             let e = *self.table.entry(slot);
             // A block this level prefetched and nobody used yet keeps its prefetch accounting.
@@ -886,7 +970,9 @@ impl<P: Policy> AnyLevel for Level<P> {
         }
         // The data comes with the demotion: the block is ready, never pinned.
         let timed = std::mem::replace(&mut self.timed, false);
-        let _ = self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Mru, ..Insert::demand() });
+        if self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Mru, ..Insert::demand() }).is_some() {
+            self.note(K::InsertReady, Origin::Demand, block);
+        }
         self.timed = timed;
     }
 
@@ -895,7 +981,9 @@ impl<P: Policy> AnyLevel for Level<P> {
             return;
         }
         let timed = std::mem::replace(&mut self.timed, false);
-        let _ = self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Lru, ..Insert::demand() });
+        if self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Lru, ..Insert::demand() }).is_some() {
+            self.note(K::InsertReady, Origin::Demand, block);
+        }
         self.timed = timed;
     }
 
@@ -907,6 +995,24 @@ impl<P: Policy> AnyLevel for Level<P> {
         self.counters.silent_hits += silent_hits;
         self.counters.bypass_reads += bypass_reads;
         self.counters.readmore_blocks += readmore;
+    }
+
+    fn record_events(&mut self, on: bool) {
+        self.log = on.then(|| Vec::with_capacity(256));
+    }
+
+    fn drain_events(&mut self, sink: &mut dyn FnMut(u32, &LevelEvent)) {
+        if let Some(log) = &mut self.log {
+            for e in log.drain(..) {
+                sink(0, &e);
+            }
+        }
+    }
+
+    fn log_event(&mut self, ev: LevelEvent) {
+        if let Some(log) = &mut self.log {
+            log.push(ev);
+        }
     }
 
     fn silent_use(&mut self, block: u64) {
@@ -932,6 +1038,7 @@ impl<P: Policy> AnyLevel for Level<P> {
                 e.flags |= flags::READMORE;
                 self.counters.prefetch_issued += 1;
                 self.counters.readmore_issued += 1;
+                self.note(K::PrefetchIssued, Origin::Readmore, block);
             }
         }
     }
@@ -951,6 +1058,10 @@ impl<P: Policy> Level<P> {
                 return true;
             }
             self.counters.prefetch_invalidated += u64::from(e.counts_unused());
+            if let Some(log) = &mut self.log {
+                let kind = if e.counts_unused() { K::Invalidated } else { K::Removed };
+                log.push(LevelEvent::block(kind, origin_of(e), block));
+            }
             if e.unused_prefetch() {
                 self.unused_resident -= 1;
                 if self.raises {

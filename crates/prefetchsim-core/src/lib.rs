@@ -29,6 +29,7 @@
 pub mod config;
 pub mod device;
 pub mod engine;
+pub mod eventlog;
 pub mod exclusive;
 pub mod fanout;
 pub mod level;

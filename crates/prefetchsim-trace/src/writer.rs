@@ -58,9 +58,14 @@ pub enum Output {
 impl Output {
     /// Create `path`, compressing by its extension.
     pub fn create(path: &str) -> Result<Self, TraceError> {
-        let io_err = |e| TraceError::io(path, e);
+        Self::create_as(path, path)
+    }
+
+    /// Create `path`, compressing by the extension of `name` (a temporary file written for `name`).
+    pub fn create_as(path: &str, name: &str) -> Result<Self, TraceError> {
+        let io_err = |e| TraceError::io(name, e);
         let file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io_err)?);
-        let lower = path.to_ascii_lowercase();
+        let lower = name.to_ascii_lowercase();
         Ok(if lower.ends_with(".zst") {
             Output::Zstd(zstd::Encoder::new(file, 3).map_err(io_err)?)
         } else if lower.ends_with(".gz") {

@@ -57,6 +57,10 @@ pub fn run_instant(
         }
         for req in &buf {
             serve(h, &mut scratch, req);
+            if h.logging() {
+                // Time of the instant engine's events: the request's index.
+                h.log_all(requests);
+            }
             requests += 1;
             blocks += u64::from(req.len);
             if !warm && requests == cfg.warmup_requests {
@@ -64,6 +68,7 @@ pub fn run_instant(
                 for l in &mut h.levels {
                     l.reset_counters();
                 }
+                h.log_counters_reset(requests - 1);
             }
         }
         if requests >= next_tick {

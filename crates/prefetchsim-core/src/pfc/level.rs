@@ -22,6 +22,7 @@ use std::collections::HashMap;
 
 use super::algorithm::{Decision, PfcState};
 use super::PfcParams;
+use crate::eventlog::{EventKind, LevelEvent, Origin};
 use crate::exclusive::Exclusive;
 use crate::level::AnyLevel;
 use crate::metrics::LevelCounters;
@@ -48,6 +49,8 @@ pub struct PfcLevel {
     /// `cache_bypassed`, timed: the tags of bypass reads in flight (blocks cached on arrival).
     bypass_tags: Vec<u32>,
     last: Option<Decision>,
+    /// The event log is on (PFC's events go to the wrapped level's buffer, in order with its own).
+    log: bool,
 }
 
 impl PfcLevel {
@@ -69,6 +72,7 @@ impl PfcLevel {
             timed: false,
             bypass_tags: Vec::new(),
             last: None,
+            log: false,
         }
     }
 
@@ -91,6 +95,14 @@ impl PfcLevel {
             self.clients.get(&client).unwrap_or(&self.global)
         } else {
             &self.global
+        }
+    }
+
+    /// Record a PFC event in the wrapped level's log, when on.
+    #[inline]
+    fn note(&mut self, kind: EventKind, block: u64, len: u32) {
+        if self.log {
+            self.inner.log_event(LevelEvent { kind, origin: Origin::None, block, len });
         }
     }
 
@@ -126,17 +138,20 @@ impl PfcLevel {
             let o = if self.inner.peek(b) {
                 match self.inner.pinned_tag(b) {
                     Some(tag) => {
+                        self.note(EventKind::BypassPending, b, 1);
                         self.inner.silent_use(b);
                         self.pending.push(tag);
                         Outcome::Pending
                     }
                     None => {
+                        self.note(EventKind::SilentHit, b, 1);
                         self.inner.silent_use(b);
                         silent += 1;
                         Outcome::Hit
                     }
                 }
             } else {
+                self.note(EventKind::BypassRead, b, 1);
                 bypass_reads += 1;
                 Outcome::Miss
             };
@@ -151,6 +166,12 @@ impl PfcLevel {
             push(out, a, d.start_pfc);
         }
         self.bypass_fetches = out.len() - base;
+        if self.log {
+            for f in &out[base..] {
+                let ev = LevelEvent { kind: EventKind::FetchSent, origin: Origin::Bypass, block: f.first, len: f.len };
+                self.inner.log_event(ev);
+            }
+        }
 
         // Forwarded part (readmore included).
         let mut readmore = 0u64;
@@ -168,6 +189,9 @@ impl PfcLevel {
             self.pending.extend_from_slice(&self.inner.pending_tags()[..pend]);
             readmore = d.end_pfc.saturating_sub(e);
             if readmore > 0 {
+                for b in e + 1..=d.end_pfc {
+                    self.note(EventKind::Readmore, b, 1);
+                }
                 self.inner.mark_readmore(e + 1, readmore as u32);
             }
         }
@@ -311,5 +335,15 @@ impl AnyLevel for PfcLevel {
     }
     fn mark_readmore(&mut self, first: u64, len: u32) {
         self.inner.mark_readmore(first, len);
+    }
+    fn record_events(&mut self, on: bool) {
+        self.log = on;
+        self.inner.record_events(on);
+    }
+    fn drain_events(&mut self, sink: &mut dyn FnMut(u32, &LevelEvent)) {
+        self.inner.drain_events(sink);
+    }
+    fn log_event(&mut self, ev: LevelEvent) {
+        self.inner.log_event(ev);
     }
 }
