@@ -290,9 +290,9 @@ impl AnyLevel for FanOut {
             l.silent_use(block);
         }
     }
-    fn mark_readmore(&mut self, first: u64, len: u32) {
+    fn mark_readmore(&mut self, access_first: u64, first: u64, len: u32) {
         if let Some(l) = self.inst.get_mut(self.last) {
-            l.mark_readmore(first, len);
+            l.mark_readmore(access_first, first, len);
         }
     }
     fn record_events(&mut self, on: bool) {

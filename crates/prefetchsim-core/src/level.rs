@@ -178,10 +178,11 @@ pub trait AnyLevel: Send {
     /// PFC: the bypassed `block`, resident or in flight here, was served to the level above without the
     /// policy seeing it (a silent hit): count the use of a prefetched or readmore block. Accounting only.
     fn silent_use(&mut self, _block: u64) {}
-    /// PFC: blocks `first .. first + len` of the last access were appended by readmore: those it missed and
-    /// cached count as prefetched (`readmore_issued`), and their first reference as a use. The policy and
-    /// the prefetcher still see them as the demand blocks of that access. Accounting only.
-    fn mark_readmore(&mut self, _first: u64, _len: u32) {}
+    /// PFC: blocks `first .. first + len` of the last access (which began at `access_first`) were appended
+    /// by readmore: those it missed and cached count as prefetched (`readmore_issued`), and their first
+    /// reference as a use. The policy and the prefetcher still see them as the demand blocks of that
+    /// access. Accounting only.
+    fn mark_readmore(&mut self, _access_first: u64, _first: u64, _len: u32) {}
 
     // The event log (`crate::eventlog`).
 
@@ -279,10 +280,13 @@ pub struct Level<P: Policy> {
     tag_heads: Vec<u32>,
     /// DEMOTE in timed mode: blocks sent up while still in flight, dropped when their read arrives.
     drop_on_arrival: Vec<u64>,
-    /// First block of the last access (its outcomes are indexed from it).
-    last_first: u64,
     /// The event log's buffer, while recording.
     log: Option<Vec<LevelEvent>>,
+    /// Where the current access's look-up events begin in `log`.
+    log_mark: usize,
+    /// The event log is on or some block was marked as readmore (PFC): accesses take the path that
+    /// handles them.
+    extra: bool,
 }
 
 /// Timed mode: the fetch tag of a slot's pinned block.
@@ -335,8 +339,9 @@ impl<P: Policy> Level<P> {
             pass: 0,
             tag_heads: Vec::new(),
             drop_on_arrival: Vec::new(),
-            last_first: 0,
             log: None,
+            log_mark: 0,
+            extra: false,
         };
         level.charge_metadata();
         level
@@ -396,11 +401,72 @@ impl<P: Policy> Level<P> {
         self.raised.last_unpinned(&self.raised_links, &self.table)
     }
 
-    /// Record an event when the log is on.
+    /// Record an event when the log is on: a test and a branch not taken when it is off (the push is
+    /// out of line, to keep the access loop small).
     #[inline(always)]
     fn note(&mut self, kind: K, origin: Origin, block: u64) {
+        if self.log.is_some() {
+            self.push_event(LevelEvent::block(kind, origin, block));
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_event(&mut self, ev: LevelEvent) {
         if let Some(log) = &mut self.log {
-            log.push(LevelEvent::block(kind, origin, block));
+            log.push(ev);
+        }
+    }
+
+    /// Record the start of an access; returns where its events begin in the buffer.
+    #[cold]
+    #[inline(never)]
+    fn log_request(&mut self, req: &Request) {
+        let Some(log) = &mut self.log else { return };
+        log.push(LevelEvent { kind: K::Request, origin: Origin::None, block: req.first, len: req.len });
+        self.log_mark = log.len();
+    }
+
+    /// Record the hits and misses of the access just looked up (from its outcomes), each block's before
+    /// the events the look-up loop recorded for it (from `log_mark` on: in flight, first use, consumed).
+    #[cold]
+    #[inline(never)]
+    fn log_outcomes(&mut self, req: &Request, demand_len: u32) {
+        let Self { log, outcomes, log_mark, .. } = self;
+        let Some(log) = log else { return };
+        let in_loop: Vec<LevelEvent> = log.drain(*log_mark..).collect();
+        let mut j = 0;
+        for (i, &o) in outcomes.iter().enumerate() {
+            let block = req.first + i as u64;
+            let demand = (i as u32) < demand_len;
+            let kind = match o {
+                Outcome::Miss if demand => Some(K::Miss),
+                Outcome::Miss => Some(K::UpperMiss),
+                Outcome::Hit | Outcome::PrefetchHit if !demand => Some(K::UpperHit),
+                Outcome::Hit => Some(K::Hit),
+                Outcome::PrefetchHit => Some(K::PrefetchHit),
+                // Recorded in the loop (late or join).
+                Outcome::Pending => None,
+            };
+            if let Some(kind) = kind {
+                log.push(LevelEvent::block(kind, Origin::None, block));
+            }
+            while j < in_loop.len() && in_loop[j].block == block {
+                log.push(in_loop[j]);
+                j += 1;
+            }
+        }
+        log.extend_from_slice(&in_loop[j..]);
+    }
+
+    /// Record the fetches `out` of an access.
+    #[cold]
+    #[inline(never)]
+    fn note_fetches(&mut self, out: &[Fetch]) {
+        if let Some(log) = &mut self.log {
+            for f in out {
+                log.push(LevelEvent { kind: K::FetchSent, origin: Origin::None, block: f.first, len: f.len });
+            }
         }
     }
 
@@ -511,6 +577,7 @@ impl<P: Policy> Level<P> {
     }
 
     /// Insert the missing demand blocks and append their fetches.
+    #[inline(always)]
     fn fill_demand(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         let how = Insert { placement: self.plan.demand_placement, ..Insert::demand() };
         let stream = self.plan.demand_stream.unwrap_or(req.stream);
@@ -607,13 +674,17 @@ impl<P: Policy> Level<P> {
     }
 }
 
-impl<P: Policy> AnyLevel for Level<P> {
-    fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
+impl<P: Policy> Level<P> {
+    /// [`AnyLevel::access`]. `EXTRA`: the event log is on or readmore blocks may be resident; without
+    /// either, the look-up loop has no code for them (a PFC-free run without `--events` runs what it ran
+    /// before them). The loop records only its rare events (in flight, consumed, first uses); the hits and
+    /// misses are recorded from the outcomes after it ([`Level::log_outcomes`]).
+    #[inline(always)]
+    fn access_body<const EXTRA: bool>(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.counters.requests += 1;
         self.outcomes.clear();
-        self.last_first = req.first;
-        if let Some(log) = &mut self.log {
-            log.push(LevelEvent { kind: K::Request, origin: Origin::None, block: req.first, len: req.len });
+        if EXTRA && self.log.is_some() {
+            self.log_request(req);
         }
         let demote = self.opts.exclusive == Exclusive::Demote;
         if self.timed {
@@ -633,7 +704,6 @@ impl<P: Policy> AnyLevel for Level<P> {
                     if is_demand {
                         self.counters.misses += 1;
                     }
-                    self.note(if is_demand { K::Miss } else { K::UpperMiss }, Origin::None, block);
                     Outcome::Miss
                 }
                 Some(slot) => {
@@ -658,13 +728,17 @@ impl<P: Policy> AnyLevel for Level<P> {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
                         }
-                        let kind = match (is_demand, first_use) {
-                            (true, true) => K::Late,
-                            (true, false) => K::Join,
-                            (false, _) => K::UpperPending,
-                        };
-                        self.note(kind, Origin::None, block);
-                        self.count_use(slot, e);
+                        if EXTRA && self.log.is_some() {
+                            let kind = match (is_demand, first_use) {
+                                (true, true) => K::Late,
+                                (true, false) => K::Join,
+                                (false, _) => K::UpperPending,
+                            };
+                            self.push_event(LevelEvent::block(kind, Origin::None, block));
+                        }
+                        if first_use || (EXTRA && e.flags & flags::READMORE != 0) {
+                            self.count_use(slot, e);
+                        }
                         self.policy.on_hit(slot, &self.table, first_use);
                         self.table.entry_mut(slot).flags |= flags::ACCESSED;
                         if demote {
@@ -687,18 +761,16 @@ impl<P: Policy> AnyLevel for Level<P> {
                             if self.raises {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
+                            self.count_use(slot, e);
+                        } else if EXTRA && e.flags & flags::READMORE != 0 {
+                            self.count_use(slot, e);
                         }
-                        let kind = match (is_demand, first_use) {
-                            (true, true) => K::PrefetchHit,
-                            (true, false) => K::Hit,
-                            (false, _) => K::UpperHit,
-                        };
-                        self.note(kind, Origin::None, block);
-                        self.count_use(slot, e);
                         if self.opts.consume_on_hit || demote {
                             self.policy.on_consumed_hit(slot, &self.table, first_use);
                             self.table.remove(slot);
-                            self.note(K::Removed, Origin::None, block);
+                            if EXTRA && self.log.is_some() {
+                                self.push_event(LevelEvent::block(K::Removed, Origin::None, block));
+                            }
                         } else {
                             self.policy.on_hit(slot, &self.table, first_use);
                             self.table.entry_mut(slot).flags |= flags::ACCESSED;
@@ -712,6 +784,9 @@ impl<P: Policy> AnyLevel for Level<P> {
                 }
             };
             self.outcomes.push(outcome);
+        }
+        if EXTRA && self.log.is_some() {
+            self.log_outcomes(req, demand_len);
         }
 
         if self.pf_active {
@@ -743,13 +818,21 @@ impl<P: Policy> AnyLevel for Level<P> {
             self.counters.fetches += 1;
             self.counters.fetched_blocks += u64::from(f.len);
         }
-        if let Some(log) = &mut self.log {
-            for f in &out[from..] {
-                log.push(LevelEvent { kind: K::FetchSent, origin: Origin::None, block: f.first, len: f.len });
-            }
+        if EXTRA && self.log.is_some() {
+            self.note_fetches(&out[from..]);
         }
         if self.charge {
             self.charge_metadata();
+        }
+    }
+}
+
+impl<P: Policy> AnyLevel for Level<P> {
+    fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
+        if self.extra {
+            self.access_body::<true>(req, demand_len, out);
+        } else {
+            self.access_body::<false>(req, demand_len, out);
         }
     }
 
@@ -999,6 +1082,7 @@ impl<P: Policy> AnyLevel for Level<P> {
 
     fn record_events(&mut self, on: bool) {
         self.log = on.then(|| Vec::with_capacity(256));
+        self.extra |= on;
     }
 
     fn drain_events(&mut self, sink: &mut dyn FnMut(u32, &LevelEvent)) {
@@ -1024,18 +1108,19 @@ impl<P: Policy> AnyLevel for Level<P> {
         }
     }
 
-    fn mark_readmore(&mut self, first: u64, len: u32) {
+    fn mark_readmore(&mut self, access_first: u64, first: u64, len: u32) {
         for block in first..first + u64::from(len) {
             // Only a block this access missed and cached as a demand block (a block native prefetching
             // brought in is the native prefetcher's).
             let missed = block
-                .checked_sub(self.last_first)
+                .checked_sub(access_first)
                 .and_then(|i| self.outcomes.get(usize::try_from(i).ok()?))
                 .is_some_and(|o| *o == Outcome::Miss);
             let Some(slot) = self.table.get(block).filter(|_| missed) else { continue };
             let e = self.table.entry_mut(slot);
             if e.flags & (flags::PREFETCHED | flags::ACCESSED) == flags::ACCESSED {
                 e.flags |= flags::READMORE;
+                self.extra = true;
                 self.counters.prefetch_issued += 1;
                 self.counters.readmore_issued += 1;
                 self.note(K::PrefetchIssued, Origin::Readmore, block);

@@ -45,6 +45,7 @@ pub fn run_instant(
     let mut next_tick = TICK;
     let mut stopped_early = false;
     let mut warm = cfg.warmup_requests == 0;
+    let logging = h.logging();
     'outer: loop {
         buf.clear();
         let want = BATCH.min(usize::try_from(limit - requests).unwrap_or(BATCH));
@@ -57,7 +58,7 @@ pub fn run_instant(
         }
         for req in &buf {
             serve(h, &mut scratch, req);
-            if h.logging() {
+            if logging {
                 // Time of the instant engine's events: the request's index.
                 h.log_all(requests);
             }

@@ -192,7 +192,7 @@ impl PfcLevel {
                 for b in e + 1..=d.end_pfc {
                     self.note(EventKind::Readmore, b, 1);
                 }
-                self.inner.mark_readmore(e + 1, readmore as u32);
+                self.inner.mark_readmore(d.start_pfc, e + 1, readmore as u32);
             }
         }
         self.inner.count_coordinated(silent, bypass_reads, readmore);
@@ -333,8 +333,8 @@ impl AnyLevel for PfcLevel {
     fn silent_use(&mut self, block: u64) {
         self.inner.silent_use(block);
     }
-    fn mark_readmore(&mut self, first: u64, len: u32) {
-        self.inner.mark_readmore(first, len);
+    fn mark_readmore(&mut self, access_first: u64, first: u64, len: u32) {
+        self.inner.mark_readmore(access_first, first, len);
     }
     fn record_events(&mut self, on: bool) {
         self.log = on;
