@@ -3,7 +3,7 @@
 Quick start::
 
     import prefetchsim as ps
-    tr = ps.open_trace("OLTP.lis.zst")                 # format detected from name and content
+    tr = ps.open_trace("../shared/traces/arc/OLTP.lis.zst")  # format detected from name and content
     r = ps.simulate(tr, levels=[ps.Level("5%", policy="lru", prefetcher="obl"),
                                 ps.Level("2x", policy="arc")])
     r.summary          # dict of the first level's metrics
@@ -15,8 +15,6 @@ The model runs in Rust (``prefetchsim._core``); this package is the Python face:
 results, sweeps, plots and the ``prefetchsim`` command line.
 """
 
-from __future__ import annotations
-
 from ._core import ConfigError, PrefetchsimError, TraceError, __version__
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
@@ -26,6 +24,11 @@ from ._grid import SweepPlan
 from ._grid import plan as sweep_plan
 from ._sweep import results, sweep
 from . import plot
+
+# The core's exceptions are defined in `prefetchsim._core`; they are raised and shown as `prefetchsim.X`.
+for _exc in (ConfigError, PrefetchsimError, TraceError):
+    _exc.__module__ = "prefetchsim"
+del _exc
 
 __all__ = [
     "ConfigError",

@@ -43,7 +43,10 @@ class Level:
         """The ``[[level]]`` table for this level."""
         for key in ("policy", "prefetcher"):
             if not isinstance(getattr(self, key), str):
-                raise TypeError(f"Level.{key} must be a registered name (str), not {type(getattr(self, key)).__name__}")
+                raise TypeError(
+                    f"Level.{key} must be a registered name (str), not {type(getattr(self, key)).__name__}; give "
+                    f"parameters as {key}_params={{...}}, e.g. Level('5%', {key}=NAME, {key}_params={{'preset': ...}}), "
+                    f"or a level table: levels=[{{'size': '5%', '{key}': {{'name': NAME, ...}}}}]")
         for key in ("policy_params", "prefetcher_params", "options"):
             if not isinstance(getattr(self, key), Mapping):
                 raise TypeError(f"Level.{key} must be a dict, not {type(getattr(self, key)).__name__}")
@@ -163,6 +166,10 @@ class Result:
         return f"Result({self.raw['requests']} requests; " + "; ".join(rows) + ")"
 
 
+# The top-level tables of a run config.
+_RUN_TABLES = ("trace", "level", "engine", "link", "device", "scheduler")
+
+
 def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[str, Any], Trace | None]:
     """Read a run config (TOML path or dict); returns the hierarchy part and the ``[trace]`` if any.
 
@@ -178,9 +185,18 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dic
                 doc = tomllib.load(f)
         except FileNotFoundError:
             raise _core.ConfigError(f"{p}: no such config file") from None
+        except IsADirectoryError:
+            raise _core.ConfigError(f"{p}: is a directory; give a run config (a TOML file)") from None
         except tomllib.TOMLDecodeError as e:
             raise _core.ConfigError(f"{p}: {e}") from None
+        except UnicodeDecodeError:
+            raise _core.ConfigError(f"{p}: not a text file; give a run config (a TOML file)") from None
         base = os.path.dirname(os.path.abspath(p))
+        unknown = [k for k in doc if k not in _RUN_TABLES]
+        if unknown:
+            hint = " (a sweep spec: run it with `prefetchsim sweep`)" if unknown[0] == "sweep" else ""
+            raise _core.ConfigError(f"{p}: unknown table [{unknown[0]}]{hint}; a run config has "
+                                    f"{', '.join(f'[{t}]' for t in _RUN_TABLES)}")
     tr = doc.pop("trace", None)
     trace = None
     if tr is not None:
@@ -235,6 +251,11 @@ def _as_trace(trace: Trace | str | os.PathLike[str]) -> Trace:
     return open_trace(trace)
 
 
+def _component(value: str | Mapping[str, Any]) -> str | dict[str, Any]:
+    """A policy or prefetcher as a level table takes it: a name, or a table with ``name`` and parameters."""
+    return value if isinstance(value, str) else dict(value)
+
+
 def _link_table(link: Mapping[str, Any] | Sequence[float]) -> dict[str, Any]:
     """``[link]``: a table of ``LinkParams`` keys, or ``(alpha, beta)`` in seconds (per message, per page)."""
     if isinstance(link, Mapping):
@@ -255,7 +276,12 @@ def _hierarchy(
         if levels is None:
             if size is None:
                 raise _core.ConfigError("simulate: give a config, levels=[Level(...)], or size=")
-            levels = [Level(size, "lru" if policy is None else policy, "none" if prefetcher is None else prefetcher)]
+            for key, value in (("policy", policy), ("prefetcher", prefetcher)):
+                if value is not None and not isinstance(value, (str, Mapping)):
+                    raise TypeError(f"simulate: {key}= takes a name or a table {{'name': ..., params}}, "
+                                    f"not {type(value).__name__}; several levels: levels=[Level(...), ...]")
+            levels = [{"size": size, "policy": "lru" if policy is None else _component(policy),
+                       "prefetcher": "none" if prefetcher is None else _component(prefetcher)}]
         doc = {"level": [lv.to_config() if isinstance(lv, Level) else dict(lv) for lv in levels]}
     if engine is not None:
         doc["engine"] = {**doc.get("engine", {}), **engine}
@@ -275,29 +301,62 @@ def simulate(
     levels: Iterable[Level | Mapping[str, Any]] | None = None,
     engine: Mapping[str, Any] | None = None,
     size: Size | None = None,
-    policy: str | None = None,
-    prefetcher: str | None = None,
+    policy: str | Mapping[str, Any] | None = None,
+    prefetcher: str | Mapping[str, Any] | None = None,
     link: Mapping[str, Any] | Sequence[float] | None = None,
     device: str | Mapping[str, Any] | None = None,
     scheduler: Mapping[str, Any] | None = None,
     progress: Callable[[int], Any] | None = None,
     events: str | os.PathLike[str] | None = None,
 ) -> Result:
-    """Replay ``trace`` through a hierarchy and return its :class:`Result`.
+    """Replay ``trace`` through a hierarchy and return its `Result`.
 
     The hierarchy is a config (a TOML path or a dict with ``level`` and ``engine``, as in a run config),
     or ``levels=[Level(...), ...]``, or a single level by ``size=``, ``policy=``, ``prefetcher=``.
-    A config's ``[trace]`` table is used when ``trace`` is None. ``progress(n)`` is called about ten
-    times a second with the number of requests processed.
 
-    Timed runs: ``engine={"kind": "timed", "replay": "open" | "closed", ...}`` with the network
-    ``link`` (a table such as ``{"alpha_ms": 6.0, "beta_ms_per_page": 0.03}``, or ``(alpha, beta)`` in
-    seconds), the ``device`` under the last level (a preset name such as ``"cheetah9lp"`` or a table
-    with ``name`` and overrides) and its I/O ``scheduler`` (e.g. ``{"policy": "deadline"}``); each
-    overrides the config's table of the same name.
+    Args:
+        trace: a `Trace` (``open_trace``, ``synthetic``) or a path (format detected); when None,
+            the config's ``[trace]`` table.
+        config: a run config: a TOML path or a dict with ``level`` (and ``engine``, ``link`` ...).
+        levels: the levels, top (client) first: `Level` objects or ``[[level]]`` tables.
+        engine: the ``[engine]`` table, e.g. ``{"warmup_requests": 10_000}`` or
+            ``{"kind": "timed", "replay": "open"}``; merged over the config's.
+        size: one level's size: blocks (``1000``), bytes (``"64MiB"``), a share of the footprint
+            (``0.05``, ``"5%"``).
+        policy: one level's replacement policy: a name (``"arc"``) or ``{"name": ..., params}``.
+        prefetcher: one level's prefetcher: a name (``"obl"``) or ``{"name": "mithril", "preset":
+            "libcachesim"}``.
+        link: timed runs: the network between levels, ``{"alpha_ms": 6.0, "beta_ms_per_page": 0.03}``
+            or ``(alpha, beta)`` in seconds.
+        device: timed runs: the device under the last level, a preset (``"cheetah9lp"``) or
+            ``{"name": ..., overrides}``.
+        scheduler: timed runs: its I/O scheduler, e.g. ``{"policy": "deadline"}``.
+        progress: called about ten times a second with the number of requests read so far (counting the
+            footprint pass when a size is a share of the footprint).
+        events: write the run's per-block event log to this file: CSV (``.csv.zst``/``.csv.gz``
+            compressed) or ``.parquet`` (with pyarrow); it appears only when complete (docs/events.md).
 
-    ``events``: write the run's per-block event log to this file (CSV, ``.csv.zst``/``.csv.gz``
-    compressed, or ``.parquet`` with pyarrow; docs/events.md). The file appears only when complete.
+    Returns:
+        The run's `Result`: ``levels`` (one record per level), ``summary`` (the first level's
+        metrics and, for timed runs, response times), ``to_pandas()``.
+
+    Raises:
+        ConfigError: a bad key, name or value in the hierarchy; the message names it
+            (``level[0].prefetcher.lookahead: ...``).
+        TraceError: the trace cannot be read; the message names the file, the line or record and the
+            field.
+        TypeError: an argument of the wrong type.
+
+    Example:
+        ```python
+        import prefetchsim as ps
+
+        tr = ps.synthetic("oltp-like", requests=20_000, seed=1)
+        r = ps.simulate(tr, size="5%", policy="lru", prefetcher="obl")
+        print(round(r.summary["hit_ratio"], 4))
+        two = ps.simulate(tr, levels=[ps.Level("5%", prefetcher="obl"), ps.Level("2x", policy="arc")])
+        two.to_pandas()[["name", "hit_ratio"]]
+        ```
     """
     doc, cfg_trace = _hierarchy(config, levels, engine, size, policy, prefetcher, link, device, scheduler)
     tr = _as_trace(trace) if trace is not None else cfg_trace
@@ -317,6 +376,7 @@ def simulate_many(
     """Run several hierarchy configs over one trace, in parallel threads (0 = all cores).
 
     The footprint, when a size needs it, is measured once. Results come back in config order.
+    ``events`` (one config only) writes its per-block event log, as in `simulate`.
     """
     tr = _as_trace(trace)
     if isinstance(threads, bool) or not isinstance(threads, int):

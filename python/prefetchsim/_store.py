@@ -14,7 +14,7 @@ Tables (schema version 1):
     use ``level`` as the hue for per-level plots.
 ``attempts``
     One row per execution of a run that came back (``done``) or failed (``failed``, with the error):
-    ``runs_executed`` in :func:`read` counts the ``done`` ones, so a run executed twice is visible.
+    ``runs_executed`` in `read` counts the ``done`` ones, so a run executed twice is visible.
 ``sessions``
     One row per ``sweep`` invocation: start and end, status (running, finished, interrupted, failed),
     runs planned, already done, executed and failed, the shard and the executor.
@@ -337,8 +337,12 @@ def parse_filters(filters: Iterable[str] | Mapping[str, Any], columns: set[str])
             clauses.append(f"{_q(k)} IN ({', '.join('?' * len(vals))})")
             params += vals
         else:
+            value = _filter_value(v) if isinstance(v, str) else _sql_value(v)
+            if op in ("<", "<=", ">", ">=") and not isinstance(value, (int, float)):
+                # SQLite orders every text after every number: the filter would match all rows or none.
+                raise _core.ConfigError(f"--filter {k}{op}{v}: {v!r} is not a number ({op} compares numbers)")
             clauses.append(f"{_q(k)} {op} ?")
-            params.append(_filter_value(v) if isinstance(v, str) else _sql_value(v))
+            params.append(value)
     return " AND ".join(clauses), params
 
 

@@ -16,6 +16,7 @@
 
 from __future__ import annotations
 
+import ast
 import datetime as _dt
 import math
 import multiprocessing as mp
@@ -23,6 +24,7 @@ import os
 import queue as _queue
 import signal
 import socket
+import sys
 import time
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -255,6 +257,46 @@ def _kinds(p: SweepPlan) -> dict[str, str]:
     return k
 
 
+def _is_main_test(test: ast.expr) -> bool:
+    """Whether ``test`` is ``__name__ == "__main__"`` (either way round)."""
+    if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], ast.Eq)):
+        return False
+    sides = [test.left, test.comparators[0]]
+    return (any(isinstance(x, ast.Name) and x.id == "__name__" for x in sides)
+            and any(isinstance(x, ast.Constant) and x.value == "__main__" for x in sides))
+
+
+def unguarded_main_call() -> str | None:
+    """``"FILE, line N"`` when the caller runs from a script's top-level code outside
+    ``if __name__ == "__main__":`` (directly or through functions it calls), else None.
+
+    Local sweep workers are spawned processes that import the main script; unguarded, each would start
+    the sweep again (and fail while bootstrapping). Interactive sessions and ``python -c`` have no script
+    and are fine.
+    """
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if main is None or not path or not os.path.isfile(path):
+        return None
+    frame = sys._getframe(1)
+    while frame is not None and not (frame.f_globals is main.__dict__ and frame.f_code.co_name == "<module>"):
+        frame = frame.f_back
+    if frame is None:
+        return None
+    line = frame.f_lineno
+    try:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+    except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+        return None
+    for node in tree.body:
+        if node.lineno <= line <= (node.end_lineno or node.lineno):
+            if isinstance(node, ast.If) and _is_main_test(node.test):
+                return None
+            return f"{path}, line {line}"
+    return None
+
+
 def sweep(
     spec: str | os.PathLike[str] | Mapping[str, Any] | SweepPlan,
     executor: Any = None,
@@ -270,7 +312,7 @@ def sweep(
 ):
     """Run every run of a sweep spec that the results store does not hold yet; return the grid's rows.
 
-    ``spec``: a TOML path, a dict of the same shape, or a :class:`SweepPlan` from :func:`plan`.
+    ``spec``: a TOML path, a dict of the same shape, or a `SweepPlan` from `plan`.
     ``executor``: None for local processes (``workers``, default all cores), or any
     ``concurrent.futures.Executor`` or dask ``Client``. ``db``: the results database (default
     ``NAME.sqlite`` in the current directory for ``NAME.toml``, in memory for a dict; None for in
@@ -279,9 +321,16 @@ def sweep(
     stderr is a terminal).
 
     Returns a pandas DataFrame with one row per (run, level), in grid order (see
-    :mod:`prefetchsim._store` for the columns). Raises ``PrefetchsimError`` after the other runs
+    `prefetchsim._store` for the columns). Raises ``PrefetchsimError`` after the other runs
     finished if some runs failed; ``KeyboardInterrupt`` after keeping what finished.
     """
+    if executor is None:
+        where = unguarded_main_call()
+        if where is not None:
+            raise _core.ConfigError(
+                f"sweep: called from the top level of a script ({where}) outside `if __name__ == \"__main__\":`. "
+                "The local workers are spawned processes that import the script, and each would start the sweep "
+                "again; put the code that runs the sweep under that guard.")
     sh = _parse_shard(shard)
     if isinstance(spec, SweepPlan):
         p = spec
@@ -381,7 +430,8 @@ def _drive(p: SweepPlan, store: Store, session: int, tasks: list[Task], ex: Exec
                 if deaths[t.index] < _MAX_WORKER_DEATHS:
                     retry.append(t)
                     continue
-                err = f"the worker process died {deaths[t.index]} times running this task (killed, or out of memory)"
+                err = (f"the worker process died {deaths[t.index]} times running this task (killed, out of memory, "
+                       "or it could not start: a worker imports the main script, see its stderr)")
                 attempts = [{"run_id": r.run_id, "status": "failed", "error": err, "task": t.index} for r in t.runs]
                 store.write_task(session, [], attempts, kinds)
                 failures.extend((a["run_id"], err) for a in attempts)

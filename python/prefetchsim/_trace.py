@@ -88,12 +88,42 @@ class Trace:
         rows = _core.head(self._json(), n)
         return pd.DataFrame(rows, columns=["time_ns", "op", "first", "len", "stream", "client"])
 
-    def convert(self, output: str | os.PathLike[str], to: str | None = None, per_block: bool = False) -> dict[str, Any]:
-        """Write the trace as libCacheSim oracleGeneral (``.zst`` compressed by name) or CSV."""
+    def convert(self, output: str | os.PathLike[str], to: str | None = None, per_block: bool = False,
+                rebase_time: bool = False) -> dict[str, Any]:
+        """Write the trace as libCacheSim oracleGeneral (``.zst``/``.gz`` compressed by name) or CSV.
+
+        Args:
+            output: the file to write; it appears only once the whole trace is written.
+            to: ``"oracle_general"`` or ``"csv"`` (default: ``csv`` for ``.csv``/``.csv.gz``/``.csv.zst``
+                names, else oracleGeneral). The CSV is read back exactly (format ``prefetchsim_csv``,
+                detected).
+            per_block: oracleGeneral: one record per block (libCacheSim's "blk4k" files) instead of one
+                object per request.
+            rebase_time: oracleGeneral: times from the first request (absolute clocks such as MSR's do
+                not fit its 32-bit seconds).
+
+        Returns:
+            A summary: ``requests``, ``records``, ``multi_block_requests``, ``time_origin_ns`` and what was
+            skipped.
+
+        Warns:
+            UserWarning: when an object-per-request oracleGeneral output has requests of more than one
+                block: replayed by blocks, it is not the same trace (use ``per_block=True``).
+        """
+        import warnings
+
         out = os.fspath(output)
         if to is None:
-            to = "csv" if out.endswith((".csv", ".csv.gz")) else "oracle_general"
-        return json.loads(_core.convert(self._json(), out, to, per_block))
+            to = "csv" if out.lower().endswith((".csv", ".csv.gz", ".csv.zst")) else "oracle_general"
+        summary = json.loads(_core.convert(self._json(), out, to, per_block, rebase_time))
+        multi = summary.get("multi_block_requests", 0)
+        if multi and not per_block and to.lower().replace("-", "_") in ("oracle_general", "oraclegeneral"):
+            warnings.warn(
+                f"{out}: {multi:,} of {summary['requests']:,} requests cover more than one block and were written "
+                f"as one object each (named by the first block); replayed by blocks this is not the same trace. "
+                f"Write one record per block with per_block=True (CLI: --per-block).",
+                UserWarning, stacklevel=2)
+        return summary
 
     def __repr__(self) -> str:
         opts = {k: v for k, v in self._spec.items() if k != "path"}
@@ -110,6 +140,7 @@ def open_trace(
     sector_size: int = 512,
     skip_bad: int = 0,
     client_from: str = "trace",
+    id_bytes: int | None = None,
     **params: Any,
 ) -> Trace:
     """Open a trace file. The format is detected from the name and content unless given.
@@ -119,13 +150,17 @@ def open_trace(
     convention). ``ops`` keeps ``"all"`` requests, ``"reads"`` or ``"writes"``. Extra keyword arguments
     are format parameters (the generic CSV reader's column spec, the multi-real layout, ...).
 
-    Reading is strict: the first malformed record raises :class:`TraceError` naming the file, the line and
+    Reading is strict: the first malformed record raises `TraceError` naming the file, the line and
     its byte offset (or the record and its byte offset) and the field. ``skip_bad=N`` skips and counts up to
     ``N`` bad records instead (a results' ``skipped_records`` and ``skipped_messages`` say which) and raises
     on the next one; I/O errors, corrupt compression and a truncated binary tail are never skipped.
 
     ``client_from="stream"`` (or ``"asu"``, ``"volume"``, ``"lun"``) makes each request's client id its
     stream field (SPC ASU, Tencent volume, SYSTOR LUN, ...), for hierarchies with one cache per client.
+
+    ``id_bytes`` (id-addressed formats: LIRS, ``u32le``/``u32be``, oracleGeneral): the bytes one id stands
+    for, so ``block_size`` groups ids (4 KiB ids with 64 KiB blocks: 16 ids a block). Unset: one id = one
+    block.
     """
     if mode not in _MODES:
         raise _core.ConfigError(f"trace.mode: unknown mode {mode!r}; choose one of {', '.join(_MODES)}")
@@ -152,6 +187,9 @@ def open_trace(
     }
     if format not in (None, "auto"):
         spec["format"] = format
+    if id_bytes is not None:
+        _check_int("trace.id_bytes", id_bytes, 1)
+        spec["id_bytes"] = id_bytes
     _client_from(spec, client_from)
     return Trace(spec)
 
@@ -174,7 +212,7 @@ def merge_traces(*traces: Trace, label: str | None = None) -> Trace:
 
 def synthetic(name: str, *, block_size: int = 4096, client_from: str = "trace", **params: Any) -> Trace:
     """A built-in seeded workload (``prefetchsim.generators()`` lists them), e.g.
-    ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in :func:`open_trace`."""
+    ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in `open_trace`."""
     if not isinstance(name, str):
         raise TypeError(f"generator name must be a string, not {type(name).__name__}")
     _check_int("trace.block_size", block_size, 1)

@@ -20,6 +20,7 @@ from . import _core
 from ._deps import MissingDependency
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import device_bench, devices, load_config, simulate_many
+from ._table import emit as _emit
 from ._trace import Trace, open_trace, synthetic
 
 # Columns of the table view of a run; CSV and JSON carry every field.
@@ -48,6 +49,17 @@ class _Progress:
     def close(self) -> None:
         if self.shown:
             sys.stderr.write("\n")
+
+
+def _count(text: str) -> int:
+    """An argparse type: a whole number, 0 or more (argparse names the option in its error)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative; give 0 or more")
+    return n
 
 
 def _parse_kv(text: str | None) -> dict[str, Any]:
@@ -107,33 +119,6 @@ def _warn_skipped(path: str, report: dict[str, Any], limit: int) -> None:
         sys.stderr.write(f"  also: {m}\n")
 
 
-def _emit(rows: list[dict[str, Any]], fmt: str, out: io.TextIOBase, columns: Sequence[str] | None = None) -> None:
-    if fmt == "json":
-        for r in rows:
-            out.write(json.dumps(r) + "\n")
-        return
-    if fmt == "csv":
-        if rows:
-            w = csv.DictWriter(out, fieldnames=list(rows[0].keys()))
-            w.writeheader()
-            w.writerows(rows)
-        return
-    cols = [c for c in (columns or (list(rows[0].keys()) if rows else [])) if not rows or c in rows[0]]
-    # Tables are for eyes: a trace is shown by its file name (CSV and JSON keep the path).
-    rows = [{**r, "trace": os.path.basename(str(r["trace"]))} if "trace" in r else r for r in rows]
-
-    def cell(v: Any) -> str:
-        if isinstance(v, float):
-            return f"{v:.4f}"
-        return str(v)
-
-    table = [[cell(r.get(c, "")) for c in cols] for r in rows]
-    widths = [max([len(c)] + [len(t[i]) for t in table]) for i, c in enumerate(cols)]
-    out.write("  ".join(c.rjust(w) for c, w in zip(cols, widths)) + "\n")
-    for t in table:
-        out.write("  ".join(v.rjust(w) for v, w in zip(t, widths)) + "\n")
-
-
 def _output(args: argparse.Namespace):
     if args.output in (None, "-"):
         return sys.stdout, False
@@ -141,7 +126,7 @@ def _output(args: argparse.Namespace):
 
 
 def _add_trace_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--block-size", type=int, default=4096, help="cache block size in bytes (default 4096)")
+    p.add_argument("--block-size", type=_count, metavar="BYTES", default=4096, help="cache block size in bytes (default 4096)")
     p.add_argument("--mode", choices=["blocks", "objects"], default="blocks",
                    help="blocks: split requests into blocks; objects: one object per request (libCacheSim)")
     p.add_argument("--ops", choices=["all", "reads", "writes"], default="all", help="which operations to keep")
@@ -151,14 +136,15 @@ def _add_trace_options(p: argparse.ArgumentParser) -> None:
 
 
 def _add_skip_bad(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--skip-bad", type=int, default=0, metavar="N",
+    p.add_argument("--skip-bad", type=_count, default=0, metavar="N",
                    help="skip and count up to N malformed records (reported on stderr); default 0: the first "
                         "is an error")
 
 
 def _add_output_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--output-format", "-f", choices=["table", "csv", "json"], default="table")
-    p.add_argument("-o", "--output", help="write results to this file instead of stdout")
+    p.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table",
+                   help="table (default, for reading), csv, or json (one object per line)")
+    p.add_argument("-o", "--output", metavar="FILE", help="write results to this file instead of stdout")
     p.add_argument("--progress", action=argparse.BooleanOptionalAction, default=None,
                    help="progress on stderr (default: when stderr is a terminal)")
 
@@ -221,23 +207,82 @@ def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace
     return results
 
 
+def _split_top(text: str, sep: str) -> list[str]:
+    """``text`` split at ``sep`` outside parentheses: ``"lru,arc+ra(p=4,mode=pm)"`` at ``,`` gives
+    ``["lru", "arc+ra(p=4,mode=pm)"]``. Unbalanced parentheses are a ConfigError."""
+    parts, depth, cur = [], 0, ""
+    for ch in text:
+        if ch == "(":
+            depth += 1
+        elif ch == ")":
+            depth -= 1
+            if depth < 0:
+                raise _core.ConfigError(f"{text!r}: ')' without '('")
+        if ch == sep and depth == 0:
+            parts.append(cur)
+            cur = ""
+        else:
+            cur += ch
+    if depth:
+        raise _core.ConfigError(f"{text!r}: '(' without ')'")
+    parts.append(cur)
+    return [p.strip() for p in parts]
+
+
+def _component(text: str, what: str) -> Any:
+    """``"mithril(preset=libcachesim,lookahead=20)"`` -> ``{"name": "mithril", "preset": "libcachesim",
+    "lookahead": 20}``; a bare name stays a string."""
+    name, paren, rest = text.partition("(")
+    name = name.strip()
+    if not name:
+        raise _core.ConfigError(f"{what}: empty name in {text!r}")
+    if not paren:
+        return name
+    if not rest.endswith(")"):
+        raise _core.ConfigError(f"{what}: {text!r}: parameters go in parentheses at the end, name(key=value,...)")
+    params = _parse_kv(rest[:-1])
+    if "name" in params:
+        raise _core.ConfigError(f"{what}: {text!r}: the name goes before the parentheses")
+    return {"name": name, **params}
+
+
+def _algo(text: str, default_prefetcher: str) -> tuple[Any, Any]:
+    """One ``ALGOS`` entry: ``POLICY[(k=v,...)][+PREFETCHER[(k=v,...)][+PREFETCHER2...]]`` -> (policy,
+    prefetcher) as a run config takes them (two prefetchers make a ``stack``)."""
+    parts = _split_top(text, "+")
+    policy = _component(parts[0], "policy")
+    pfs = [_component(p, "prefetcher") for p in parts[1:]]
+    if not pfs:
+        return policy, default_prefetcher
+    if len(pfs) == 1:
+        return policy, pfs[0]
+    if all(isinstance(p, str) for p in pfs):
+        return policy, "+".join(pfs)  # the core's own `first+second` shorthand
+    if len(pfs) > 2:
+        raise _core.ConfigError(f"{text!r}: at most two prefetchers (a stack) per policy")
+    return policy, {"name": "stack", "first": pfs[0], "second": pfs[1]}
+
+
 def cmd_sim(args: argparse.Namespace) -> int:
     trace = _open(args)
     docs, labels = [], []
-    for algo in args.algos.split(","):
-        pol, _, pf = algo.strip().partition("+")
-        pf = pf or args.prefetcher
+    algos = _split_top(args.algos, ",")
+    with_params = any("(" in a for a in algos)
+    for algo in algos:
+        pol, pf = _algo(algo, args.prefetcher)
         for size in args.sizes.split(","):
             level = {"size": size.strip(), "policy": pol, "prefetcher": pf}
             engine = {"warmup_requests": args.warmup}
             if args.limit is not None:
                 engine["limit"] = args.limit
             docs.append({"level": [level], "engine": engine})
-            labels.append({"size": size.strip()})
+            # With parameters, the policy and prefetcher names alone do not tell the runs apart.
+            labels.append({"algo": algo, "size": size.strip()} if with_params else {"size": size.strip()})
     results = _simulate(trace, docs, args)
     out, close = _output(args)
     try:
-        _emit(_run_rows(results, labels), args.output_format, out, ["trace", *_TABLE_COLUMNS])
+        columns = ["trace", "algo", *_TABLE_COLUMNS] if with_params else ["trace", *_TABLE_COLUMNS]
+        _emit(_run_rows(results, labels), args.output_format, out, columns)
     finally:
         if close:
             out.close()
@@ -271,6 +316,43 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _human_bytes(n: int) -> str:
+    """``7852032`` -> ``7.49 MiB`` (powers of 1024, as sizes are read)."""
+    x = float(n)
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if x < 1024 or unit == "TiB":
+            return f"{int(x)} B" if unit == "B" else f"{x:.2f} {unit}"
+        x /= 1024
+    return f"{n} B"
+
+
+def _human_duration(ns: int) -> str:
+    """``127233494100`` -> ``2 min 7.233 s``."""
+    s = ns / 1e9
+    if s < 60:
+        return f"{s:.3f} s"
+    m, s = divmod(s, 60)
+    if m < 60:
+        return f"{int(m)} min {s:.3f} s"
+    h, m = divmod(int(m), 60)
+    return f"{h} h {m} min {s:.0f} s" if h < 48 else f"{h / 24:.1f} days"
+
+
+def _info_cell(key: str, v: Any) -> str:
+    """A `trace info` value for the table: bytes and durations also in readable units, big counts grouped."""
+    if isinstance(v, bool) or v is None:
+        return str(v)
+    if isinstance(v, float):
+        return f"{v:.4f}"
+    if isinstance(v, int):
+        if key.endswith("_bytes") or key == "bytes_accessed":
+            return f"{v:,} ({_human_bytes(v)})"
+        if key.endswith("_ns"):
+            return f"{v:,} ({_human_duration(v)})"
+        return f"{v:,}" if key not in ("min_block", "max_block") else str(v)
+    return str(v)
+
+
 def cmd_trace_info(args: argparse.Namespace) -> int:
     trace = _open(args)
     info = trace.info(window=args.window)
@@ -278,9 +360,10 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
     out, close = _output(args)
     try:
         if args.output_format == "table":
-            width = max(len(k) for k in info)
-            for k, v in info.items():
-                out.write(f"{k.ljust(width)}  {v:.4f}\n" if isinstance(v, float) else f"{k.ljust(width)}  {v}\n")
+            rows = {"trace": os.path.basename(trace.path) or trace.path, **info}
+            width = max(len(k) for k in rows)
+            for k, v in rows.items():
+                out.write(f"{k.ljust(width)}  {_info_cell(k, v)}\n")
         else:
             _emit([info], args.output_format, out)
     finally:
@@ -290,54 +373,35 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_convert(args: argparse.Namespace) -> int:
+    import warnings
+
     trace = _open(args)
-    summary = trace.convert(args.out, to=args.to, per_block=args.per_block)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        summary = trace.convert(args.out, to=args.to, per_block=args.per_block, rebase_time=args.rebase_time)
     _warn_skipped(trace.path, summary, args.skip_bad)
+    for w in caught:
+        sys.stderr.write(f"prefetchsim: warning: {w.message}\n".replace("per_block=True (CLI: --per-block)",
+                                                                         "--per-block"))
     sys.stderr.write(json.dumps(summary) + "\n")
     return 0
 
 
 def cmd_reproduce(args: argparse.Namespace) -> int:
-    from .reproduce import mithril, split, step
-
-    if args.experiment == "mithril":
-        return _reproduce_mithril(args, mithril)
-    if args.experiment == "step":
-        return _reproduce_step(args, step)
-    if args.experiment == "pfc":
-        return _reproduce_pfc(args)
-    if args.experiment != "split":
-        raise _core.ConfigError(
-            f"reproduce: {args.experiment!r} is not available; available: split, mithril, step, pfc")
-    def table(df, out) -> None:
-        wide = df.pivot_table(index=["workload", "cache_blocks"], columns="policy", values="prefetch_hit_rate")
-        wide = wide[[p for p in split.POLICIES if p in wide.columns]]
-        out.write("prefetch hit rate (hits / requests), T2 prefetching:\n")
-        out.write(wide.to_string(float_format=lambda x: f"{x:.4f}") + "\n\n")
-        out.write("at the paper's highlighted sizes (change against LRU):\n")
-        _emit(split.summary(df), "table", out)
-
-    return _run_experiment(
-        args,
-        lambda prog: split.run(seed=args.seed, requests=args.requests or 100_000, out_dir=args.out,
-                               plot=not args.no_plot, progress=prog),
-        table, lambda df: df.to_dict("records"))
-
-
-def _run_experiment(args: argparse.Namespace, compute: Any, table: Any, records: Any) -> int:
-    """Run an experiment under a progress bar (``compute(progress)``), then print its tables
-    (``table(result, out)``) or, for CSV and JSON, its rows (``records(result)``)."""
+    """Run the chosen experiment module (``reproduce/<name>.py``) under a progress bar, then print its tables
+    (``write_tables``) or, for CSV and JSON, its rows (``records``)."""
+    experiment = args.experiment_module
     prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
     try:
-        result = compute(prog)
+        result = experiment.run_from_args(args, prog)
     finally:
         prog.close()
     out, close = _output(args)
     try:
         if args.output_format == "table":
-            table(result, out)
+            experiment.write_tables(result, out)
         else:
-            _emit(records(result), args.output_format, out)
+            _emit(experiment.records(result), args.output_format, out)
     finally:
         if close:
             out.close()
@@ -346,70 +410,23 @@ def _run_experiment(args: argparse.Namespace, compute: Any, table: Any, records:
     return 0
 
 
-def _reproduce_pfc(args: argparse.Namespace) -> int:
-    from .reproduce import pfc
+def _add_reproduce_parsers(sub: Any) -> None:
+    """``prefetchsim reproduce NAME``: one subcommand per module of `prefetchsim.reproduce`, each with
+    the common options plus its own (so ``--help`` shows only what applies, and argparse rejects the rest)."""
+    from . import reproduce
 
-    versions = ["A", "B"] if args.pfc_version == "both" else [args.pfc_version]
-    requests = args.requests or pfc.DEFAULT_REQUESTS
-
-    def table(result, out) -> None:
-        _, table1, summ = result
-        for scheme in sorted(s for s in table1.scheme.unique() if s.startswith("PFC") or s == "DU"):
-            wide = pfc.table1_wide(table1, scheme)
-            out.write(f"Table 1: improvement (%) of the mean response time over native, {scheme}:\n")
-            out.write(wide.to_string(float_format=lambda x: f"{x:.2f}") + "\n\n")
-        out.write("summary:\n")
-        _emit(summ.to_dict("records"), "table", out)
-
-    return _run_experiment(
-        args,
-        lambda prog: pfc.run(traces=args.traces or tuple(pfc.TRACES), requests=requests, versions=versions,
-                             ablations=not args.no_ablations, out_dir=args.out, plot=not args.no_plot,
-                             progress=prog),
-        table, lambda result: result[0].to_dict("records"))
-
-
-def _reproduce_mithril(args: argparse.Namespace, mithril) -> int:
-    def table(result, out) -> None:
-        curves, studies = result
-        for trace, sub in curves.groupby("trace"):
-            wide = sub.pivot_table(index=["share", "cache_blocks"], columns="scheme", values="hit_ratio")
-            wide = wide[[s for s in mithril.SCHEMES if s in wide.columns]]
-            out.write(f"hit ratio on {trace}:\n{wide.to_string(float_format=lambda x: f'{x:.4f}')}\n\n")
-        out.write("Mithril's gains:\n")
-        _emit(mithril.gains(curves), "table", out)
-        if not studies.empty:
-            out.write("\nparameter studies (Mithril-LRU, hit ratio / precision):\n")
-            _emit(studies.to_dict("records"), "table", out,
-                  ["trace", "cache_blocks", "parameter", "value", "hit_ratio", "precision"])
-
-    return _run_experiment(
-        args,
-        lambda prog: mithril.run(traces=args.traces or [None], out_dir=args.out, plot=not args.no_plot,
-                                 studies=not args.no_studies, progress=prog),
-        table, lambda result: result[0].to_dict("records") + result[1].to_dict("records"))
-
-
-def _reproduce_step(args: argparse.Namespace, step) -> int:
-    workloads = tuple(step.WORKLOADS) if args.workloads is None else tuple(w for w in args.workloads if w != "none")
-
-    def table(df, out) -> None:
-        for metric, what, fmt in (("rt_mean_ms", "mean response time (ms)", "{:.3f}"),
-                                  ("prefetch_hit_ratio", "server prefetch hit ratio", "{:.4f}"),
-                                  ("unused_prefetch", "server prefetched blocks never used", "{:.0f}")):
-            wide = df.pivot_table(index=["workload", "setup"], columns="scheme", values=metric, sort=False)
-            wide = wide[[s for s in step.SCHEMES if s in wide.columns]]
-            out.write(f"{what}:\n{wide.to_string(float_format=fmt.format)}\n\n")
-        out.write("STEP (PM-TA) against Linux and PM-SA, execution time (T_scheme / T_PM-TA - 1, %; "
-                  "positive = STEP ahead):\n")
-        _emit(step.verdict(df), "table", out)
-
-    return _run_experiment(
-        args,
-        lambda prog: step.run(workloads=workloads, traces=args.traces or (), requests=args.requests or 100_000,
-                              seed=args.seed, disk=args.disk, out_dir=args.out, plot=not args.no_plot,
-                              progress=prog),
-        table, lambda df: df.to_dict("records"))
+    rp = sub.add_parser("reproduce", help=f"rerun a paper's experiments ({', '.join(reproduce.EXPERIMENTS)})",
+                        description="Rerun the experiments of a paper of the project and print its tables. "
+                                    "'prefetchsim reproduce NAME --help' lists the options of one experiment.")
+    rsub = rp.add_subparsers(dest="experiment", required=True, metavar="EXPERIMENT")
+    for name, module in reproduce.EXPERIMENTS.items():
+        e = rsub.add_parser(name, help=module.SUMMARY, description=reproduce.description(module),
+                            formatter_class=argparse.RawDescriptionHelpFormatter)
+        module.add_arguments(e)
+        e.add_argument("--out", default=None, metavar="DIR", help="directory for the CSV files and the plots")
+        e.add_argument("--no-plot", action="store_true", help="do not draw plots (with --out)")
+        _add_output_options(e)
+        e.set_defaults(func=cmd_reproduce, experiment_module=module)
 
 
 _BENCH_COLUMNS = [
@@ -521,6 +538,10 @@ def cmd_results(args: argparse.Namespace) -> int:
             raise _core.ConfigError("--failures/--sessions: give one results database")
         with Store(args.db[0], readonly=True) as st:
             df = st.failures() if args.failures else st.sessions()
+        if df.empty and args.output_format == "table":
+            what = "failed run attempts" if args.failures else "sweep sessions"
+            sys.stderr.write(f"prefetchsim: {args.db[0]} holds no {what}\n")
+            return 0
         if args.sessions and args.output_format == "table":
             df = df.drop(columns="spec")  # the whole spec is for CSV/JSON, not for a terminal
         out, close = _output(args)
@@ -647,12 +668,14 @@ def build_parser() -> argparse.ArgumentParser:
                        description="Simulate every ALGO at every SIZE on TRACE (in parallel), one level each.")
     s.add_argument("trace", help="trace file, or a generator name with FORMAT 'synthetic'")
     s.add_argument("format", help="trace format name, 'auto' to detect, or 'synthetic'")
-    s.add_argument("algos", help="comma list of policies, each optionally '+prefetcher' (lru,arc+obl)")
+    s.add_argument("algos", help="comma list of policies, each optionally '+prefetcher'; parameters and presets "
+                                 "in parentheses: lru,arc+obl,lru+mithril(preset=libcachesim),"
+                                 "splitlru(up_ratio=0.5)+ra(p=4)")
     s.add_argument("sizes", help="comma list: blocks (1000), bytes (64MiB), footprint shares (0.01, 5%%)")
     s.add_argument("--prefetcher", default="none", help="prefetcher for algos without '+' (default none)")
-    s.add_argument("--warmup", type=int, default=0, help="requests that warm the cache but are not counted")
-    s.add_argument("--limit", type=int, default=None, help="stop after this many requests")
-    s.add_argument("--threads", type=int, default=0, help="parallel runs (default: all cores)")
+    s.add_argument("--warmup", type=_count, metavar="N", default=0, help="requests that warm the cache but are not counted")
+    s.add_argument("--limit", type=_count, metavar="N", default=None, help="stop after this many requests")
+    s.add_argument("--threads", type=_count, metavar="N", default=0, help="parallel runs (default: all cores)")
     _add_trace_options(s)
     _add_output_options(s)
     _add_events_option(s)
@@ -670,48 +693,37 @@ def build_parser() -> argparse.ArgumentParser:
 
     t = sub.add_parser("trace", help="trace statistics and conversion")
     tsub = t.add_subparsers(dest="trace_command", required=True)
-    ti = tsub.add_parser("info", help="requests, read share, footprint, sizes, span, duration, random share")
-    ti.add_argument("trace")
+    ti = tsub.add_parser(
+        "info", help="requests, read share, footprint, sizes, span, duration, random share",
+        description="Read TRACE once and print its statistics: the format (detected unless --format), requests "
+                    "and read share, blocks accessed and footprint (unique blocks), request sizes, address span, "
+                    "duration, streams, clients, and the share of random requests (a request is sequential when "
+                    "it starts right after one of the previous --window requests).")
+    ti.add_argument("trace", help="trace file, or a generator name with --format synthetic")
     ti.add_argument("--format", default=None, help="format name (default: detect; 'synthetic' for generators)")
-    ti.add_argument("--window", type=int, default=None,
+    ti.add_argument("--window", type=_count, metavar="N", default=None,
                     help="requests remembered when deciding whether a request continues a sequential run")
     _add_trace_options(ti)
     _add_output_options(ti)
     ti.set_defaults(func=cmd_trace_info)
-    tc = tsub.add_parser("convert", help="write a trace as oracleGeneral (.zst) or CSV")
-    tc.add_argument("trace")
+    tc = tsub.add_parser(
+        "convert", help="write a trace as oracleGeneral (.zst) or CSV",
+        description="Write TRACE as libCacheSim's oracleGeneral binary (compressed by the name: .zst, .gz) or as "
+                    "CSV (read back exactly, format detected). The output appears only when the whole trace is "
+                    "written. oracleGeneral holds one object per request unless --per-block; a block trace with "
+                    "requests of several blocks then replays differently (a warning says how many).")
+    tc.add_argument("trace", help="trace file, or a generator name with --format synthetic")
     tc.add_argument("out", help="output file (.oracleGeneral.bin[.zst] or .csv)")
     tc.add_argument("--format", default=None, help="input format (default: detect)")
     tc.add_argument("--to", choices=["oracle_general", "csv"], default=None, help="output format (default: by name)")
     tc.add_argument("--per-block", action="store_true", help="one output record per block (libCacheSim 'blk4k')")
+    tc.add_argument("--rebase-time", action="store_true",
+                    help="oracleGeneral: times from the first request (MSR's absolute clock does not fit its u32 "
+                         "seconds)")
     _add_trace_options(tc)
     tc.set_defaults(func=cmd_trace_convert)
 
-    rp = sub.add_parser("reproduce", help="rerun a paper's experiments (split, mithril, step, pfc)",
-                        description="Rerun the experiments of a paper of the project and print its table.")
-    rp.add_argument("experiment", choices=["split", "pfc", "step", "mithril"])
-    rp.add_argument("--seed", type=int, default=1, help="workload seed (default 1)")
-    rp.add_argument("--requests", type=int, default=None,
-                    help="requests per workload (split, step: default 100,000, the Split paper's; pfc: default "
-                         "200,000, and a limit on real traces)")
-    rp.add_argument("--out", default=None, help="directory for the CSV and the plots")
-    rp.add_argument("--no-plot", action="store_true", help="do not draw plots")
-    rp.add_argument("--trace", "--traces", dest="traces", action="append", metavar="PATH[:FORMAT]",
-                    help="mithril, pfc: a trace to use instead of the built-in workloads (pfc also takes the "
-                         "built-in names oltp-like, web-like, multi-like); step: a trace to add to the built-in "
-                         "workloads (repeatable)")
-    rp.add_argument("--workload", dest="workloads", action="append", metavar="NAME",
-                    help="step: a built-in workload to run (oltp-spread, oltp-like, web-like, diff+tar; "
-                         "repeatable; default all; 'none' for the given traces only)")
-    rp.add_argument("--disk", default="hdd7200",
-                    help="step: the disk model under the server (a device preset; default hdd7200, the 7200 rpm "
-                         "disk closest to the paper's 7.2K rpm ATA disk)")
-    rp.add_argument("--version", dest="pfc_version", default="both", choices=["A", "B", "000", "001", "both"],
-                    help="pfc: the printed Algorithm 2 to run, A (= 000, published) or B (= 001), or both (default)")
-    rp.add_argument("--no-ablations", action="store_true", help="pfc: skip the bypass-only / readmore-only runs")
-    rp.add_argument("--no-studies", action="store_true", help="mithril: skip the parameter studies")
-    _add_output_options(rp)
-    rp.set_defaults(func=cmd_reproduce)
+    _add_reproduce_parsers(sub)
 
     d = sub.add_parser("device", help="device models")
     dsub = d.add_subparsers(dest="device_command", required=True)
@@ -722,8 +734,9 @@ def build_parser() -> argparse.ArgumentParser:
     db.add_argument("model", help="device preset (prefetchsim list devices)")
     db.add_argument("-p", "--params", metavar="K=V,...", help="parameter overrides, e.g. 'rpm=7200'")
     db.add_argument("--seed", type=int, default=1, help="RNG seed of the patterns (default 1)")
-    db.add_argument("--output-format", "-f", choices=["table", "csv", "json"], default="table")
-    db.add_argument("-o", "--output", help="write results to this file instead of stdout")
+    db.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table",
+                    help="table (default), csv, or json (one object per line)")
+    db.add_argument("-o", "--output", metavar="FILE", help="write results to this file instead of stdout")
     db.set_defaults(func=cmd_device_bench)
 
     sw = sub.add_parser(
@@ -760,7 +773,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "databases (e.g. the shards of a job array) into one")
     rs.add_argument("--failures", action="store_true", help="list failed run attempts instead")
     rs.add_argument("--sessions", action="store_true", help="list the sweep sessions instead")
-    rs.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table")
+    rs.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table",
+                    help="table (default), csv, or json (one object per line)")
     rs.add_argument("-o", "--output", help="write to this file instead of stdout")
     rs.set_defaults(func=cmd_results)
 

@@ -73,8 +73,34 @@ pub fn parse_params<T: DeserializeOwned>(path: &str, spec: &ComponentSpec) -> Re
     serde_path_to_error::deserialize(v).map_err(|e| {
         let inner = e.path().to_string();
         let at = if inner == "." || inner.is_empty() { path.to_string() } else { format!("{path}.{inner}") };
-        ConfigError::new(at, format!("{} (parameters of '{}')", e.inner(), spec.name))
+        ConfigError::new(at, format!("{} (parameters of '{}')", plain_message(&e.inner().to_string()), spec.name))
     })
+}
+
+/// serde's wording for the common number mistakes, said plainly: "invalid value: integer `-5`, expected
+/// u64" becomes "-5 is negative; expected a whole number, 0 or more". Other messages pass unchanged.
+#[must_use]
+pub fn plain_message(msg: &str) -> String {
+    let expected_whole = |rest: &str| {
+        ["u8", "u16", "u32", "u64", "usize"]
+            .iter()
+            .any(|t| rest == format!("expected {t}") || rest.starts_with(&format!("expected {t} ")))
+    };
+    if let Some(rest) = msg.strip_prefix("invalid value: integer `") {
+        if let Some((n, tail)) = rest.split_once("`, ") {
+            if n.starts_with('-') && expected_whole(tail) {
+                return format!("{n} is negative; expected a whole number, 0 or more");
+            }
+        }
+    }
+    if let Some(rest) = msg.strip_prefix("invalid type: floating point `") {
+        if let Some((x, tail)) = rest.split_once("`, ") {
+            if expected_whole(tail) {
+                return format!("{x} is not a whole number; expected a whole number, 0 or more");
+            }
+        }
+    }
+    msg.to_string()
 }
 
 /// Look up `name` (case-insensitive, with aliases) in a registry; the error lists the valid choices.
@@ -134,7 +160,16 @@ impl fmt::Display for SizeSpec {
         match self {
             SizeSpec::Blocks(b) => write!(f, "{b} blocks"),
             SizeSpec::Bytes(b) => write!(f, "{b} B"),
-            SizeSpec::Footprint(x) => write!(f, "{}% of the footprint", x * 100.0),
+            SizeSpec::Footprint(x) => {
+                // Twelve decimals at most: 1e-7 of the footprint reads 0.00001%, not 0.000009999999999999999%.
+                let pct = x * 100.0;
+                let short = (pct * 1e12).round() / 1e12;
+                if short == 0.0 && pct != 0.0 {
+                    write!(f, "{pct:e}% of the footprint")
+                } else {
+                    write!(f, "{short}% of the footprint")
+                }
+            }
             SizeSpec::OfAbove(x) => write!(f, "{x}x the level above"),
         }
     }
@@ -347,6 +382,23 @@ pub enum Replay {
     Closed,
 }
 
+/// How the timed engine reads a level's own prefetch that comes with a demand miss, at the last level
+/// (the reads that go to the device; `engine.prefetch_io`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PrefetchIo {
+    /// The prefetched blocks that directly follow a missed run join its read: one I/O, which the request
+    /// waits for whole (Linux's synchronous read-ahead window; default, the engine's behaviour so far).
+    /// Prefetch runs not contiguous with a demand read are issued at once, as reads of their own.
+    #[default]
+    Joined,
+    /// A prefetch is an I/O of its own: an access that reads some of the requested blocks issues its
+    /// prefetch reads (the level's native prefetch and PFC's readmore, i.e. every block past the request)
+    /// only when those reads are done, and the request does not wait for them ("asynchronously after the
+    /// fetch request is fulfilled", STEP §4.2.1). A request finding such a block in flight waits for it.
+    Apart,
+}
+
 /// What identifies a closed-loop stream.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Deserialize, Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -427,6 +479,11 @@ pub struct EngineConfig {
     /// Timed: run seed; the device's RNG is derived from it (default 1 \[ours\]).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub seed: Option<u64>,
+    /// Timed: how the last level reads the prefetch that comes with a demand miss: `joined` (default,
+    /// one I/O the request waits for) or `apart` (its own I/O, issued when the demand read is done and
+    /// not waited for); see [`PrefetchIo`].
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub prefetch_io: Option<PrefetchIo>,
 }
 
 /// The timed engine's settings with every default applied ([`EngineConfig::timed`]).
@@ -454,13 +511,15 @@ pub struct TimedSettings {
     pub sync_writes: bool,
     /// Run seed.
     pub seed: u64,
+    /// How the last level reads its prefetch beside a demand miss.
+    pub prefetch_io: PrefetchIo,
 }
 
 impl EngineConfig {
     /// Check that the keys fit the engine kind and replay mode, and return the timed settings (with
     /// defaults) for a timed engine, `None` for the instant engine.
     pub fn timed(&self) -> Result<Option<TimedSettings>, ConfigError> {
-        let set: [(&str, bool); 11] = [
+        let set: [(&str, bool); 12] = [
             ("replay", self.replay.is_some()),
             ("time_scale", self.time_scale.is_some()),
             ("max_outstanding", self.max_outstanding.is_some()),
@@ -472,6 +531,7 @@ impl EngineConfig {
             ("drain", self.drain.is_some()),
             ("sync_writes", self.sync_writes.is_some()),
             ("seed", self.seed.is_some()),
+            ("prefetch_io", self.prefetch_io.is_some()),
         ];
         if self.kind == EngineKind::Instant {
             if let Some((k, _)) = set.iter().find(|(_, on)| *on) {
@@ -488,7 +548,13 @@ impl EngineConfig {
             Replay::Closed => (&["max_outstanding"], "open"),
         };
         if let Some((k, _)) = set.iter().find(|(k, on)| *on && wrong_mode.contains(k)) {
-            return Err(ConfigError::new(format!("engine.{k}"), format!("only with engine.replay = '{other}'")));
+            let this = if other == "closed" { "open" } else { "closed" };
+            return Err(ConfigError::new(
+                format!("engine.{k}"),
+                format!(
+                    "only with engine.replay = '{other}' (this run replays '{this}': remove the key or change replay)"
+                ),
+            ));
         }
         let time_scale = self.time_scale.unwrap_or(1.0);
         if !(time_scale.is_finite() && time_scale >= 0.0) {
@@ -534,6 +600,7 @@ impl EngineConfig {
             drain: self.drain.unwrap_or(true),
             sync_writes: self.sync_writes.unwrap_or(false),
             seed: self.seed.unwrap_or(1),
+            prefetch_io: self.prefetch_io.unwrap_or_default(),
         }))
     }
 }
@@ -566,7 +633,7 @@ impl HierarchyConfig {
     pub fn from_json(v: Value) -> Result<Self, ConfigError> {
         let cfg: Self = serde_path_to_error::deserialize(v).map_err(|e| {
             let p = e.path().to_string();
-            ConfigError::new(if p == "." { "config".into() } else { p }, e.inner().to_string())
+            ConfigError::new(if p == "." { "config".into() } else { p }, plain_message(&e.inner().to_string()))
         })?;
         if cfg.level.is_empty() {
             return Err(ConfigError::new("level", "a hierarchy needs at least one level"));
@@ -625,6 +692,22 @@ impl HierarchyConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn tiny_shares_and_negative_numbers_read_plainly_in_errors() {
+        let e = SizeSpec::Footprint(1e-7).resolve(4096, Some(1000), None).unwrap_err();
+        assert_eq!(e, "0.00001% of the footprint is less than one block (4096 B)");
+        assert_eq!(
+            plain_message("invalid value: integer `-5`, expected u64"),
+            "-5 is negative; expected a whole number, 0 or more"
+        );
+        assert_eq!(plain_message("unknown field `x`"), "unknown field `x`");
+        let e =
+            HierarchyConfig::from_json(serde_json::json!({"level": [{"size": 4}], "engine": {"warmup_requests": -5}}))
+                .unwrap_err()
+                .to_string();
+        assert_eq!(e, "engine.warmup_requests: -5 is negative; expected a whole number, 0 or more");
+    }
 
     #[test]
     fn sizes_parse_in_every_documented_form() {

@@ -76,6 +76,9 @@ pub struct FanOut {
     log: bool,
     /// With the log on: instances that may hold events not drained yet.
     log_touched: Vec<u32>,
+    prefetch_apart: bool,
+    /// [`AnyLevel::set_answer_end`] for the next access, passed to the instance it routes to.
+    answer_end: Option<u64>,
 }
 
 impl FanOut {
@@ -100,6 +103,8 @@ impl FanOut {
             block_bytes: None,
             log: false,
             log_touched: Vec::new(),
+            prefetch_apart: false,
+            answer_end: None,
         };
         if let Routing::Client(k) | Routing::Stripe(k, _) = routing {
             for i in 0..k {
@@ -115,6 +120,7 @@ impl FanOut {
             l.set_block_bytes(b);
         }
         l.set_timed(self.timed);
+        l.set_prefetch_apart(self.prefetch_apart);
         l.record_evictions(self.record);
         l.record_events(self.log);
         self.inst.push(l);
@@ -159,6 +165,9 @@ impl AnyLevel for FanOut {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.last = self.route(req.client, req.first);
         self.touch(self.last);
+        if let Some(end) = self.answer_end.take() {
+            self.inst[self.last].set_answer_end(end);
+        }
         self.inst[self.last].access(req, demand_len, out);
     }
     fn finish(&mut self) {
@@ -229,6 +238,17 @@ impl AnyLevel for FanOut {
         for l in &mut self.inst {
             l.set_timed(on);
         }
+    }
+    fn set_prefetch_apart(&mut self, on: bool) -> bool {
+        self.prefetch_apart = on;
+        let mut ok = (self.make)().set_prefetch_apart(on);
+        for l in &mut self.inst {
+            ok &= l.set_prefetch_apart(on);
+        }
+        ok
+    }
+    fn set_answer_end(&mut self, end: u64) {
+        self.answer_end = Some(end);
     }
     fn last_outcomes(&self) -> &[Outcome] {
         self.inst.get(self.last).map_or(&[], |l| l.last_outcomes())

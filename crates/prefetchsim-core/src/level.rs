@@ -118,6 +118,17 @@ pub trait AnyLevel: Send {
     /// Timed mode on or off: blocks brought in by an access are pinned (in flight) until
     /// [`AnyLevel::complete`]. Off (the default) is the instant engine's behaviour.
     fn set_timed(&mut self, _on: bool) {}
+    /// Timed mode, `engine.prefetch_io = "apart"` (the last level only): the level's fetches never mix
+    /// the blocks that answer the request with blocks it reads for itself (its prefetch, PFC's
+    /// readmore), so that the engine can read the latter as I/Os of their own after the former. Returns
+    /// whether the level can do this (the default cannot; the engine refuses it then).
+    fn set_prefetch_apart(&mut self, _on: bool) -> bool {
+        false
+    }
+    /// The next [`AnyLevel::access`] answers its requester with the blocks before `end` only; the
+    /// request's blocks from `end` on are read for the level itself (PFC's readmore blocks appended to
+    /// a forwarded request). With prefetch apart, no fetch of that access crosses `end`. Default: ignored.
+    fn set_answer_end(&mut self, _end: u64) {}
     /// The per-block outcomes of the last [`AnyLevel::access`], in block order.
     fn last_outcomes(&self) -> &[Outcome] {
         &[]
@@ -193,6 +204,11 @@ pub trait AnyLevel: Send {
     fn drain_events(&mut self, _sink: &mut dyn FnMut(u32, &LevelEvent)) {}
     /// Record an event a wrapper (PFC) observed, in order with the level's own (when recording).
     fn log_event(&mut self, _ev: LevelEvent) {}
+
+    /// The policy's knowledge of the future (`opt`; [`crate::optimal`]). Default: none.
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        None
+    }
 
     // Levels of several caches ([`crate::fanout::FanOut`]).
 
@@ -287,6 +303,10 @@ pub struct Level<P: Policy> {
     /// The event log is on or some block was marked as readmore (PFC): accesses take the path that
     /// handles them.
     extra: bool,
+    /// Timed mode, `prefetch_io = "apart"`: fetches do not mix answered blocks with prefetched ones.
+    prefetch_apart: bool,
+    /// [`AnyLevel::set_answer_end`] for the next access (cleared by it).
+    answer_end: Option<u64>,
 }
 
 /// Timed mode: the fetch tag of a slot's pinned block.
@@ -342,6 +362,8 @@ impl<P: Policy> Level<P> {
             log: None,
             log_mark: 0,
             extra: false,
+            prefetch_apart: false,
+            answer_end: None,
         };
         level.charge_metadata();
         level
@@ -594,8 +616,19 @@ impl<P: Policy> Level<P> {
                 client: req.client,
             });
         };
+        // Prefetch apart: a run of missing blocks is cut where the answered blocks end (PFC's readmore
+        // blocks past it are read as a prefetch of their own).
+        let cut = match self.answer_end {
+            Some(end) if self.prefetch_apart && end > req.first => (end - req.first).min(u64::from(req.len)) as u32,
+            _ => req.len,
+        };
         let mut run_from: Option<u32> = None;
         for i in 0..req.len {
+            if i == cut {
+                if let Some(from) = run_from.take() {
+                    push(out, from, i);
+                }
+            }
             if self.outcomes[i as usize] != Outcome::Miss {
                 if let Some(from) = run_from.take() {
                     push(out, from, i);
@@ -619,8 +652,14 @@ impl<P: Policy> Level<P> {
 
     /// Execute the prefetch runs of the plan and append their fetches. A prefetched block directly
     /// following the previous fetch of this request extends it: a demand read and its synchronous
-    /// prefetch form one I/O.
+    /// prefetch form one I/O. With prefetch apart, only a fetch of blocks past the answered ones
+    /// (prefetched or read ahead) is extended.
     fn fill_prefetch(&mut self, req: &Request, out: &mut Vec<Fetch>, from: usize) {
+        let answer_end = self.answer_end.unwrap_or(req.first + u64::from(req.len));
+        let apart = self.prefetch_apart;
+        // A fetch that a prefetched block may join.
+        let joinable =
+            move |f: &Fetch, block: u64| f.first + u64::from(f.len) == block && (!apart || f.first >= answer_end);
         let runs = std::mem::take(&mut self.plan.runs);
         let second_from = self.plan.second_from.unwrap_or(usize::MAX);
         for (index, run) in runs.iter().enumerate() {
@@ -646,7 +685,7 @@ impl<P: Policy> Level<P> {
                     prev.and_then(|(s, b)| (self.table.is_occupied(s) && self.table.entry(s).block == b).then_some(s));
                 let how = Insert::prefetch(rank, after, placement);
                 if self.timed {
-                    let extends = matches!(out[from..].last(), Some(f) if f.first + u64::from(f.len) == block);
+                    let extends = matches!(out[from..].last(), Some(f) if joinable(f, block));
                     self.cur_fetch = (out.len() - usize::from(extends)) as u32;
                 }
                 let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED | label, &how) else {
@@ -663,7 +702,7 @@ impl<P: Policy> Level<P> {
                 self.counters.prefetch_issued += 1;
                 self.counters.second_issued += second;
                 match out[from..].last_mut() {
-                    Some(f) if f.first + u64::from(f.len) == block => f.len += 1,
+                    Some(f) if joinable(f, block) => f.len += 1,
                     _ => {
                         out.push(Fetch { first: block, len: 1, demand_len: 0, stream: run.stream, client: req.client })
                     }
@@ -693,6 +732,7 @@ impl<P: Policy> Level<P> {
             self.fetch_base = out.len() as u32;
         }
         for (i, block) in req.blocks().enumerate() {
+            self.policy.on_access(block);
             let is_demand = (i as u32) < demand_len;
             if is_demand {
                 self.counters.demand_accesses += 1;
@@ -824,6 +864,7 @@ impl<P: Policy> Level<P> {
         if self.charge {
             self.charge_metadata();
         }
+        self.answer_end = None;
     }
 }
 
@@ -943,6 +984,15 @@ impl<P: Policy> AnyLevel for Level<P> {
         self.timed = on;
         self.inserted.clear();
         self.pending.clear();
+    }
+
+    fn set_prefetch_apart(&mut self, on: bool) -> bool {
+        self.prefetch_apart = on;
+        true
+    }
+
+    fn set_answer_end(&mut self, end: u64) {
+        self.answer_end = Some(end);
     }
 
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
@@ -1126,6 +1176,10 @@ impl<P: Policy> AnyLevel for Level<P> {
                 self.note(K::PrefetchIssued, Origin::Readmore, block);
             }
         }
+    }
+
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        self.policy.future()
     }
 }
 

@@ -11,8 +11,9 @@ use std::time::Duration;
 use prefetchsim_core::config::{ComponentSpec, ConfigError as CoreConfigError, HierarchyConfig};
 use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport};
 use prefetchsim_core::metrics::{LevelReport, RunResult, Value as RecValue};
-use prefetchsim_core::{device, policy, prefetch};
+use prefetchsim_core::{device, optimal, policy, prefetch};
 use prefetchsim_trace::event_csv::EventCsv;
+use prefetchsim_trace::next_access::stated_next_uses;
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
@@ -103,10 +104,12 @@ impl RequestSource for Interruptible<'_> {
     }
 }
 
-/// Count the unique blocks of a trace (one streaming pass), stopping early when asked.
-fn count_footprint(spec: &TraceSpec, stop: &AtomicBool) -> Result<u64, SourceError> {
-    let mut src = spec.open()?;
-    stats::footprint(src.as_mut(), &|| stop.load(Ordering::Relaxed))
+/// Count the unique blocks of a trace (one streaming pass), stopping early when asked. The requests read
+/// are added to `done`, so that progress moves during this pass too (it comes before any replay when a
+/// size is a share of the footprint, and takes a whole pass over the trace).
+fn count_footprint(spec: &TraceSpec, stop: &AtomicBool, done: &AtomicU64) -> Result<u64, SourceError> {
+    let mut src = Interruptible { src: spec.open()?, stop, done };
+    stats::footprint(&mut src, &|| stop.load(Ordering::Relaxed))
 }
 
 /// Run `f` without the GIL on another thread while this thread serves progress callbacks and Ctrl-C.
@@ -160,8 +163,9 @@ fn run_detached<T: Send>(
 
 /// Simulate every config of `configs_json` (a JSON list of hierarchy configs) on the trace of
 /// `trace_json`; returns a JSON list of results, in config order. `progress(n)` is called about ten
-/// times a second with the number of requests processed so far (over all configs). `events`: write the
-/// per-block event log of the run (one config only) to this CSV file (`docs/events.md`).
+/// times a second with the number of requests read so far (over all configs, and the footprint pass
+/// first when a size is a share of the footprint). `events`: write the per-block event log of the run
+/// (one config only) to this CSV file (`docs/events.md`).
 #[pyfunction]
 #[pyo3(signature = (trace_json, configs_json, progress=None, threads=None, events=None))]
 fn simulate(
@@ -202,7 +206,7 @@ fn simulate(
     let needs_fp = configs.iter().any(HierarchyConfig::needs_footprint);
     let results: Vec<Result<(RunResult, SourceReport), PyErr>> = run_detached(py, progress, &done, &stop, || {
         let footprint = if needs_fp {
-            match count_footprint(&spec, &stop) {
+            match count_footprint(&spec, &stop, &done) {
                 Ok(n) => Some(n),
                 Err(e) => return vec![Err(WorkerError::Source(e))],
             }
@@ -328,6 +332,7 @@ fn run_one(
     events: Option<&str>,
 ) -> Result<(RunResult, SourceReport), WorkerError> {
     let mut h = Hierarchy::build(cfg, spec.block_size, footprint).map_err(WorkerError::Config)?;
+    prepare_opt(spec, cfg, &mut h, footprint, stop).map_err(WorkerError::Source)?;
     if let Some(path) = events {
         let sink = EventCsv::create(path).map_err(|e| WorkerError::Source(format!("event log: {e}").into()))?;
         h.set_event_sink(Box::new(sink));
@@ -352,13 +357,106 @@ fn run_one(
     Ok((r, src.report()))
 }
 
+/// Belady's MIN (`opt`) levels learn their future before the run: the first level's from the trace's
+/// own next-access field when it has one, else from a pre-pass; a lower level's from a recording run
+/// (`optimal::prepare`). Nothing happens without an `opt` level.
+fn prepare_opt(
+    spec: &TraceSpec,
+    cfg: &HierarchyConfig,
+    h: &mut Hierarchy,
+    footprint: Option<u64>,
+    stop: &AtomicBool,
+) -> Result<(), SourceError> {
+    let levels = optimal::opt_levels_in(cfg);
+    if levels.is_empty() {
+        return Ok(());
+    }
+    let first = if levels[0] == 0 { stated_next_uses(spec, cfg.engine.limit)? } else { None };
+    // The passes stop on Ctrl-C like the run; their requests are not counted as progress.
+    let uncounted = AtomicU64::new(0);
+    let mut open = || -> Result<Box<dyn RequestSource + '_>, SourceError> {
+        Ok(Box::new(Interruptible { src: spec.open()?, stop, done: &uncounted }))
+    };
+    optimal::prepare(cfg, h, footprint, &mut open, first)
+}
+
+/// Cao et al.'s single-disk model on the trace's block-split stream (its first `limit` requests): the
+/// schedules of Aggressive, Conservative and of demand fetching under Belady's MIN, for a cache of `cache`
+/// blocks and a fetch time of `fetch_time` request services. Returns JSON `{"aggressive": schedule,
+/// "conservative": …, "min_demand": …}` where a schedule is `{requests, elapsed, stall, fetches}`.
+#[pyfunction]
+#[pyo3(signature = (trace_json, cache, fetch_time, limit=None))]
+fn integrated(
+    py: Python<'_>,
+    trace_json: &str,
+    cache: &Bound<'_, PyAny>,
+    fetch_time: &Bound<'_, PyAny>,
+    limit: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    use prefetchsim_core::optimal::integrated::{aggressive, conservative, demand, min_replacements, DiskModel};
+    let spec = parse_spec(trace_json)?;
+    let cache = uint_arg(Some(cache), "cache", 0, 1 << 32)? as usize;
+    let fetch_time = uint_arg(Some(fetch_time), "fetch_time", 0, 1 << 32)?;
+    let limit = uint_arg(limit, "limit", u64::MAX, u64::MAX)?;
+    let model = DiskModel { cache, fetch_time };
+    model.validate().map_err(|m| ConfigError::new_err(format!("integrated: {m}")))?;
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let out = run_detached(py, None, &done, &stop, || -> Result<Value, SourceError> {
+        let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
+        let mut blocks: Vec<u64> = Vec::new();
+        let mut buf = Vec::with_capacity(8192);
+        let mut left = limit;
+        while left > 0 {
+            buf.clear();
+            if src.fill(&mut buf, left.min(8192) as usize)? == 0 {
+                break;
+            }
+            left -= buf.len() as u64;
+            blocks.extend(buf.iter().flat_map(prefetchsim_core::Request::blocks));
+        }
+        let a = aggressive(&blocks, model)?;
+        let c = conservative(&blocks, model)?;
+        let m = demand(blocks.len(), min_replacements(&blocks, cache).len() as u64, model);
+        Ok(json!({ "aggressive": a, "conservative": c, "min_demand": m }))
+    })?
+    .map_err(|e| source_err(&e))?;
+    Ok(out.to_string())
+}
+
+/// Time the one-level hierarchy of `config_json` on the trace in Cao et al.'s single-disk model (fetch
+/// time `fetch_time` request services; `optimal::single_disk`). Returns JSON `{"schedule": {requests,
+/// elapsed, stall, fetches}, "level": the level's record}`.
+#[pyfunction]
+fn single_disk(py: Python<'_>, trace_json: &str, config_json: &str, fetch_time: &Bound<'_, PyAny>) -> PyResult<String> {
+    use prefetchsim_core::optimal::integrated::DiskModel;
+    let spec = parse_spec(trace_json)?;
+    let cfg = HierarchyConfig::from_json(parse_json("config", config_json)?).map_err(|e| config_err(&e))?;
+    validate_components(&cfg).map_err(|e| config_err(&e))?;
+    let fetch_time = uint_arg(Some(fetch_time), "fetch_time", 0, 1 << 32)?;
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let out = run_detached(py, None, &done, &stop, || -> Result<Value, SourceError> {
+        let footprint = if cfg.needs_footprint() { Some(count_footprint(&spec, &stop, &done)?) } else { None };
+        let mut h = Hierarchy::build(&cfg, spec.block_size, footprint)?;
+        prepare_opt(&spec, &cfg, &mut h, footprint, &stop)?;
+        let model = DiskModel { cache: h.levels.first().map_or(0, |l| l.capacity()), fetch_time };
+        let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
+        let s = optimal::single_disk::single_disk(&mut src, &mut h, model, cfg.engine.limit)?;
+        let level = h.reports().first().map(|l| record_json(l.record())).unwrap_or(Value::Null);
+        Ok(json!({ "schedule": s, "level": level }))
+    })?
+    .map_err(|e| source_err(&e))?;
+    Ok(out.to_string())
+}
+
 /// Count the unique blocks of a trace.
 #[pyfunction]
 fn footprint(py: Python<'_>, trace_json: &str) -> PyResult<u64> {
     let spec = parse_spec(trace_json)?;
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    run_detached(py, None, &done, &stop, || count_footprint(&spec, &stop))?.map_err(|e| source_err(&e))
+    run_detached(py, None, &done, &stop, || count_footprint(&spec, &stop, &done))?.map_err(|e| source_err(&e))
 }
 
 /// Statistics of a trace (`trace info`) as JSON; `window` and `gap` tune the random-request rule.
@@ -382,20 +480,44 @@ fn trace_info(
         Ok((st, src.report()))
     })?
     .map_err(|e| source_err(&e))?;
-    with_report(&st, &rep)
+    let format = if spec.is_synthetic() {
+        "synthetic"
+    } else if !spec.merge.is_empty() {
+        "merge"
+    } else {
+        spec.resolved_format().map_err(|e| trace_err(&e))?
+    };
+    let mut v = serde_json::to_value(&st).map_err(|e| PrefetchsimError::new_err(e.to_string()))?;
+    if let Value::Object(m) = &mut v {
+        let mut out = serde_json::Map::new();
+        out.insert("format".into(), Value::from(format));
+        out.extend(std::mem::take(m));
+        report_json(&rep, &mut out);
+        *m = out;
+    }
+    Ok(v.to_string())
 }
 
-/// Write a trace as oracleGeneral or CSV (`trace convert`); returns a JSON summary.
+/// Write a trace as oracleGeneral or CSV (`trace convert`); returns a JSON summary. The output appears
+/// only when the whole trace is written (a temporary file renamed at the end).
 #[pyfunction]
-#[pyo3(signature = (trace_json, output, to="oracle_general", per_block=false))]
-fn convert(py: Python<'_>, trace_json: &str, output: &str, to: &str, per_block: bool) -> PyResult<String> {
+#[pyo3(signature = (trace_json, output, to="oracle_general", per_block=false, rebase_time=false))]
+fn convert(
+    py: Python<'_>,
+    trace_json: &str,
+    output: &str,
+    to: &str,
+    per_block: bool,
+    rebase_time: bool,
+) -> PyResult<String> {
     let spec = parse_spec(trace_json)?;
     let shape = if per_block { OracleShape::PerBlock } else { OracleShape::Objects };
+    let options = writer::WriteOptions { shape, rebase_time };
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
     let (summary, rep) = run_detached(py, None, &done, &stop, || -> Result<_, SourceError> {
         let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
-        let summary = writer::write(&mut src, output, to, spec.block_size, shape)?;
+        let summary = writer::write(&mut src, output, to, spec.block_size, options)?;
         Ok((summary, src.report()))
     })?
     .map_err(|e| source_err(&e))?;
@@ -564,6 +686,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(device_capacity_sectors, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_config, m)?)?;
+    m.add_function(wrap_pyfunction!(integrated, m)?)?;
+    m.add_function(wrap_pyfunction!(single_disk, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

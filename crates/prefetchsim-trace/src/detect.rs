@@ -6,13 +6,16 @@
 //!    `*systor*` → systor17, `*cloud_storage*`/`*tencent*` → tencent, `*msr*`/`*cambridge*` → msr,
 //!    `*twitter*` → twitter, `*mqsim*` → mqsim, `w<digits>.trace` → u32le (the LIRS2 CloudPhysics
 //!    files: little-endian, see `formats/u32_array.rs`). A name match is accepted only if the head of the content parses in that format.
+//!    Before the name: a head starting like the CSV `trace convert` writes is that (`prefetchsim_csv`).
 //! 2. Otherwise the head ([`HEAD_BYTES`] decompressed bytes):
 //!    - binary (NUL bytes or control characters): vscsi when the version bytes of the first records say
 //!      so and the records parse; oracle_general when every 24-byte record of the head is plausible
 //!      (times never decrease, next_access_vtime is -1 or a later record); bare u32 arrays cannot be
 //!      told from other binary data, so an unnamed one is undetected.
 //!    - text: a known header line (`Timestamp,Response,IOType,LUN,Offset,Size` → systor17,
-//!      `time_s,process,file_id,…` → multi_real, `# time, object, size …` → twitter); else every
+//!      `time_s,process,file_id,…` → multi_real, `# time, object, size …` → twitter, `# prefetchsim
+//!      trace:` or `time_ns,op,first,len,stream,client` → prefetchsim_csv, what `trace convert` writes);
+//!      else every
 //!      format whose reader parses all whole lines of the head is a candidate; one candidate wins,
 //!      and between DiskSim and MQSim (same columns) integer times mean MQSim.
 //! 3. Anything else is [`TraceError::Undetected`], saying why and listing the formats.
@@ -132,6 +135,55 @@ fn parse_head(format: &'static str, path: &str, data: &[u8]) -> Result<u64, Trac
     Ok(n)
 }
 
+/// Why no text format fits: when one format reads at least one record before failing, and more than any
+/// other, its first error (which names the line and field) is the likely problem, not the format.
+fn closest_text_format(path: &str, data: &[u8]) -> String {
+    let mut best: Option<(u64, &str, TraceError)> = None;
+    let mut tied = false;
+    for f in TEXT_CANDIDATES.iter().copied() {
+        let Ok(spec_reader) = open_head(f, path, data) else { continue };
+        let mut reader = spec_reader;
+        let mut n = 0u64;
+        let err = loop {
+            match reader.next_record() {
+                Ok(Some(_)) => n += 1,
+                Ok(None) => break None,
+                Err(e) => break Some(e),
+            }
+        };
+        let Some(err) = err else { continue };
+        match &best {
+            Some((m, _, _)) if n < *m => {}
+            Some((m, _, _)) if n == *m => tied = true,
+            _ if n > 0 => {
+                best = Some((n, f, err));
+                tied = false;
+            }
+            _ => {}
+        }
+    }
+    match best {
+        Some((n, f, e)) if !tied => format!(
+            "the text matches no format's fields; the closest is {f}, which reads {n} record(s) and then fails: {e} \
+             (give --format {f} to read it as {f}, with --skip-bad N to skip bad records)"
+        ),
+        _ => "the text matches no format's fields".into(),
+    }
+}
+
+/// A reader of `format` over the head `data`.
+fn open_head(
+    format: &'static str,
+    path: &str,
+    data: &[u8],
+) -> Result<Box<dyn crate::record::RecordReader>, TraceError> {
+    let mut spec = TraceSpec::with_format(path, format);
+    if format == "multi_real" {
+        spec.params.insert("layout".into(), Value::from("butt_hash"));
+    }
+    formats::open(format, path, Box::new(Cursor::new(data.to_vec())), &spec)
+}
+
 /// Whether every 24-byte record of `data` is a plausible oracleGeneral record.
 fn plausible_oracle(data: &[u8]) -> bool {
     let mut last_t = 0;
@@ -186,7 +238,7 @@ fn detect_text(path: &str, head: &[u8], whole: bool) -> Result<&'static str, Tra
     match fits.as_slice() {
         [one] => Ok(one),
         ["disksim", "mqsim"] => Ok("mqsim"),
-        [] => Err(undetected(path, "the text matches no format's fields")),
+        [] => Err(undetected(path, closest_text_format(path, data))),
         many => Err(undetected(path, format!("the text parses as each of {}", many.join(", ")))),
     }
 }
@@ -206,7 +258,18 @@ pub fn detect_head(path: &str, head: &[u8], whole: bool) -> Result<&'static str,
     detect_named(path, named, &head[..head.len().min(HEAD_BYTES)], whole && head.len() <= HEAD_BYTES)
 }
 
+/// Whether `head` starts like the CSV `trace convert` writes: its first line says so whatever the file is
+/// named (a conversion of `msr-x.csv` to `msr.csv` is not MSR).
+fn is_prefetchsim_csv(head: &[u8]) -> bool {
+    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    let compact: String = String::from_utf8_lossy(first).chars().filter(|c| !c.is_whitespace()).collect();
+    compact.starts_with("#prefetchsimtrace:") || compact.starts_with("time_ns,op,first,len,stream,client")
+}
+
 fn detect_named(path: &str, named: Option<&'static str>, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
+    if is_prefetchsim_csv(head) {
+        return Ok("prefetchsim_csv");
+    }
     if let Some(format) = named {
         if head.is_empty() {
             return Ok(format);
@@ -240,6 +303,23 @@ mod tests {
         assert_eq!(by_name("w106.trace"), Ok(Some("u32le")));
         assert_eq!(by_name("sprite.trace"), Ok(None));
         assert!(by_name("multi-real.files.csv").is_err());
+    }
+
+    #[test]
+    fn a_bad_line_in_a_text_trace_is_named_when_one_format_reads_the_lines_before_it() {
+        let head = b"128166372003061629,hm,0,Read,383078400,4096,100\n128166372003061630,hm,0,Read,xx,4096,100\n";
+        let e = detect_head("t.csv", head, true).unwrap_err().to_string();
+        assert!(e.contains("the closest is msr") && e.contains("line 2") && e.contains("Offset"), "{e}");
+        let e = detect_head("t.csv", b"hello world\n", true).unwrap_err().to_string();
+        assert!(e.contains("matches no format's fields") && !e.contains("closest"), "{e}");
+    }
+
+    #[test]
+    fn the_csv_trace_convert_writes_is_recognised_whatever_its_name() {
+        let head = b"# prefetchsim trace: block_size=4096\ntime_ns,op,first,len,stream,client\n0,read,5,1,0,0\n";
+        for name in ["t.csv", "msr.csv", "systor.csv.gz", "x.lis"] {
+            assert_eq!(detect_head(name, head, true).unwrap(), "prefetchsim_csv", "{name}");
+        }
     }
 
     #[test]

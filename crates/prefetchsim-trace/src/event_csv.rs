@@ -1,10 +1,10 @@
 //! The event log of a run as CSV (`--events FILE`; `docs/events.md`): one line per event, written as the
-//! run goes. The file appears only when the run and the write both succeed: the lines go to a temporary
-//! file beside it, renamed over it by [`EventCsv::finish`]; on any failure (or a sink dropped unfinished)
-//! the temporary file is removed. A name ending in `.zst` or `.gz` is compressed.
+//! run goes. The file appears only when the run and the write both succeed: [`Output`] writes under a
+//! temporary name beside it, renamed by [`EventCsv::finish`]; on any failure (or a sink dropped
+//! unfinished, as when the run fails) the temporary file is removed. A name ending in `.zst` or `.gz` is
+//! compressed.
 
 use std::io::Write;
-use std::path::{Path, PathBuf};
 
 use prefetchsim_core::eventlog::{Event, EventSink};
 
@@ -16,37 +16,21 @@ pub const EVENT_CSV_HEADER: &str = "time,level,instance,kind,block,len,origin";
 
 /// A streaming CSV event sink.
 pub struct EventCsv {
-    path: PathBuf,
-    tmp: PathBuf,
+    path: String,
     out: Option<Output>,
     err: Option<String>,
     line: String,
 }
 
 impl EventCsv {
-    /// Start writing the log of `path` (into a temporary file beside it).
+    /// Start writing the log of `path`.
     pub fn create(path: &str) -> Result<Self, TraceError> {
-        let target = PathBuf::from(path);
-        let name =
-            target.file_name().ok_or_else(|| TraceError::option("events", format!("{path}: not a file name")))?;
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(format!(".{}.tmp", std::process::id()));
-        let tmp = target.with_file_name(tmp_name);
-        let tmp_str = tmp.to_string_lossy().into_owned();
-        // Compression follows the final name's extension.
-        let mut out = Output::create_as(&tmp_str, path)?;
+        let mut out = Output::create(path)?;
         let mut err = None;
         if let Err(e) = writeln!(out, "{EVENT_CSV_HEADER}") {
             err = Some(format!("{path}: {e}"));
         }
-        Ok(Self { path: target, tmp, out: Some(out), err, line: String::with_capacity(96) })
-    }
-
-    /// The file the log goes to.
-    #[must_use]
-    pub fn path(&self) -> &Path {
-        &self.path
+        Ok(Self { path: path.to_string(), out: Some(out), err, line: String::with_capacity(96) })
     }
 }
 
@@ -70,33 +54,17 @@ impl EventSink for EventCsv {
             e.ev.origin.name()
         );
         if let Err(err) = out.write_all(self.line.as_bytes()) {
-            self.err = Some(format!("{}: {err}", self.path.display()));
+            self.err = Some(format!("{}: {err}", self.path));
         }
     }
 
     fn finish(mut self: Box<Self>) -> Result<(), String> {
-        let out = self.out.take();
-        let result = match (self.err.take(), out) {
-            (Some(e), _) => Err(e),
-            (None, None) => Err(format!("{}: the event log was already finished", self.path.display())),
-            (None, Some(out)) => out
-                .finish()
-                .and_then(|()| std::fs::rename(&self.tmp, &self.path))
-                .map_err(|e| format!("{}: {e}", self.path.display())),
-        };
-        if result.is_err() {
-            let _ = std::fs::remove_file(&self.tmp);
+        // On an error the output is dropped unfinished, which removes its temporary file.
+        if let Some(e) = self.err.take() {
+            return Err(e);
         }
-        result
-    }
-}
-
-impl Drop for EventCsv {
-    fn drop(&mut self) {
-        // Unfinished (the run failed or stopped): no half-written log is left behind.
-        if self.out.take().is_some() {
-            let _ = std::fs::remove_file(&self.tmp);
-        }
+        let out = self.out.take().ok_or_else(|| format!("{}: the event log was already finished", self.path))?;
+        out.finish().map_err(|e| format!("{}: {e}", self.path))
     }
 }
 

@@ -21,6 +21,7 @@ pub mod error;
 pub mod event_csv;
 pub mod formats;
 pub mod harness;
+pub mod next_access;
 pub mod record;
 pub mod spec;
 pub mod stats;

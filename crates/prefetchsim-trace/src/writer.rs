@@ -12,6 +12,8 @@
 
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use prefetchsim_core::engine::{RequestSource, SourceError};
 use prefetchsim_core::policy::table::block_map;
@@ -43,62 +45,115 @@ pub struct WriteSummary {
     pub requests: u64,
     /// Records written (requests, or blocks for [`OracleShape::PerBlock`]).
     pub records: u64,
+    /// Requests of more than one block. In [`OracleShape::Objects`] each became one object named by its
+    /// first block, so a block-level replay of the output differs from one of the input (callers warn).
+    pub multi_block_requests: u64,
+    /// With `rebase_time`: the time of the first request, subtracted from every time written (ns).
+    pub time_origin_ns: u64,
 }
 
-/// A file being written, compressed or not; [`Output::finish`] flushes it and ends the compression frame.
-pub enum Output {
-    /// Uncompressed.
+/// How a writer writes: the oracleGeneral shape and whether times count from the first request.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct WriteOptions {
+    /// oracleGeneral only: one record per request or per block.
+    pub shape: OracleShape,
+    /// oracleGeneral only: write `time - time of the first request` (records earlier than the first
+    /// request, as in out-of-order SYSTOR'17 samples, get 0). Needed for absolute clocks such as MSR's
+    /// Windows FILETIME, whose seconds since 1601 do not fit oracleGeneral's u32.
+    pub rebase_time: bool,
+}
+
+/// A file being written, compressed or not. It is written under a temporary name in the same directory
+/// and renamed to its name by [`Output::finish`]; dropped unfinished (an error on the way), the temporary
+/// file is removed, so a failed write never leaves a half-written or empty output behind.
+pub struct Output {
+    /// `None` only inside [`Output::finish`].
+    sink: Option<Sink>,
+    tmp: PathBuf,
+    dest: PathBuf,
+    done: bool,
+}
+
+enum Sink {
     Plain(BufWriter<File>),
-    /// zstd (`.zst`).
     Zstd(zstd::Encoder<'static, BufWriter<File>>),
-    /// gzip (`.gz`).
     Gzip(flate2::write::GzEncoder<BufWriter<File>>),
 }
 
+/// The temporary name of an output: hidden, beside it, unique to this process and this call.
+fn temp_path(dest: &Path) -> PathBuf {
+    static COUNTER: AtomicU64 = AtomicU64::new(0);
+    let name = dest.file_name().map_or_else(|| "output".into(), |n| n.to_string_lossy().into_owned());
+    let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+    dest.with_file_name(format!(".{name}.{}-{n}.partial", std::process::id()))
+}
+
 impl Output {
-    /// Create `path`, compressing by its extension.
+    /// Create `path` (as a temporary file until [`Output::finish`]), compressing by its extension.
     pub fn create(path: &str) -> Result<Self, TraceError> {
-        Self::create_as(path, path)
-    }
-
-    /// Create `path`, compressing by the extension of `name` (a temporary file written for `name`).
-    pub fn create_as(path: &str, name: &str) -> Result<Self, TraceError> {
-        let io_err = |e| TraceError::io(name, e);
-        let file = BufWriter::with_capacity(1 << 20, File::create(path).map_err(io_err)?);
-        let lower = name.to_ascii_lowercase();
-        Ok(if lower.ends_with(".zst") {
-            Output::Zstd(zstd::Encoder::new(file, 3).map_err(io_err)?)
+        let io_err = |e| TraceError::io(path, e);
+        let dest = PathBuf::from(path);
+        if dest.is_dir() {
+            return Err(io_err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory, expected a file name")));
+        }
+        let tmp = temp_path(&dest);
+        let file = BufWriter::with_capacity(1 << 20, File::create(&tmp).map_err(io_err)?);
+        let lower = path.to_ascii_lowercase();
+        let sink = if lower.ends_with(".zst") {
+            match zstd::Encoder::new(file, 3) {
+                Ok(e) => Sink::Zstd(e),
+                Err(e) => {
+                    let _ = std::fs::remove_file(&tmp);
+                    return Err(io_err(e));
+                }
+            }
         } else if lower.ends_with(".gz") {
-            Output::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default()))
+            Sink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default()))
         } else {
-            Output::Plain(file)
-        })
+            Sink::Plain(file)
+        };
+        Ok(Self { sink: Some(sink), tmp, dest, done: false })
     }
 
-    /// Flush everything and close the compression frame.
-    pub fn finish(self) -> io::Result<()> {
-        match self {
-            Output::Plain(mut w) => w.flush(),
-            Output::Zstd(e) => e.finish()?.flush(),
-            Output::Gzip(e) => e.finish()?.flush(),
+    /// Flush everything, close the compression frame and rename the file to its name.
+    pub fn finish(mut self) -> io::Result<()> {
+        let file = match self.sink.take() {
+            Some(Sink::Plain(w)) => w,
+            Some(Sink::Zstd(e)) => e.finish()?,
+            Some(Sink::Gzip(e)) => e.finish()?,
+            None => return Err(io::Error::other("output already finished")),
+        };
+        file.into_inner().map_err(|e| e.into_error())?.sync_all()?;
+        std::fs::rename(&self.tmp, &self.dest)?;
+        self.done = true;
+        Ok(())
+    }
+}
+
+impl Drop for Output {
+    fn drop(&mut self) {
+        if !self.done {
+            let _ = std::fs::remove_file(&self.tmp);
         }
     }
 }
 
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        match self {
-            Output::Plain(w) => w.write(buf),
-            Output::Zstd(w) => w.write(buf),
-            Output::Gzip(w) => w.write(buf),
+        match &mut self.sink {
+            Some(Sink::Plain(w)) => w.write(buf),
+            Some(Sink::Zstd(w)) => w.write(buf),
+            Some(Sink::Gzip(w)) => w.write(buf),
+            None => Err(io::Error::other("output already finished")),
         }
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        match self {
-            Output::Plain(w) => w.flush(),
-            Output::Zstd(w) => w.flush(),
-            Output::Gzip(w) => w.flush(),
+        match &mut self.sink {
+            Some(Sink::Plain(w)) => w.flush(),
+            Some(Sink::Zstd(w)) => w.flush(),
+            Some(Sink::Gzip(w)) => w.flush(),
+            None => Ok(()),
         }
     }
 }
@@ -110,20 +165,20 @@ pub const OUTPUT_FORMATS: &[(&str, &str)] = &[
 ];
 
 /// Write `src` to `path` in output format `format` (a name of [`OUTPUT_FORMATS`], case-insensitive);
-/// `shape` applies to oracleGeneral only.
+/// `options` apply to oracleGeneral only. The file appears only when the whole trace is written.
 pub fn write(
     src: &mut dyn RequestSource,
     path: &str,
     format: &str,
     block_size: u64,
-    shape: OracleShape,
+    options: WriteOptions,
 ) -> Result<WriteSummary, SourceError> {
     if block_size == 0 {
         return Err(Box::new(TraceError::option("trace.block_size", "must be at least 1 byte")));
     }
     match format.to_ascii_lowercase().as_str() {
-        "oraclegeneral" | "oracle_general" => write_oracle_general(src, path, block_size, shape),
-        "csv" => write_csv(src, path),
+        "oraclegeneral" | "oracle_general" => write_oracle_general_with(src, path, block_size, options),
+        "csv" => write_csv(src, path, block_size),
         _ => {
             let names = OUTPUT_FORMATS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
             Err(Box::new(TraceError::option(
@@ -157,31 +212,43 @@ fn invalid(path: &str, message: String) -> SourceError {
     Box::new(TraceError::io(path, io::Error::new(io::ErrorKind::InvalidData, message)))
 }
 
-/// Write `src` to `path` as oracleGeneral (see [`write_oracle_general_to`]).
+/// Write `src` to `path` as oracleGeneral (see [`write_oracle_general_to`]), times as they are.
 pub fn write_oracle_general(
     src: &mut dyn RequestSource,
     path: &str,
     block_size: u64,
     shape: OracleShape,
 ) -> Result<WriteSummary, SourceError> {
+    write_oracle_general_with(src, path, block_size, WriteOptions { shape, rebase_time: false })
+}
+
+/// Write `src` to `path` as oracleGeneral with `options`.
+pub fn write_oracle_general_with(
+    src: &mut dyn RequestSource,
+    path: &str,
+    block_size: u64,
+    options: WriteOptions,
+) -> Result<WriteSummary, SourceError> {
     let mut out = Output::create(path)?;
-    let summary = write_oracle_general_to(src, &mut out, path, block_size, shape)?;
+    let summary = write_oracle_general_to(src, &mut out, path, block_size, options)?;
     out.finish().map_err(|e| TraceError::io(path, e))?;
     Ok(summary)
 }
 
 /// Write `src` to `out` as oracleGeneral records; `name` names the output in errors.
 ///
-/// `ts_s` is the request time in whole seconds; `next_access_vtime` is the 0-based index (in this output)
-/// of the next record of the same `obj_id`, or -1 when there is none. Knowing the future needs the whole
-/// trace: the records are held in memory (16 bytes each, plus 8 per record for the answer and a hash map
-/// over the distinct objects) and filled by one backward pass before anything is written.
+/// `ts_s` is the request time in whole seconds (from the first request's time with `rebase_time`);
+/// `next_access_vtime` is the virtual time of the next record of the same `obj_id` counted from 1, as
+/// libCacheSim counts it (0-based index + 1; its own `cloudPhysicsIO.oracleGeneral.bin` does so), or -1
+/// when there is none. Knowing the future needs the whole trace: the records are held in memory (16
+/// bytes each, plus 8 per record for the answer and a hash map over the distinct objects) and filled by
+/// one backward pass before anything is written.
 pub fn write_oracle_general_to(
     src: &mut dyn RequestSource,
     out: &mut dyn Write,
     name: &str,
     block_size: u64,
-    shape: OracleShape,
+    options: WriteOptions,
 ) -> Result<WriteSummary, SourceError> {
     /// `(ts_s, size)` and `obj_id` of one record.
     struct Rec {
@@ -192,12 +259,33 @@ pub fn write_oracle_general_to(
     let mut recs: Vec<Rec> = Vec::new();
     let block_size32 = u32::try_from(block_size)
         .map_err(|_| invalid(name, format!("block size {block_size} exceeds u32 object sizes")))?;
+    let mut origin: Option<u64> = None;
+    let mut multi_block_requests = 0u64;
     let requests = for_each_request(src, |r| {
         let index = recs.len();
-        let ts = u32::try_from(r.time_ns / 1_000_000_000).map_err(|_| {
-            invalid(name, format!("record {index}: time {} ns does not fit oracleGeneral's u32 seconds", r.time_ns))
+        let time_ns =
+            if options.rebase_time { r.time_ns.saturating_sub(*origin.get_or_insert(r.time_ns)) } else { r.time_ns };
+        let ts = u32::try_from(time_ns / 1_000_000_000).map_err(|_| {
+            let hint = if options.rebase_time {
+                "even counted from the first request (a span over 136 years: a corrupt time?)"
+            } else {
+                "the trace's clock is absolute (MSR counts 100 ns ticks since 1601); write times from the first \
+                 request with --rebase-time (Python: convert(..., rebase_time=True))"
+            };
+            invalid(
+                name,
+                format!(
+                    "record {index}: time {time_ns} ns = {} s does not fit oracleGeneral's u32 seconds (at most {} s); \
+                     {hint}",
+                    time_ns / 1_000_000_000,
+                    u32::MAX
+                ),
+            )
         })?;
-        match shape {
+        if r.len > 1 {
+            multi_block_requests += 1;
+        }
+        match options.shape {
             OracleShape::Objects => {
                 let size = u64::from(r.len.max(1)) * block_size;
                 let size = u32::try_from(size)
@@ -218,7 +306,7 @@ pub fn write_oracle_general_to(
     let mut seen = block_map::<i64>(1 << 16);
     for (i, rec) in recs.iter().enumerate().rev() {
         if let Some(later) = seen.insert(rec.id, i as i64) {
-            next[i] = later;
+            next[i] = later + 1;
         }
     }
     drop(seen);
@@ -233,26 +321,38 @@ pub fn write_oracle_general_to(
         out.write_all(&bytes).map_err(io_err)?;
     }
     out.flush().map_err(io_err)?;
-    Ok(WriteSummary { requests, records: recs.len() as u64 })
+    Ok(WriteSummary { requests, records: recs.len() as u64, multi_block_requests, time_origin_ns: origin.unwrap_or(0) })
 }
 
 /// The CSV header [`write_csv_to`] writes.
 pub const CSV_HEADER: &str = "time_ns,op,first,len,stream,client";
 
 /// Write `src` to `path` as CSV (see [`write_csv_to`]).
-pub fn write_csv(src: &mut dyn RequestSource, path: &str) -> Result<WriteSummary, SourceError> {
+pub fn write_csv(src: &mut dyn RequestSource, path: &str, block_size: u64) -> Result<WriteSummary, SourceError> {
     let mut out = Output::create(path)?;
-    let summary = write_csv_to(src, &mut out, path)?;
+    let summary = write_csv_to(src, &mut out, path, block_size)?;
     out.finish().map_err(|e| TraceError::io(path, e))?;
     Ok(summary)
 }
 
-/// Write `src` to `out` as CSV with the header [`CSV_HEADER`]: one line per request, `op` as `read` or
-/// `write`, addresses in blocks. Streaming: nothing is held in memory.
-pub fn write_csv_to(src: &mut dyn RequestSource, out: &mut dyn Write, name: &str) -> Result<WriteSummary, SourceError> {
+/// Write `src` to `out` as CSV: a comment line naming the block size (`# prefetchsim trace:
+/// block_size=4096`), the header [`CSV_HEADER`], then one line per request, `op` as `read` or `write`,
+/// addresses in blocks. Streaming: nothing is held in memory. Read back as format `prefetchsim_csv`
+/// (detected by its first line), it gives the same requests.
+pub fn write_csv_to(
+    src: &mut dyn RequestSource,
+    out: &mut dyn Write,
+    name: &str,
+    block_size: u64,
+) -> Result<WriteSummary, SourceError> {
     let io_err = |e| -> SourceError { Box::new(TraceError::io(name, e)) };
+    writeln!(out, "{}block_size={block_size}", crate::formats::prefetchsim_csv::COMMENT_PREFIX).map_err(io_err)?;
     writeln!(out, "{CSV_HEADER}").map_err(io_err)?;
+    let mut multi_block_requests = 0u64;
     let requests = for_each_request(src, |r| {
+        if r.len > 1 {
+            multi_block_requests += 1;
+        }
         let op = match r.op {
             Op::Read => "read",
             Op::Write => "write",
@@ -260,7 +360,7 @@ pub fn write_csv_to(src: &mut dyn RequestSource, out: &mut dyn Write, name: &str
         writeln!(out, "{},{op},{},{},{},{}", r.time_ns, r.first, r.len, r.stream, r.client).map_err(io_err)
     })?;
     out.flush().map_err(io_err)?;
-    Ok(WriteSummary { requests, records: requests })
+    Ok(WriteSummary { requests, records: requests, multi_block_requests, time_origin_ns: 0 })
 }
 
 #[cfg(test)]
@@ -272,15 +372,15 @@ mod tests {
     fn next_access_points_at_the_next_record_of_the_same_object() {
         let reqs = [5, 7, 5, 9, 7, 5].map(|b| Request::read(b, 1)).to_vec();
         let mut out = Vec::new();
-        write_oracle_general_to(&mut VecSource::new(reqs), &mut out, "mem", 4096, OracleShape::Objects).unwrap();
+        write_oracle_general_to(&mut VecSource::new(reqs), &mut out, "mem", 4096, WriteOptions::default()).unwrap();
         let next: Vec<i64> =
             out.chunks(ORACLE_RECORD).map(|c| i64::from_le_bytes(c[16..24].try_into().unwrap())).collect();
-        assert_eq!(next, vec![2, 4, 5, -1, -1, -1]);
+        assert_eq!(next, vec![3, 5, 6, -1, -1, -1], "libCacheSim's virtual time, from 1");
     }
 
     #[test]
     fn an_unknown_output_format_names_the_choices() {
-        let e = write(&mut VecSource::new(vec![]), "x.bin", "lirs", 4096, OracleShape::Objects).unwrap_err();
+        let e = write(&mut VecSource::new(vec![]), "x.bin", "lirs", 4096, WriteOptions::default()).unwrap_err();
         assert_eq!(e.to_string(), "convert.format: unknown output format 'lirs'; choose one of oracleGeneral, csv");
     }
 
@@ -288,7 +388,10 @@ mod tests {
     fn csv_has_the_header_and_one_line_per_request() {
         let reqs = vec![Request { time_ns: 7, first: 3, len: 2, op: Op::Write, stream: 4, client: 1 }];
         let mut out = Vec::new();
-        write_csv_to(&mut VecSource::new(reqs), &mut out, "mem").unwrap();
-        assert_eq!(String::from_utf8(out).unwrap(), "time_ns,op,first,len,stream,client\n7,write,3,2,4,1\n");
+        write_csv_to(&mut VecSource::new(reqs), &mut out, "mem", 512).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "# prefetchsim trace: block_size=512\ntime_ns,op,first,len,stream,client\n7,write,3,2,4,1\n"
+        );
     }
 }

@@ -262,8 +262,13 @@ pub fn standard_patterns(dev: &dyn Device) -> Vec<Pattern> {
     }
     if let Some(d) = dev.as_disk() {
         let cyl = d.layout().cylinders();
-        for f in [0.0, 0.0001, 0.001, 0.01, 0.1, 0.3, 0.6, 0.95] {
-            let dist = ((f64::from(cyl) * f) as u32).max(1);
+        // On a small disk the shortest shares all round to one cylinder: each distance is measured once.
+        let mut dists: Vec<u32> = [0.0, 0.0001, 0.001, 0.01, 0.1, 0.3, 0.6, 0.95]
+            .iter()
+            .map(|f| ((f64::from(cyl) * f) as u32).max(1))
+            .collect();
+        dists.dedup();
+        for dist in dists {
             v.push(Pattern::SeekDistance { dist_cyl: dist, gap_ms: 100.0, count: 1000, fua: true });
         }
     }

@@ -33,6 +33,16 @@
 //! before the next request at t is looked up, and with zero latencies everywhere the levels see exactly
 //! the access sequence of the instant engine: the same hits, misses and prefetches.
 //!
+//! # Prefetch I/O (`engine.prefetch_io`)
+//!
+//! `joined` (default): a level's prefetch contiguous with a missed run joins that run's read, one I/O
+//! the request waits for whole. `apart`: the last level's fetches never mix the blocks that answer the
+//! request with the blocks it reads for itself (its native prefetch, PFC's readmore); the latter, every
+//! fetch of the access lying outside the served request, are held at a *gate* and submitted when all of
+//! the access's reads of requested blocks have arrived ("asynchronously after the fetch request is
+//! fulfilled", STEP §4.2.1). Their blocks are pinned from the access on, so a request finding one waits
+//! for its read. An access that reads no requested block issues its prefetch at once, as in `joined`.
+//!
 //! Writes are served by the caches like reads (the instant engine's convention; no write-back traffic
 //! reaches the device); they block a closed-loop stream only with `sync_writes`.
 
@@ -42,7 +52,7 @@ use super::events::EventQueue;
 use super::inflight::{InFlight, Job, JobKind, Slab, NIL};
 use super::replay::{Reader, ReplayState};
 use super::{Hierarchy, Progress, RequestSource, SourceError};
-use crate::config::{ConfigError, HierarchyConfig, Replay, TimedSettings};
+use crate::config::{ConfigError, HierarchyConfig, PrefetchIo, Replay, TimedSettings};
 use crate::device::iosched::{Bio, SchedError, SchedStats};
 use crate::device::{self, ms_to_ns, Device, IoScheduler};
 use crate::link::{Link, LinkModel, MsgKind, RespGranularity};
@@ -113,6 +123,18 @@ struct BioRec {
     prefetch: bool,
 }
 
+/// `prefetch_io = "apart"`: the prefetch reads of one access, held until its reads of requested blocks
+/// have arrived.
+#[derive(Debug, Default)]
+struct Gate {
+    /// Reads of requested blocks not yet arrived.
+    remaining: u32,
+    /// The access kept every block it fetched (see [`Engine::read`]).
+    all_kept: bool,
+    /// The held prefetch fetches.
+    held: Vec<u32>,
+}
+
 #[derive(Debug)]
 struct ClientHist {
     client: u32,
@@ -150,6 +172,12 @@ struct Engine<'a, O: TimedObserver + ?Sized> {
     bios: Slab<BioRec>,
     /// DEMOTE batches on a link: (evicting level, client, blocks).
     demotions: Slab<(usize, u32, Vec<u64>)>,
+    /// `prefetch_io = "apart"`.
+    apart: bool,
+    /// Prefetch reads held until an access's demand reads arrive.
+    gates: Slab<Gate>,
+    /// Per job index: the gate its arrival counts down (`NIL`: none).
+    gate_of: Vec<u32>,
     blocked: VecDeque<Bio>,
     unplug_gen: u32,
     unplug_armed: Option<u64>,
@@ -228,6 +256,7 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
     let s = cfg
         .validate_timing()?
         .ok_or_else(|| ConfigError::new("engine.kind", "run_timed needs engine.kind = 'timed'"))?;
+    crate::optimal::refuse_timed(h)?;
     let n = h.levels.len();
     if n == 0 || n > MAX_LEVELS {
         return Err(ConfigError::new("level", format!("a timed run needs 1 to {MAX_LEVELS} levels")).into());
@@ -259,6 +288,14 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
         block_sectors: spb as u32,
         ..DeviceReport::default()
     };
+    let apart = s.prefetch_io == PrefetchIo::Apart;
+    if apart && !h.levels[n - 1].set_prefetch_apart(true) {
+        return Err(ConfigError::new(
+            "engine.prefetch_io",
+            "'apart' needs a last level that can keep its prefetch out of its demand reads; this one cannot",
+        )
+        .into());
+    }
     let warmup = cfg.engine.warmup_requests;
     let mut e = Engine {
         rd: Reader::new(src, cfg.engine.limit),
@@ -280,6 +317,9 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
         max_sectors,
         bios: Slab::default(),
         demotions: Slab::default(),
+        apart,
+        gates: Slab::default(),
+        gate_of: Vec::new(),
         blocked: VecDeque::new(),
         unplug_gen: 0,
         unplug_armed: None,
@@ -551,9 +591,13 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         }
         if bottom {
             let all_kept = kept == fetched;
-            for i in 0..self.new_ids.len() {
-                let g = self.new_ids[i];
-                self.read(g, all_kept, now)?;
+            if self.apart {
+                self.read_apart(j.first, j.len, all_kept, now)?;
+            } else {
+                for i in 0..self.new_ids.len() {
+                    let g = self.new_ids[i];
+                    self.read(g, all_kept, false, now)?;
+                }
             }
         } else {
             for i in 0..self.new_ids.len() {
@@ -569,10 +613,66 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         Ok(())
     }
 
+    /// `prefetch_io = "apart"`: read this access's fetches (`new_ids`) of the requested blocks `first ..
+    /// first + len` now and hold the others (prefetch) at a gate until those reads have arrived.
+    fn read_apart(&mut self, first: u64, len: u32, all_kept: bool, now: u64) -> Result<(), SourceError> {
+        let end = first + u64::from(len);
+        let answers = |f: &Job| f.first < end && f.first + u64::from(f.len) > first;
+        let demand = self.new_ids.iter().filter(|&&g| answers(&self.fl.jobs[g])).count() as u32;
+        let held = self.new_ids.len() as u32 - demand;
+        let gate = if demand > 0 && held > 0 {
+            self.gates.alloc(Gate { remaining: demand, all_kept, held: Vec::with_capacity(held as usize) })
+        } else {
+            NIL
+        };
+        for i in 0..self.new_ids.len() {
+            let g = self.new_ids[i];
+            if gate == NIL {
+                self.read(g, all_kept, false, now)?;
+            } else if answers(&self.fl.jobs[g]) {
+                if self.gate_of.len() <= g as usize {
+                    self.gate_of.resize(g as usize + 1, NIL);
+                }
+                self.gate_of[g as usize] = gate;
+                self.read(g, all_kept, false, now)?;
+            } else {
+                self.gates[gate].held.push(g);
+            }
+        }
+        Ok(())
+    }
+
+    /// A read of requested blocks (`g`) arrived: when it was its access's last, submit the held prefetch.
+    fn pass_gate(&mut self, g: u32, now: u64) -> Result<(), SourceError> {
+        let Some(gate) = self.gate_of.get_mut(g as usize).map(|x| std::mem::replace(x, NIL)) else {
+            return Ok(());
+        };
+        if gate == NIL {
+            return Ok(());
+        }
+        let gt = &mut self.gates[gate];
+        gt.remaining -= 1;
+        if gt.remaining > 0 {
+            return Ok(());
+        }
+        let held = std::mem::take(&mut gt.held);
+        let all_kept = gt.all_kept;
+        self.gates.release(gate);
+        for &p in &held {
+            self.read(p, all_kept, true, now)?;
+        }
+        Ok(())
+    }
+
     /// Read fetch `g` of the last level from the device. `all_kept`: the level kept (pinned) every
     /// block of this access's fetches. A block already being read by an orphan read is waited for, not
     /// read again; a block of `g` the level did not keep becomes an orphan read itself.
-    fn read(&mut self, g: u32, all_kept: bool, now: u64) -> Result<(), SourceError> {
+    ///
+    /// `held`: a prefetch read that waited at its gate (`prefetch_io = "apart"`). It reads only the blocks
+    /// nobody else brings: a block another read carries (the level had not kept it and fetched it again
+    /// while this read waited) is skipped, not waited for, since only the blocks pinned under `g` (or read
+    /// by it as orphans) have waiters on `g`; waiting could tie two held reads in a cycle.
+    fn read(&mut self, g: u32, all_kept: bool, held: bool, now: u64) -> Result<(), SourceError> {
         let f = self.fl.jobs[g];
         let end = f.first + u64::from(f.len);
         let cap = self.dev.capacity();
@@ -590,6 +690,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             .into());
         }
         if all_kept && self.fl.orphans.is_empty() && !self.shared_bottom {
+            // (A held read with `all_kept`: its blocks stayed pinned under it, nobody read them since.)
             // The usual case: nothing to deduplicate.
             let n = self.submit_run(g, f.first, end, f.demand_len, now)?;
             self.fl.jobs[g].outstanding = n;
@@ -604,7 +705,12 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             let old = if b == end {
                 Some(NIL)
             } else if let Some(&o) = self.fl.orphans.get(&b) {
-                Some(o)
+                // A held read skips a block another read brings: nobody waits on it for that block.
+                Some(if held { NIL } else { o })
+            } else if held && !self.shared_bottom && self.h.levels[k].pinned_tag(b).is_some_and(|h| h != g) {
+                // Prefetch apart: while this read waited at its gate, the level (which had not kept the
+                // block) fetched it again in another read, which the block's waiters wait for.
+                Some(NIL)
             } else {
                 if self.shared_bottom || (!all_kept && self.h.levels[k].pinned_tag(b) != Some(g)) {
                     self.fl.orphans.insert(b, g);
@@ -640,6 +746,11 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         }
         self.fl.jobs[g].outstanding = outstanding;
         if outstanding == 0 {
+            if held {
+                // Every block is brought by other reads: done at once.
+                self.ready.push_back(g);
+                return Ok(());
+            }
             return Err(internal(format!("fetch of {} blocks at {} with nothing to wait for", f.len, f.first)));
         }
         Ok(())
@@ -725,6 +836,9 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                     if k + 1 == self.n {
                         // Read from the device: the data is at the level now.
                         self.arrive(j, now);
+                        if self.apart {
+                            self.pass_gate(j, now)?;
+                        }
                     } else {
                         let pages = (u64::from(job.len) * self.block_size).div_ceil(self.page_bytes);
                         let pages = u32::try_from(pages).unwrap_or(u32::MAX);

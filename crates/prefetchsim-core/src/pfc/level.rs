@@ -11,6 +11,9 @@
 //!   reads it as a read nobody keeps);
 //! - the forwarded part, readmore blocks included, is one ordinary access of the wrapped level, as if the
 //!   level above had asked for it. Its blocks up to `e` answer the request; readmore blocks stay below.
+//!   With the timed engine's `prefetch_io = "apart"` the readmore blocks are read as a prefetch of their
+//!   own, after the read of the blocks that answer the request and not waited for by it (PFC calls
+//!   readmore "additional blocks to prefetch", §3.1); `readmore_joined` keeps them in that read.
 //!
 //! With `cache_bypassed` (pfc.md, for studies) the bypassed blocks read from below are cached at the
 //! level's eviction end: at once in the instant engine, when their read arrives in the timed one.
@@ -48,6 +51,9 @@ pub struct PfcLevel {
     timed: bool,
     /// `cache_bypassed`, timed: the tags of bypass reads in flight (blocks cached on arrival).
     bypass_tags: Vec<u32>,
+    /// Timed, `engine.prefetch_io = "apart"`: readmore blocks are read as a prefetch of their own
+    /// (unless `readmore_joined`).
+    prefetch_apart: bool,
     last: Option<Decision>,
     /// The event log is on (PFC's events go to the wrapped level's buffer, in order with its own).
     log: bool,
@@ -71,6 +77,7 @@ impl PfcLevel {
             inner_fetched: false,
             timed: false,
             bypass_tags: Vec::new(),
+            prefetch_apart: false,
             last: None,
             log: false,
         }
@@ -180,6 +187,11 @@ impl PfcLevel {
             let fwd = Request { first: d.start_pfc, len, ..*req };
             let fwd_demand = demand_end.saturating_sub(d.start_pfc).min(u64::from(len)) as u32;
             let before = out.len();
+            if d.end_pfc > e && self.prefetch_apart && !self.params.readmore_joined {
+                // Readmore is PFC's own prefetch [paper §3.1: "appending additional blocks to prefetch"]:
+                // the blocks after `e` are not read with the ones that answer the request.
+                self.inner.set_answer_end(e + 1);
+            }
             self.inner.access(&fwd, fwd_demand, out);
             self.inner_fetched = out.len() > before;
             let answered = (e + 1).saturating_sub(d.start_pfc).min(u64::from(len)) as usize;
@@ -281,6 +293,10 @@ impl AnyLevel for PfcLevel {
     fn set_timed(&mut self, on: bool) {
         self.timed = on;
         self.inner.set_timed(on);
+    }
+    fn set_prefetch_apart(&mut self, on: bool) -> bool {
+        self.prefetch_apart = on;
+        self.inner.set_prefetch_apart(on)
     }
     fn last_outcomes(&self) -> &[Outcome] {
         &self.outcomes

@@ -81,6 +81,11 @@ pub struct PfcParams {
     /// the paper does not cache them; pfc.md: an option for studies).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub cache_bypassed: bool,
+    /// Timed, with `engine.prefetch_io = "apart"`: readmore blocks still join the read of the forwarded
+    /// request's missing blocks, which the request waits for (default false: readmore is a prefetch, read
+    /// apart like the native prefetch). Without `apart` readmore always joins.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub readmore_joined: bool,
 }
 
 impl Default for PfcParams {
@@ -96,6 +101,7 @@ impl Default for PfcParams {
             a_sticky_zero: false,
             per_client: false,
             cache_bypassed: false,
+            readmore_joined: false,
         }
     }
 }

@@ -194,6 +194,8 @@ fn bench_runs_every_standard_pattern_on_every_device() {
     for (name, _) in prefetchsim_core::device::DEVICES {
         let mut dev = build("device", &ComponentSpec::named(*name), 0).unwrap();
         let pats = bench::standard_patterns(dev.as_ref());
+        let labels: std::collections::HashSet<String> = pats.iter().map(bench::Pattern::label).collect();
+        assert_eq!(labels.len(), pats.len(), "{name}: a pattern is listed twice");
         let rows: Vec<BenchStats> = pats
             .iter()
             .map(|p| {

@@ -6,7 +6,9 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use prefetchsim_core::config::{ComponentSpec, EngineKind, HierarchyConfig, LevelConfig, Replay, SizeSpec, Think};
+use prefetchsim_core::config::{
+    ComponentSpec, EngineKind, HierarchyConfig, LevelConfig, PrefetchIo, Replay, SizeSpec, Think,
+};
 use prefetchsim_core::engine::{
     run_instant, run_timed, run_timed_observed, Hierarchy, Silent, TimedObserver, VecSource,
 };
@@ -243,6 +245,7 @@ struct Timing {
     max_outstanding: Option<u64>,
     sync_writes: bool,
     time_scale: f64,
+    prefetch_io: PrefetchIo,
 }
 
 fn timing() -> impl Strategy<Value = Timing> {
@@ -261,10 +264,22 @@ fn timing() -> impl Strategy<Value = Timing> {
         prop_oneof![Just("instant"), Just("linux")],
         prop::option::of(1u64..4),
         any::<bool>(),
-        prop_oneof![Just(1.0), Just(0.1), Just(0.0)],
+        (prop_oneof![Just(1.0), Just(0.1), Just(0.0)], prop_oneof![Just(PrefetchIo::Joined), Just(PrefetchIo::Apart)]),
     )
         .prop_map(
-            |(open, iodepth, per_stream, think_ms, device, alpha_ms, sched, plugging, mo, sync_writes, time_scale)| {
+            |(
+                open,
+                iodepth,
+                per_stream,
+                think_ms,
+                device,
+                alpha_ms,
+                sched,
+                plugging,
+                mo,
+                sync_writes,
+                (time_scale, prefetch_io),
+            )| {
                 Timing {
                     replay: if open { Replay::Open } else { Replay::Closed },
                     iodepth,
@@ -277,6 +292,7 @@ fn timing() -> impl Strategy<Value = Timing> {
                     max_outstanding: mo,
                     sync_writes,
                     time_scale,
+                    prefetch_io,
                 }
             },
         )
@@ -288,6 +304,7 @@ fn timed(cfg: &HierarchyConfig, t: &Timing) -> HierarchyConfig {
     c.engine.replay = Some(t.replay);
     c.engine.time_scale = Some(t.time_scale);
     c.engine.sync_writes = Some(t.sync_writes);
+    c.engine.prefetch_io = Some(t.prefetch_io);
     match t.replay {
         Replay::Open => c.engine.max_outstanding = t.max_outstanding,
         Replay::Closed => {

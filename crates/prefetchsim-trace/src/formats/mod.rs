@@ -34,6 +34,7 @@ mod msr;
 mod multi_real;
 pub(crate) mod oracle_general;
 pub(crate) mod parse;
+pub(crate) mod prefetchsim_csv;
 mod spc;
 mod systor17;
 mod tencent;
@@ -65,6 +66,7 @@ pub const FORMATS: &[(&str, &str)] = &[
     ("multi_real", "file-level CSV time_s,process,file_id,offset,size,op; files placed by a layout model"),
     ("csv", "delimited text with libCacheSim-style column options (obj-id-col, time-col, obj-size-col …)"),
     ("twitter", "Twitter cache trace CSV 'time, obj_id, size, next_access_vtime' (a csv preset)"),
+    ("prefetchsim_csv", "the CSV 'trace convert' writes: time_ns,op,first,len,stream,client (blocks)"),
 ];
 
 /// Other names accepted for the formats (after lower-casing and `-` → `_`).
@@ -130,6 +132,7 @@ pub fn open(
         "multi_real" => multi_real::open,
         "csv" => csv::open,
         "twitter" => csv::open_twitter,
+        "prefetchsim_csv" => prefetchsim_csv::open,
         other => return Err(TraceError::UnknownFormat { file: path.into(), name: other.into(), choices: choices() }),
     };
     open(path, input, spec)

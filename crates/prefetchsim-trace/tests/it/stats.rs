@@ -7,7 +7,7 @@ use prefetchsim_core::engine::VecSource;
 use prefetchsim_core::{Op, Request};
 use prefetchsim_trace::stats::{RandomRule, TraceStats};
 use prefetchsim_trace::synth::{self, GENERATORS};
-use prefetchsim_trace::writer::{self, OracleShape, CSV_HEADER, ORACLE_RECORD};
+use prefetchsim_trace::writer::{self, OracleShape, WriteOptions, CSV_HEADER, ORACLE_RECORD};
 use prefetchsim_trace::TraceSpec;
 use serde_json::{json, Map, Value};
 
@@ -361,7 +361,8 @@ fn expected_oracle(reqs: &[Request], block_size: u64, per_block: bool) -> Vec<(u
     }
     (0..recs.len())
         .map(|i| {
-            let next = (i + 1..recs.len()).find(|&j| recs[j].1 == recs[i].1).map_or(-1, |j| j as i64);
+            // libCacheSim's virtual time counts from 1.
+            let next = (i + 1..recs.len()).find(|&j| recs[j].1 == recs[i].1).map_or(-1, |j| j as i64 + 1);
             (recs[i].0, recs[i].1, recs[i].2, next)
         })
         .collect()
@@ -389,15 +390,22 @@ fn oracle_general_round_trips_in_both_shapes_plain_and_zstd() {
 fn per_block_records_of_a_request_ascend_and_share_its_timestamp() {
     let reqs = vec![Request { time_ns: 3_500_000_000, first: 10, len: 3, ..Request::default() }, Request::read(11, 1)];
     let mut out = Vec::new();
-    writer::write_oracle_general_to(&mut VecSource::new(reqs), &mut out, "mem", 4096, OracleShape::PerBlock).unwrap();
-    assert_eq!(parse_oracle(&out), vec![(3, 10, 4096, -1), (3, 11, 4096, 3), (3, 12, 4096, -1), (0, 11, 4096, -1)]);
+    writer::write_oracle_general_to(
+        &mut VecSource::new(reqs),
+        &mut out,
+        "mem",
+        4096,
+        WriteOptions { shape: OracleShape::PerBlock, rebase_time: false },
+    )
+    .unwrap();
+    assert_eq!(parse_oracle(&out), vec![(3, 10, 4096, -1), (3, 11, 4096, 4), (3, 12, 4096, -1), (0, 11, 4096, -1)]);
 }
 
 #[test]
 fn oracle_general_refuses_sizes_that_do_not_fit_u32() {
     let reqs = vec![Request::read(0, 1 << 20)];
     let e =
-        writer::write_oracle_general_to(&mut VecSource::new(reqs), &mut Vec::new(), "out", 8192, OracleShape::Objects)
+        writer::write_oracle_general_to(&mut VecSource::new(reqs), &mut Vec::new(), "out", 8192, Default::default())
             .unwrap_err()
             .to_string();
     assert!(e.contains("does not fit u32"), "{e}");
@@ -409,11 +417,12 @@ fn csv_round_trips_every_field() {
     let reqs = generate("multi-like", json!({ "requests": 2000, "read_share": 0.5 }), 4096);
     for file in ["t.csv", "t.csv.zst"] {
         let path = dir.path(file);
-        writer::write_csv(&mut VecSource::new(reqs.clone()), &path).unwrap();
+        writer::write_csv(&mut VecSource::new(reqs.clone()), &path, 4096).unwrap();
         let raw = std::fs::read(&path).unwrap();
         let bytes = if file.ends_with(".zst") { zstd::decode_all(&raw[..]).unwrap() } else { raw };
         let text = String::from_utf8(bytes).unwrap();
         let mut lines = text.lines();
+        assert_eq!(lines.next(), Some("# prefetchsim trace: block_size=4096"));
         assert_eq!(lines.next(), Some(CSV_HEADER));
         let back: Vec<Request> = lines
             .map(|l| {
@@ -430,4 +439,60 @@ fn csv_round_trips_every_field() {
             .collect();
         assert_eq!(back, reqs, "{file}");
     }
+}
+
+/// All requests of a trace file, its format detected.
+fn read_back(path: &str, block_size: u64) -> (String, Vec<Request>) {
+    let spec = TraceSpec { block_size, ..TraceSpec::new(path) };
+    let format = prefetchsim_trace::detect::detect(path).unwrap().to_string();
+    let mut src = spec.open().unwrap();
+    let mut out = Vec::new();
+    while src.fill(&mut out, 4096).unwrap() > 0 {}
+    (format, out)
+}
+
+#[test]
+fn the_csv_convert_writes_is_detected_and_read_back_as_the_same_requests() {
+    let dir = Scratch::new("csv-back");
+    let reqs = generate("multi-like", json!({ "requests": 2000, "read_share": 0.5 }), 4096);
+    for file in ["t.csv", "t.csv.gz"] {
+        let path = dir.path(file);
+        writer::write_csv(&mut VecSource::new(reqs.clone()), &path, 4096).unwrap();
+        let (format, back) = read_back(&path, 4096);
+        assert_eq!(format, "prefetchsim_csv", "{file}");
+        assert_eq!(back, reqs, "{file}");
+    }
+    // Read at half the block size, the same bytes make twice the blocks.
+    let (_, halves) = read_back(&dir.path("t.csv"), 2048);
+    assert_eq!(halves[0].first, reqs[0].first * 2);
+    assert_eq!(halves[0].len, reqs[0].len * 2);
+}
+
+#[test]
+fn a_failed_write_leaves_no_file_and_no_temporary_file() {
+    let dir = Scratch::new("atomic");
+    // MSR-like absolute times (FILETIME: 100 ns ticks since 1601) overflow oracleGeneral's u32 seconds.
+    let reqs = vec![Request { time_ns: 128_166_385_295_514_663 * 100, ..Request::read(5, 1) }];
+    let path = dir.path("t.oracleGeneral.zst");
+    let e = writer::write(&mut VecSource::new(reqs.clone()), &path, "oracleGeneral", 4096, WriteOptions::default())
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("does not fit oracleGeneral's u32 seconds") && e.contains("--rebase-time"), "{e}");
+    let left: Vec<_> = std::fs::read_dir(dir.path("")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert!(left.is_empty(), "{left:?}");
+    // With the times rebased to the first request the same trace converts.
+    let opts = WriteOptions { rebase_time: true, ..WriteOptions::default() };
+    let sum = writer::write(&mut VecSource::new(reqs), &path, "oracleGeneral", 4096, opts).unwrap();
+    assert_eq!((sum.records, sum.time_origin_ns), (1, 12_816_638_529_551_466_300));
+    let left: Vec<_> = std::fs::read_dir(dir.path("")).unwrap().map(|e| e.unwrap().file_name()).collect();
+    assert_eq!(left, vec![std::ffi::OsString::from("t.oracleGeneral.zst")]);
+}
+
+#[test]
+fn the_summary_counts_requests_of_more_than_one_block() {
+    let reqs = vec![Request::read(1, 1), Request::read(5, 3), Request::read(9, 2)];
+    let sum =
+        writer::write_oracle_general_to(&mut VecSource::new(reqs), &mut Vec::new(), "m", 4096, Default::default())
+            .unwrap();
+    assert_eq!((sum.requests, sum.multi_block_requests), (3, 2));
 }
