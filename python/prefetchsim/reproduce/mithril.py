@@ -369,10 +369,8 @@ def _plots(curves, studies, out_dir: str) -> list[str]:
         # Every scheme, so the colours match the left panel; LRU and FIFO have no precision (nothing drawn).
         plot.mrc(sub, x="share", y="precision", hue="scheme", logx=True, ax=ax_pr,
                  title="precision (none where nothing was prefetched)")
-        # Earlier series drawn wider: a series tied with a later one shows as a halo around it.
         for ax in (ax_hr, ax_pr):
-            for i, ln in enumerate(ax.get_lines()):
-                ln.set_linewidth(max(0.8, 3.6 - 0.45 * i))
+            _same_colours(ax)
         written.append(plot.savefig(fig, os.path.join(out_dir, f"mithril-{trace}.png")))
     groups = studies.groupby(["trace", "parameter"]) if not studies.empty else []
     for (trace, param), sub in groups:
@@ -383,6 +381,23 @@ def _plots(curves, studies, out_dir: str) -> list[str]:
                   xlabel=f"{param} (Mithril-LRU)")
         written.append(plot.savefig(fig, os.path.join(out_dir, f"mithril-{trace}-{param}.png")))
     return written
+
+
+def _same_colours(ax) -> None:
+    """One colour per scheme in both panels (the plot API numbers colours per panel, and merges series
+    with equal values into one named "A = B"), and earlier series drawn wider, so a series tied with a
+    later one shows as a halo around it; the legend is redrawn where it was."""
+    lines = ax.get_lines()
+    for i, ln in enumerate(lines):
+        name = str(ln.get_label()).split(" = ")[0]
+        if name in _STYLE_ORDER:
+            ln.set_color(f"C{_STYLE_ORDER.index(name)}")
+        ln.set_linewidth(max(0.8, 3.6 - 0.45 * i))
+    old = ax.get_legend()
+    if old is None:
+        return
+    ax.legend(handles=lines, labels=[ln.get_label() for ln in lines], title=old.get_title().get_text() or None,
+              fontsize="small", title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def check_names() -> None:

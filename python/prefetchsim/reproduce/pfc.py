@@ -258,22 +258,24 @@ def _row(label: dict[str, Any], r) -> dict[str, Any]:
 
 def calibrate_load(tr: Trace, fp: int, target: float, algorithms: Sequence[str], *, sizes: Sequence[str] | None = None,
                    prefix: int = CALIBRATION_REQUESTS, prefetch_io: str = "apart", threads: int = 0,
-                   tolerance: float = 0.03, rounds: int = 4) -> tuple[float, float]:
+                   tolerance: float = 0.03, rounds: int = 5, start: float = 16.0) -> tuple[float, float]:
     """The open-loop time scale at which the mean native disk utilisation over the cases (`algorithms` x
     `sizes`) on the first `prefix` requests is `target`; returns (scale, utilisation measured there).
 
     Utilisation is busy time over span, so below saturation it is nearly inverse to the scale: each round
-    moves the scale by the ratio measured / target; a saturated probe (>= 0.97) stretches it 4x."""
+    moves the scale by the ratio measured / target. The first probe is at a light load (`start` times the
+    trace's gaps), since a saturated probe's queue grows without bound and costs minutes; a saturated
+    probe (>= 0.97) stretches the scale 4x."""
     if not 0.0 < target < 1.0:
         raise _core.ConfigError(f"reproduce pfc: load {target!r}: a native disk utilisation between 0 and 1")
-    scale, util = 1.0, 0.0
+    scale, util = start, 0.0
     for _ in range(rounds):
         _, cfgs = configs(fp, "open", prefix, algorithms, ["A"], False, scale, sizes=sizes, schemes=["native"],
                           prefetch_io=prefetch_io)
         util = sum(r.timing["device_utilization"] for r in simulate_many(tr, cfgs, threads=threads)) / len(cfgs)
         if abs(util - target) <= tolerance:
             break
-        scale *= 4.0 if util >= 0.97 else util / target
+        scale *= 4.0 if util >= 0.97 else max(util / target, 0.05)
     return scale, util
 
 
