@@ -555,6 +555,29 @@ mod tests {
     }
 
     #[test]
+    fn skip_sequential_does_not_record_a_block_whose_predecessor_is_cached() {
+        let p = MithrilParams { skip_sequential: Some(1), ..MithrilParams::default() };
+        let mut m = Mithril::from_params("m", p).unwrap();
+        m.attach(LevelGeometry { capacity: 1000, block_bytes: 4096 });
+        let mut table = BlockTable::with_capacity(4);
+        table.insert(99, 0, 0);
+        for block in [100u64, 200] {
+            let mut plan = PrefetchPlan::default();
+            let req = Request::read(block, 1);
+            let mut ctx = PrefetchCtx {
+                req: &req,
+                demand_len: 1,
+                outcomes: &[Outcome::Miss],
+                cache: CacheView::new(&table, 4),
+                plan: &mut plan,
+            };
+            m.on_access(&mut ctx);
+        }
+        assert_eq!(m.tables().lookup(100), None, "99 is cached: 100 continues a run");
+        assert_eq!(m.tables().lookup(200), Some((false, &[1][..])));
+    }
+
+    #[test]
     fn presets_resolve_and_single_parameters_override_them() {
         let paper = MithrilParams::default().resolve("p").unwrap();
         assert_eq!(
