@@ -80,3 +80,47 @@ def test_reproduce_split_prints_the_bound_and_the_shares():
     # Every block is requested once: any schedule fetches each block, so the disk bounds the stall.
     assert rows[split.BOUND]["single_disk_stall"] < rows["LRU"]["single_disk_stall"]
     assert all("stall_share" in r for r in rows.values())
+
+
+@pytest.mark.parametrize("source", ["libcachesim_file", "our_writer"])
+def test_opt_equals_libcachesim_belady(source, tmp_path):
+    """Belady's MIN in libcachesim 0.3.5 (ranking by the file's next_access_vtime) and `opt` (ranking by our
+    pre-pass or the same field) miss exactly as often: on libCacheSim's own oracleGeneral conversion of the
+    CloudPhysics sample, and on ARC OLTP written as oracleGeneral by prefetchsim."""
+    import gzip
+    import shutil
+
+    lcs = pytest.importorskip("libcachesim", reason="the test extra installs libcachesim==0.3.5")
+    if source == "libcachesim_file":
+        path = tmp_path / "cp.oracleGeneral.bin"
+        with gzip.open(shared_trace("cloudphysics-vscsi/cloudPhysicsIO.oracleGeneral.bin.gz"), "rb") as f, \
+                open(path, "wb") as g:
+            shutil.copyfileobj(f, g)
+        fractions = (0.001, 0.01, 0.1)
+    else:
+        path = tmp_path / "oltp.oracleGeneral.bin"
+        ps.open_trace(shared_trace("arc/OLTP.lis.zst"), "arc", mode="objects").convert(path, to="oracle_general")
+        fractions = (0.01,)
+    tr = ps.open_trace(str(path), "oracle_general")
+    fp = tr.footprint()
+    for f in fractions:
+        cap = max(1, int(f * fp))
+        reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE,
+                                 lcs.ReaderInitParam(ignore_obj_size=True))
+        theirs = lcs.Belady(cache_size=cap).process_trace(reader)[0]
+        lv = ps.simulate(tr, size=cap, policy="opt").levels[0]
+        assert lv["misses"] == round(theirs * lv["demand_accesses"]), f"{source} at {cap} objects"
+
+
+def test_reproduce_mithril_has_the_bound_and_mithrils_share():
+    import pandas as pd
+
+    from prefetchsim.reproduce import mithril
+
+    for setup in mithril.SETUPS:
+        s = mithril.schemes(setup)
+        assert s["MIN-Mithril"] == {"policy": "opt", "prefetcher": s["Mithril-LRU"]["prefetcher"]}
+    curves = pd.DataFrame([{"trace": "t", "share": 0.01, "scheme": k, "hit_ratio": v}
+                           for k, v in {"LRU": 0.2, "Mithril-LRU": 0.3, "MIN-Mithril": 0.6, "AMP": 0.25}.items()])
+    (row,) = mithril.gains(curves)
+    assert row["Mithril-LRU share of MIN-Mithril gain"] == pytest.approx(0.25)

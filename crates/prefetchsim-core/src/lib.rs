@@ -13,6 +13,8 @@
 //! - [`device`]: disks (Cheetah 9LP after DiskSim, a 7200 rpm drive), SSDs and the Linux-like I/O
 //!   scheduler; [`link`]: the network cost between levels.
 //! - [`config`]: the serde configuration with precise errors; [`metrics`]: counters and results.
+//! - [`optimal`]: offline bounds: Belady's MIN (policy `opt`), Cao et al.'s integrated prefetching and
+//!   caching on one disk, brute-force optima of tiny instances.
 //!
 //! ```
 //! use prefetchsim_core::config::HierarchyConfig;

@@ -237,11 +237,12 @@ pub fn write_oracle_general_with(
 
 /// Write `src` to `out` as oracleGeneral records; `name` names the output in errors.
 ///
-/// `ts_s` is the request time in whole seconds (from the first request's time with `rebase_time`); `next_access_vtime` is the virtual time of the next record
-/// of the same `obj_id` counted from 1, as libCacheSim counts it (0-based index + 1; its own
-/// `cloudPhysicsIO.oracleGeneral.bin` does so), or -1 when there is none. Knowing the future needs the whole
-/// trace: the records are held in memory (16 bytes each, plus 8 per record for the answer and a hash map
-/// over the distinct objects) and filled by one backward pass before anything is written.
+/// `ts_s` is the request time in whole seconds (from the first request's time with `rebase_time`);
+/// `next_access_vtime` is the virtual time of the next record of the same `obj_id` counted from 1, as
+/// libCacheSim counts it (0-based index + 1; its own `cloudPhysicsIO.oracleGeneral.bin` does so), or -1
+/// when there is none. Knowing the future needs the whole trace: the records are held in memory (16
+/// bytes each, plus 8 per record for the answer and a hash map over the distinct objects) and filled by
+/// one backward pass before anything is written.
 pub fn write_oracle_general_to(
     src: &mut dyn RequestSource,
     out: &mut dyn Write,

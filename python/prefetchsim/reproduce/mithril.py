@@ -27,6 +27,7 @@ from typing import Any
 from .. import _core
 from .._sim import simulate_many
 from .._trace import Trace, open_trace, synthetic
+from ..optimal import share_of_gain
 
 SHARES = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 SETUPS = ("authors", "shipped")
@@ -119,6 +120,8 @@ def schemes(setup: str, *, mithril: dict[str, Any] | None = None, pg_charged: bo
         "Mithril-FIFO": {"policy": "fifo", "prefetcher": m},
         "Mithril-AMP": {"policy": "lru", "prefetcher": m_amp,
                         "options": {} if rule_all else {"first_hit": "stay_second"}},
+        # The bound (docs/optimal.md): Belady's MIN replacing, on Mithril's prefetches.
+        "MIN-Mithril": {"policy": "opt", "prefetcher": m},
     }
 
 
@@ -214,6 +217,9 @@ def gains(curves) -> list[dict[str, Any]]:
         for label, scheme, base in GAINS:
             if scheme in hr and base in hr:
                 row[label] = 100 * (hr[scheme] / hr[base] - 1) if hr[base] else float("nan")
+        if {"Mithril-LRU", "LRU", "MIN-Mithril"} <= hr.keys():
+            # Share of the bound's gain over LRU that Mithril-LRU reaches (docs/optimal.md).
+            row["Mithril-LRU share of MIN-Mithril gain"] = share_of_gain(hr["Mithril-LRU"], hr["LRU"], hr["MIN-Mithril"])
         out.append(row)
     return out
 
@@ -493,4 +499,4 @@ def records(result) -> list[dict[str, Any]]:
     return result[0].to_dict("records") + result[1].to_dict("records")
 
 
-_STYLE_ORDER = ("LRU", "FIFO", "AMP", "PG", "Mithril-LRU", "Mithril-FIFO", "Mithril-AMP")
+_STYLE_ORDER = ("LRU", "FIFO", "AMP", "PG", "Mithril-LRU", "Mithril-FIFO", "Mithril-AMP", "MIN-Mithril")

@@ -95,7 +95,8 @@ def write_tables(df, out) -> None:
     if df.empty:
         return
     out.write(f"{df.trace.iloc[0]}: footprint {df.footprint.iloc[0]} blocks; stall in request services\n")
-    emit(records(df), "table", out, COLUMNS)
+    rows = [{**r, "fetches": "" if r["fetches"] != r["fetches"] else int(r["fetches"])} for r in records(df)]
+    emit(rows, "table", out, COLUMNS)
 
 
 def records(df) -> list[dict[str, Any]]:

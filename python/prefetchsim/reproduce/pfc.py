@@ -258,22 +258,24 @@ def _row(label: dict[str, Any], r) -> dict[str, Any]:
 
 def calibrate_load(tr: Trace, fp: int, target: float, algorithms: Sequence[str], *, sizes: Sequence[str] | None = None,
                    prefix: int = CALIBRATION_REQUESTS, prefetch_io: str = "apart", threads: int = 0,
-                   tolerance: float = 0.03, rounds: int = 4) -> tuple[float, float]:
+                   tolerance: float = 0.03, rounds: int = 5, start: float = 16.0) -> tuple[float, float]:
     """The open-loop time scale at which the mean native disk utilisation over the cases (`algorithms` x
     `sizes`) on the first `prefix` requests is `target`; returns (scale, utilisation measured there).
 
     Utilisation is busy time over span, so below saturation it is nearly inverse to the scale: each round
-    moves the scale by the ratio measured / target; a saturated probe (>= 0.97) stretches it 4x."""
+    moves the scale by the ratio measured / target. The first probe is at a light load (`start` times the
+    trace's gaps), since a saturated probe's queue grows without bound and costs minutes; a saturated
+    probe (>= 0.97) stretches the scale 4x."""
     if not 0.0 < target < 1.0:
         raise _core.ConfigError(f"reproduce pfc: load {target!r}: a native disk utilisation between 0 and 1")
-    scale, util = 1.0, 0.0
+    scale, util = start, 0.0
     for _ in range(rounds):
         _, cfgs = configs(fp, "open", prefix, algorithms, ["A"], False, scale, sizes=sizes, schemes=["native"],
                           prefetch_io=prefetch_io)
         util = sum(r.timing["device_utilization"] for r in simulate_many(tr, cfgs, threads=threads)) / len(cfgs)
         if abs(util - target) <= tolerance:
             break
-        scale *= 4.0 if util >= 0.97 else util / target
+        scale *= 4.0 if util >= 0.97 else max(util / target, 0.05)
     return scale, util
 
 
@@ -494,11 +496,11 @@ SUMMARY = "Zhang et al.: PFC and DU against native on two-level timed hierarchie
 SENSITIVITY_AXES: dict[str, tuple[tuple[Any, ...], str]] = {
     "load": ((0.3, 0.45, 0.6, 0.75, 0.9), "load"),
     "reuse": ((0.5, 1.0, 2.0, 4.0), "reuse"),
-    "requests": ((25_000, 50_000, 100_000), "requests"),
+    "requests": ((15_000, 30_000, 60_000), "requests"),
     "write_share": ((0.0, 0.2, 0.5), "write_share"),
     "model": (("base", "A literal", "joined I/O"), "model"),
 }
-SENSITIVITY_BASE: dict[str, Any] = {"load": DEFAULT_LOAD, "reuse": 1.0, "requests": 50_000, "write_share": 0.0,
+SENSITIVITY_BASE: dict[str, Any] = {"load": DEFAULT_LOAD, "reuse": 1.0, "requests": 30_000, "write_share": 0.0,
                                     "model": "base"}
 SENSITIVITY_SIZES = ("200%-H", "200%-L", "5%-H", "5%-L")
 SENSITIVITY_TRACES = ("oltp-like", "web-like")
@@ -528,7 +530,7 @@ def sensitivity(axes: Sequence[str] = tuple(SENSITIVITY_AXES), traces: Sequence[
                   "a_rule": "literal" if model == "A literal" else "prose"}
             runs, _, summ = run(traces=traces, requests=int(point["requests"]), versions=versions,
                                 algorithms=algorithms, ablations=False, sizes=sizes, threads=threads, plot=False,
-                                progress=progress, calibration_requests=min(20_000, int(point["requests"])), **kw)
+                                progress=progress, calibration_requests=min(15_000, int(point["requests"])), **kw)
             nat = runs[runs.scheme == "native"]
             util = float(nat[nat.replay == "open"].disk_utilization.mean())
             reuse = {}

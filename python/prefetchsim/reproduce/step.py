@@ -137,11 +137,16 @@ def _trace(label: str, requests: int, seed: int, disk: str = DISK, overrides: di
     return open_trace(path, fmt or None, block_size=BLOCK_SIZE, ops="reads")
 
 
-def _step(scheme: dict[str, Any], disk: str, pdf: dict[str, Any], overrides: dict[str, Any]) -> dict[str, Any]:
+def _step(scheme: dict[str, Any], disk: str, pdf: dict[str, Any], overrides: dict[str, Any],
+          stacked: bool = False) -> dict[str, Any]:
+    """A STEP scheme with the method's parameters; `stacked` puts it over the kernel's read-ahead at its
+    default (a variant: the library issues its prefetches beside the raw device's own read-ahead)."""
     if scheme.get("name") != "step":
         return scheme
     out = {**scheme, "device": disk, **STEP_METHOD, **{k: pdf[k] for k in ("pdf", "pdf_k", "pdf_c")}}
     out.update(overrides)
+    if stacked:
+        return {"name": "stack", "first": _linux(256), "second": out}
     return out
 
 
@@ -157,7 +162,7 @@ def _config(setup: str, server: dict[str, Any], disk: str, loops: str, cache: st
     # STEP issues its prefetch "asynchronously after the fetch request is fulfilled" (§4.2.1): an I/O of
     # its own that the request does not wait for. Linux reads its synchronous window with the demand
     # page, one I/O (docs/prefetch-io.md).
-    cfg["engine"]["prefetch_io"] = "apart" if server.get("name") == "step" else "joined"
+    cfg["engine"]["prefetch_io"] = "apart" if server.get("name") in ("step", "stack") else "joined"
     cfg["device"] = disk
     return cfg
 
@@ -218,6 +223,7 @@ def run(
     sensitivity: bool = False,
     schemes: Sequence[str] | None = None,
     client_ras: Sequence[int] | None = None,
+    stacked: bool = False,
 ):
     """Every (workload or trace, set-up, link, client RA#, scheme, seed); a pandas DataFrame, one row per
     run. `loops`, `cache`, `client_key` (`device` or `detect`), `step` (STEP parameters over STEP_METHOD)
@@ -245,8 +251,8 @@ def run(
             tr = _trace(label, requests, seed, disk, workload_params)
             pdf = step_setup.pdf_for(tr, min(requests, step_setup.FIT_REQUESTS))
             cases = _cases(label, wl_setups, links, schemes, client_ras)
-            cfgs = [_config(setup, _step(SCHEMES[key], disk, pdf, step or {}), disk, wl_loops, cache, link, ra,
-                            wl_client) for setup, link, ra, _, key in cases]
+            cfgs = [_config(setup, _step(SCHEMES[key], disk, pdf, step or {}, stacked), disk, wl_loops, cache, link,
+                            ra, wl_client) for setup, link, ra, _, key in cases]
             for (setup, link, ra, name, _), r in zip(cases, simulate_many(tr, cfgs, progress=progress), strict=True):
                 rows.append(_row(label, setup, link, ra, name, seed, r))
     df = pd.DataFrame(rows)
@@ -464,12 +470,15 @@ def _sweeps() -> dict[str, tuple[str, list[tuple[Any, dict[str, Any], dict[str, 
         "disk": ("disk", [("ata40", {}, {}, {"disk": "ata40"}), ("hdd7200", {}, {}, {"disk": "hdd7200"})]),
         "client read-ahead": ("client's Linux read-ahead", [("one per device", {}, {}, {"client_key": "device"}),
                                                              ("per stream", {}, {}, {"client_key": "detect"})]),
+        "server read-ahead": ("the server's kernel read-ahead under PM-SA and PM-TA",
+                              [("replaced", {}, {}, {}), ("kept at RA256 (stacked)", {}, {}, {"stacked": True})]),
     }
 
 
 METHOD_X = {"threshold": 10, "issue": "low-water", "run length": 16, "write share": 0.0,
             "high confidence": "4 requests", "UB cap": "none", "pdf": "fitted", "low confidence": "prefetch RL",
-            "loops": "1 (per ASU)", "cache": 100, "disk": "ata40", "client read-ahead": "one per device"}
+            "loops": "1 (per ASU)", "cache": 100, "disk": "ata40", "client read-ahead": "one per device",
+            "server read-ahead": "replaced"}
 # Sweeps also run on web-like (where the paper's claim is "within -3% .. +2.6%").
 WEB_SWEEPS = ("threshold", "issue", "pdf", "high confidence")
 
@@ -496,6 +505,7 @@ def sensitivity_sweep(requests: int = DEFAULT_REQUESTS, seeds: Sequence[int] = S
                          disk=variant.get("disk", disk), plot=False, progress=progress, links=["ipoib"],
                          loops=variant.get("loops"), cache=variant.get("cache", CACHE),
                          client_key=variant.get("client_key"), step=step_over, workload_params=wl_over,
+                         stacked=variant.get("stacked", False),
                          schemes=[*(f"RA{n}" for n in RA_SECTORS), "PM-SA", "PM-TA"], client_ras=[256])
                 for r in verdict(df):
                     comps = (("vs_best_RA", "best RA#"), (f"vs_{LINUX_DEFAULT}", "RA256"), ("vs_PM-SA", "PM-SA")) \

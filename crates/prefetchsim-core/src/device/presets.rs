@@ -218,6 +218,18 @@ mod tests {
     }
 
     #[test]
+    fn ata40_is_a_40_gb_disk_with_hdd7200s_seek_profile() {
+        let p = ata40();
+        let l = Layout::new("ata40", &p.zones, p.surfaces, p.reserve_spares).unwrap();
+        assert_eq!((p.lbns, l.cylinders()), (78_125_000, 56_448));
+        let (a, b) = (p.seek.mean_random_ms(l.cylinders()), hdd7200().seek.mean_random_ms(309_600));
+        assert!((a - b).abs() < 0.1 && (8.0..9.0).contains(&a), "mean seek {a} ms against {b} ms");
+        // STEP's threshold (a ten-cylinder seek, §4.1.2) and the full stroke.
+        assert!((p.seek.time_ms(10) - 1.186).abs() < 0.01, "{}", p.seek.time_ms(10));
+        assert!((p.seek.time_ms(56_447) - 16.0).abs() < 0.1, "{}", p.seek.time_ms(56_447));
+    }
+
+    #[test]
     fn cheetah_curve_matches_the_quoted_seek_figures() {
         // Split paper Table 5: mean read seek 5.4 ms, maximum 10.63 ms; disk.md: 5.47 ms over random
         // cylinder pairs.

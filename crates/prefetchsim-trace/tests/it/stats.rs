@@ -361,7 +361,8 @@ fn expected_oracle(reqs: &[Request], block_size: u64, per_block: bool) -> Vec<(u
     }
     (0..recs.len())
         .map(|i| {
-            let next = (i + 1..recs.len()).find(|&j| recs[j].1 == recs[i].1).map_or(-1, |j| j as i64 + 1); // libCacheSim counts from 1
+            // libCacheSim's virtual time counts from 1.
+            let next = (i + 1..recs.len()).find(|&j| recs[j].1 == recs[i].1).map_or(-1, |j| j as i64 + 1);
             (recs[i].0, recs[i].1, recs[i].2, next)
         })
         .collect()
