@@ -104,6 +104,9 @@ def schemes(setup: str, *, mithril: dict[str, Any] | None = None, pg_charged: bo
     charged = authors if pg_charged is None else pg_charged
     rule_all = (not authors) if amp_rule_on_all is None else amp_rule_on_all
     skip = (1 if authors else 0) if skip_sequential is None else skip_sequential
+    # The shipped set-up keeps the earlier insertion order (most likely first).
+    pg = {"name": "pg", "compat_heap": False} if authors else {"name": "pg", "compat_heap": False,
+                                                                "most_likely_last": False}
     m_amp = {"name": "stack", "first": {**m, "skip_sequential": skip} if skip else m,
              "second": "amp" if rule_all else {"name": "amp", "first_hit_stay": False}}
     return {
@@ -112,8 +115,7 @@ def schemes(setup: str, *, mithril: dict[str, Any] | None = None, pg_charged: bo
         "AMP": {"policy": "lru", "prefetcher": "amp"},
         # PG's plain rule (every successor above the threshold): libCacheSim's heap defects are not the
         # paper's method (method page); strict test and limits as in the harness.
-        "PG": {"policy": "lru", "prefetcher": {"name": "pg", "compat_heap": False},
-               "options": {"charge_metadata": charged}},
+        "PG": {"policy": "lru", "prefetcher": pg, "options": {"charge_metadata": charged}},
         "Mithril-LRU": {"policy": "lru", "prefetcher": m},
         "Mithril-FIFO": {"policy": "fifo", "prefetcher": m},
         "Mithril-AMP": {"policy": "lru", "prefetcher": m_amp,
