@@ -110,3 +110,17 @@ def test_opt_equals_libcachesim_belady(source, tmp_path):
         theirs = lcs.Belady(cache_size=cap).process_trace(reader)[0]
         lv = ps.simulate(tr, size=cap, policy="opt").levels[0]
         assert lv["misses"] == round(theirs * lv["demand_accesses"]), f"{source} at {cap} objects"
+
+
+def test_reproduce_mithril_has_the_bound_and_mithrils_share():
+    import pandas as pd
+
+    from prefetchsim.reproduce import mithril
+
+    for setup in mithril.SETUPS:
+        s = mithril.schemes(setup)
+        assert s["MIN-Mithril"] == {"policy": "opt", "prefetcher": s["Mithril-LRU"]["prefetcher"]}
+    curves = pd.DataFrame([{"trace": "t", "share": 0.01, "scheme": k, "hit_ratio": v}
+                           for k, v in {"LRU": 0.2, "Mithril-LRU": 0.3, "MIN-Mithril": 0.6, "AMP": 0.25}.items()])
+    (row,) = mithril.gains(curves)
+    assert row["Mithril-LRU share of MIN-Mithril gain"] == pytest.approx(0.25)

@@ -27,6 +27,7 @@ from typing import Any
 from .. import _core
 from .._sim import simulate_many
 from .._trace import Trace, open_trace, synthetic
+from ..optimal import share_of_gain
 
 SHARES = (0.005, 0.01, 0.02, 0.05, 0.1, 0.2)
 SETUPS = ("authors", "shipped")
@@ -103,6 +104,9 @@ def schemes(setup: str, *, mithril: dict[str, Any] | None = None, pg_charged: bo
     charged = authors if pg_charged is None else pg_charged
     rule_all = (not authors) if amp_rule_on_all is None else amp_rule_on_all
     skip = (1 if authors else 0) if skip_sequential is None else skip_sequential
+    # The shipped set-up keeps the earlier insertion order (most likely first).
+    pg = {"name": "pg", "compat_heap": False} if authors else {"name": "pg", "compat_heap": False,
+                                                                "most_likely_last": False}
     m_amp = {"name": "stack", "first": {**m, "skip_sequential": skip} if skip else m,
              "second": "amp" if rule_all else {"name": "amp", "first_hit_stay": False}}
     return {
@@ -111,12 +115,13 @@ def schemes(setup: str, *, mithril: dict[str, Any] | None = None, pg_charged: bo
         "AMP": {"policy": "lru", "prefetcher": "amp"},
         # PG's plain rule (every successor above the threshold): libCacheSim's heap defects are not the
         # paper's method (method page); strict test and limits as in the harness.
-        "PG": {"policy": "lru", "prefetcher": {"name": "pg", "compat_heap": False},
-               "options": {"charge_metadata": charged}},
+        "PG": {"policy": "lru", "prefetcher": pg, "options": {"charge_metadata": charged}},
         "Mithril-LRU": {"policy": "lru", "prefetcher": m},
         "Mithril-FIFO": {"policy": "fifo", "prefetcher": m},
         "Mithril-AMP": {"policy": "lru", "prefetcher": m_amp,
                         "options": {} if rule_all else {"first_hit": "stay_second"}},
+        # The bound (docs/optimal.md): Belady's MIN replacing, on Mithril's prefetches.
+        "MIN-Mithril": {"policy": "opt", "prefetcher": m},
     }
 
 
@@ -212,6 +217,9 @@ def gains(curves) -> list[dict[str, Any]]:
         for label, scheme, base in GAINS:
             if scheme in hr and base in hr:
                 row[label] = 100 * (hr[scheme] / hr[base] - 1) if hr[base] else float("nan")
+        if {"Mithril-LRU", "LRU", "MIN-Mithril"} <= hr.keys():
+            # Share of the bound's gain over LRU that Mithril-LRU reaches (docs/optimal.md).
+            row["Mithril-LRU share of MIN-Mithril gain"] = share_of_gain(hr["Mithril-LRU"], hr["LRU"], hr["MIN-Mithril"])
         out.append(row)
     return out
 
@@ -363,10 +371,8 @@ def _plots(curves, studies, out_dir: str) -> list[str]:
         # Every scheme, so the colours match the left panel; LRU and FIFO have no precision (nothing drawn).
         plot.mrc(sub, x="share", y="precision", hue="scheme", logx=True, ax=ax_pr,
                  title="precision (none where nothing was prefetched)")
-        # Earlier series drawn wider: a series tied with a later one shows as a halo around it.
         for ax in (ax_hr, ax_pr):
-            for i, ln in enumerate(ax.get_lines()):
-                ln.set_linewidth(max(0.8, 3.6 - 0.45 * i))
+            _same_colours(ax)
         written.append(plot.savefig(fig, os.path.join(out_dir, f"mithril-{trace}.png")))
     groups = studies.groupby(["trace", "parameter"]) if not studies.empty else []
     for (trace, param), sub in groups:
@@ -377,6 +383,23 @@ def _plots(curves, studies, out_dir: str) -> list[str]:
                   xlabel=f"{param} (Mithril-LRU)")
         written.append(plot.savefig(fig, os.path.join(out_dir, f"mithril-{trace}-{param}.png")))
     return written
+
+
+def _same_colours(ax) -> None:
+    """One colour per scheme in both panels (the plot API numbers colours per panel, and merges series
+    with equal values into one named "A = B"), and earlier series drawn wider, so a series tied with a
+    later one shows as a halo around it; the legend is redrawn where it was."""
+    lines = ax.get_lines()
+    for i, ln in enumerate(lines):
+        name = str(ln.get_label()).split(" = ")[0]
+        if name in _STYLE_ORDER:
+            ln.set_color(f"C{_STYLE_ORDER.index(name)}")
+        ln.set_linewidth(max(0.8, 3.6 - 0.45 * i))
+    old = ax.get_legend()
+    if old is None:
+        return
+    ax.legend(handles=lines, labels=[ln.get_label() for ln in lines], title=old.get_title().get_text() or None,
+              fontsize="small", title_fontsize="small", loc="upper left", bbox_to_anchor=(1.01, 1.0))
 
 
 def check_names() -> None:
@@ -476,4 +499,4 @@ def records(result) -> list[dict[str, Any]]:
     return result[0].to_dict("records") + result[1].to_dict("records")
 
 
-_STYLE_ORDER = ("LRU", "FIFO", "AMP", "PG", "Mithril-LRU", "Mithril-FIFO", "Mithril-AMP")
+_STYLE_ORDER = ("LRU", "FIFO", "AMP", "PG", "Mithril-LRU", "Mithril-FIFO", "Mithril-AMP", "MIN-Mithril")

@@ -259,3 +259,20 @@ pub fn build_level(
     let canonical = POLICIES.iter().find(|(n, _)| *n == name).map_or("?", |(n, _)| *n);
     Ok((canonical, level))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stay_second_keeps_only_the_second_prefetchers_blocks_in_place_on_their_first_hit() {
+        let first = Entry { flags: flags::PREFETCHED, ..Entry::default() };
+        let second = Entry { flags: flags::PREFETCHED | flags::SECOND, ..Entry::default() };
+        assert!(!FirstHit::StaySecond.stays(true, &first));
+        assert!(FirstHit::StaySecond.stays(true, &second));
+        assert!(!FirstHit::StaySecond.stays(false, &second), "a later hit promotes");
+        assert!(FirstHit::Stay.stays(true, &first) && !FirstHit::Promote.stays(true, &second));
+        let opts: crate::level::LevelOptions = serde_json::from_str(r#"{"first_hit": "stay_second"}"#).unwrap();
+        assert_eq!(opts.first_hit, FirstHit::StaySecond);
+    }
+}
