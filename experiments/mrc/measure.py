@@ -143,9 +143,31 @@ def extent(root: str, traces: list[str]) -> None:
         write(f"extent_{name}", [r for r in rows if r["trace"] == name])
 
 
+def speed(root: str, traces: list[str]) -> None:
+    """A whole curve of 10 sizes (1% .. 10% of the footprint): CPU of 10 full runs against one extent-sampled
+    pass (rate 0.1, 1 MiB extents, the trace read once, 10 miniature runs), and the errors at each size."""
+    rows = []
+    for name in traces:
+        tr = trace(root, name)
+        fp, read_cpu, _ = median_cpu(lambda: ps._core.footprint(tr._json()), 1)
+        sizes = [max(1, round(i / 100 * fp)) for i in range(1, 11)]
+        for pf in ("none", "obl", "linux", "mithril", "pg"):
+            full, f_cpu, _ = median_cpu(lambda: ps.mrc(tr, sizes, method="full", prefetcher=pf), 1)
+            for seed in (0, 1):
+                mini, m_cpu, _ = median_cpu(lambda: ps.mrc(tr, sizes, method="mini", prefetcher=pf, rate=0.1,
+                                                           unit="extent", extent_bytes=1 << 20, seed=seed), 1)
+                err = (mini["hit_ratio"] - full["hit_ratio"]).abs()
+                rows.append({"trace": name, "prefetcher": pf, "seed": seed, "sizes": len(sizes),
+                             "max_abs_err": round(float(err.max()), 4), "mean_abs_err": round(float(err.mean()), 4),
+                             "read_pass_cpu_s": round(read_cpu, 3), "full_cpu_s": round(f_cpu, 3),
+                             "mini_cpu_s": round(m_cpu, 3), "speedup_cpu": round(f_cpu / m_cpu, 2),
+                             "speedup_excl_read": round((f_cpu - len(sizes) * read_cpu) / max(m_cpu - read_cpu, 1e-3), 1)})
+        write(f"speed_{name}", [r for r in rows if r["trace"] == name])
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["exact", "sensitivity", "engine", "extent", "all"])
+    p.add_argument("what", choices=["exact", "sensitivity", "engine", "extent", "speed", "all"])
     p.add_argument("--traces", default=os.environ.get("PREFETCHSIM_TRACES", "../shared/traces"))
     p.add_argument("--only", default="w106,P6,P12,OLTP", help="extent: traces")
     a = p.parse_args()
@@ -155,6 +177,8 @@ def main() -> int:
         shards_sensitivity(a.traces)
     if a.what in ("engine", "all"):
         engine(a.traces)
+    if a.what in ("speed", "all"):
+        speed(a.traces, a.only.split(","))
     if a.what in ("extent", "all"):
         extent(a.traces, a.only.split(","))
     return 0
