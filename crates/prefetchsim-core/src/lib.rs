@@ -31,6 +31,7 @@
 pub mod config;
 pub mod device;
 pub mod engine;
+pub mod eventlog;
 pub mod exclusive;
 pub mod fanout;
 pub mod level;

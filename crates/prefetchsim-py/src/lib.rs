@@ -12,6 +12,7 @@ use prefetchsim_core::config::{ComponentSpec, ConfigError as CoreConfigError, Hi
 use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport};
 use prefetchsim_core::metrics::{LevelReport, RunResult, Value as RecValue};
 use prefetchsim_core::{device, optimal, policy, prefetch};
+use prefetchsim_trace::event_csv::EventCsv;
 use prefetchsim_trace::next_access::stated_next_uses;
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
@@ -163,15 +164,17 @@ fn run_detached<T: Send>(
 /// Simulate every config of `configs_json` (a JSON list of hierarchy configs) on the trace of
 /// `trace_json`; returns a JSON list of results, in config order. `progress(n)` is called about ten
 /// times a second with the number of requests read so far (over all configs, and the footprint pass
-/// first when a size is a share of the footprint).
+/// first when a size is a share of the footprint). `events`: write the per-block event log of the run
+/// (one config only) to this CSV file (`docs/events.md`).
 #[pyfunction]
-#[pyo3(signature = (trace_json, configs_json, progress=None, threads=None))]
+#[pyo3(signature = (trace_json, configs_json, progress=None, threads=None, events=None))]
 fn simulate(
     py: Python<'_>,
     trace_json: &str,
     configs_json: &str,
     progress: Option<&Bound<'_, PyAny>>,
     threads: Option<&Bound<'_, PyAny>>,
+    events: Option<&str>,
 ) -> PyResult<String> {
     let threads = uint_arg(threads, "threads", 0, 4096)? as usize;
     if let Some(p) = progress.filter(|p| !p.is_none() && !p.is_callable()) {
@@ -184,6 +187,9 @@ fn simulate(
         return Err(ConfigError::new_err("configs: expected a list of hierarchy configs"));
     };
     let n = items.len();
+    if events.is_some() && n != 1 {
+        return Err(ConfigError::new_err(format!("events: an event log records one run, not {n}")));
+    }
     let label = |i: usize, e: &CoreConfigError| {
         ConfigError::new_err(if n == 1 { e.to_string() } else { format!("config {i}: {e}") })
     };
@@ -207,7 +213,7 @@ fn simulate(
         } else {
             None
         };
-        run_all(&spec, &configs, footprint, threads, &done, &stop)
+        run_all(&spec, &configs, footprint, threads, &done, &stop, events)
     })?
     .into_iter()
     .map(|r| r.map_err(|e| e.into_py()))
@@ -293,6 +299,7 @@ fn run_all(
     threads: usize,
     done: &AtomicU64,
     stop: &AtomicBool,
+    events: Option<&str>,
 ) -> Vec<Result<(RunResult, SourceReport), WorkerError>> {
     let next = AtomicU64::new(0);
     let mut slots: Vec<Option<Result<(RunResult, SourceReport), WorkerError>>> =
@@ -305,7 +312,7 @@ fn run_all(
                 if i >= configs.len() {
                     break;
                 }
-                let r = run_one(spec, &configs[i], footprint, done, stop);
+                let r = run_one(spec, &configs[i], footprint, done, stop, events);
                 slots_mx.lock().expect("result lock")[i] = Some(r);
             });
         }
@@ -322,9 +329,14 @@ fn run_one(
     footprint: Option<u64>,
     done: &AtomicU64,
     stop: &AtomicBool,
+    events: Option<&str>,
 ) -> Result<(RunResult, SourceReport), WorkerError> {
     let mut h = Hierarchy::build(cfg, spec.block_size, footprint).map_err(WorkerError::Config)?;
     prepare_opt(spec, cfg, &mut h, footprint, stop).map_err(WorkerError::Source)?;
+    if let Some(path) = events {
+        let sink = EventCsv::create(path).map_err(|e| WorkerError::Source(format!("event log: {e}").into()))?;
+        h.set_event_sink(Box::new(sink));
+    }
     let mut src: Box<dyn RequestSource + Send> = spec.open().map_err(|e| WorkerError::Source(Box::new(e)))?;
     let mut last = 0u64;
     let mut tick = |n: u64| {
@@ -333,6 +345,14 @@ fn run_one(
         !stop.load(Ordering::Relaxed)
     };
     let r = engine::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(WorkerError::Source)?;
+    if let Some(sink) = h.take_event_sink() {
+        if stop.load(Ordering::Relaxed) {
+            // Interrupted: the log is dropped unfinished (no file).
+            drop(sink);
+        } else {
+            sink.finish().map_err(|e| WorkerError::Source(format!("event log {e}").into()))?;
+        }
+    }
     done.fetch_add(r.requests - last, Ordering::Relaxed);
     Ok((r, src.report()))
 }

@@ -18,6 +18,7 @@ pub mod clients;
 pub mod compress;
 pub mod detect;
 pub mod error;
+pub mod event_csv;
 pub mod formats;
 pub mod harness;
 pub mod next_access;
