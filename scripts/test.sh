@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The test command of the README: formatting, clippy (warnings are errors), Rust tests, then a release
-# build of the Python package into a private virtual environment and pytest.
+# build of the Python package into a private virtual environment, pytest, and the documentation site.
 # Tests that need the shared real traces look in $PREFETCHSIM_TRACES (default ../shared/traces) and skip
 # with a reason when they are absent, unless PREFETCHSIM_REQUIRE_TRACES=1 (set by .ci/run).
 set -euo pipefail
@@ -18,6 +18,12 @@ echo "== python package (release build) and pytest"
 venv="${PREFETCHSIM_VENV:-.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
-"$venv/bin/python" -m pip install --quiet ".[test]"
-# pytest exits 5 when it collects no tests; with `set -e` that fails the run, as it must.
+"$venv/bin/python" -m pip install --quiet ".[test,docs]"
+# pytest exits 5 when it collects no tests; with `set -e` that fails the run, as it must. It also runs the
+# README's and the guide's examples and the notebooks of docs/examples.
 "$venv/bin/python" -m pytest -q tests
+
+echo "== documentation site (mkdocs build --strict)"
+# The CLI reference is generated from the installed package's parser; warnings are errors.
+NO_MKDOCS_2_WARNING=1 PATH="$venv/bin:$PATH" "$venv/bin/python" -m mkdocs build --strict --quiet --site-dir "${TMPDIR:-/tmp}/prefetchsim-site.$$"
+rm -rf "${TMPDIR:-/tmp}/prefetchsim-site.$$"

@@ -118,10 +118,10 @@ def test_ctrl_c_stops_a_long_run_cleanly():
     assert time.monotonic() - t0 < 10, "the run must stop promptly"
 
 
-def test_readme_names_every_registered_format_policy_prefetcher_and_generator():
+def test_the_guide_names_every_registered_format_policy_prefetcher_and_generator():
     from conftest import REPO
 
-    readme = (REPO / "README.md").read_text()
+    guide = "".join(p.read_text() for p in sorted((REPO / "docs" / "guide").glob("*.md")))
     for registry in (ps.formats, ps.policies, ps.prefetchers, ps.generators):
         for name in registry():
-            assert f"`{name}`" in readme, f"README does not mention `{name}`"
+            assert f"`{name}`" in guide, f"the guide (docs/guide) does not mention `{name}`"

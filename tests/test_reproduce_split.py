@@ -43,7 +43,9 @@ def test_streamlru_is_close_to_lru(results):
 
 def test_workload_2_saturates_at_half(results):
     # 50 single-sequential + 50 random generators: half of the requests can never hit.
-    top = results[results.workload == "mix2"].prefetch_hit_rate.max()
+    # The paper's schemes only: MIN (the bound) passes 0.5 (0.502 at seed 1), so a few requests of the random
+    # half do hit (the sequential half alone is at most 0.5).
+    top = results[(results.workload == "mix2") & (results.policy != split.BOUND)].prefetch_hit_rate.max()
     assert 0.49 < top <= 0.5
     assert _rate(results, "mix2", 400, "Split 1:1") > 0.49
 

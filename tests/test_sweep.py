@@ -133,15 +133,15 @@ size = 8
     assert df[df.trace == "local.spc"].demand_accesses.iloc[0] == 100
 
 
-def test_the_example_spec_of_the_readme_expands():
+def test_the_example_spec_of_the_guide_expands():
     from conftest import REPO
 
     spec_path = REPO / "experiments" / "oltp-mrc.toml"
     p = ps.sweep_plan(spec_path)
     assert (len(p), p.excluded, len(p.traces)) == (144, 18, 3)
     assert len(ps.sweep_plan(spec_path, preset="quick")) == 24
-    readme = (REPO / "README.md").read_text()
-    assert "experiments/oltp-mrc.toml`: 144 runs, 24 with `--preset quick`" in readme
+    guide = (REPO / "docs" / "guide" / "sweeps.md").read_text()
+    assert "experiments/oltp-mrc.toml`: 144 runs, 24 with `--preset quick`" in guide
 
 
 # ----------------------------------------------------------------------------- identities

@@ -18,6 +18,7 @@ results, sweeps, plots and the ``prefetchsim`` command line.
 from ._core import ConfigError, PrefetchsimError, TraceError, __version__
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
+from ._events import read_events
 from ._trace import Trace, merge_traces, open_trace, synthetic
 from ._grid import SweepPlan
 from ._grid import plan as sweep_plan
@@ -47,6 +48,7 @@ __all__ = [
     "policies",
     "plot",
     "prefetchers",
+    "read_events",
     "results",
     "simulate",
     "simulate_many",

@@ -24,7 +24,7 @@ class MissingDependency(ImportError):
 
 
 def require(module: str, purpose: str) -> ModuleType:
-    """Import ``module`` or raise :class:`MissingDependency` naming ``purpose`` and the install hint."""
+    """Import ``module`` or raise `MissingDependency` naming ``purpose`` and the install hint."""
     try:
         return importlib.import_module(module)
     except ImportError as e:

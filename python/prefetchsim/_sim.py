@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _core
+from ._events import write_events
 from ._trace import Trace, merge_traces, open_trace
 
 Size = str | int | float
@@ -306,17 +307,18 @@ def simulate(
     device: str | Mapping[str, Any] | None = None,
     scheduler: Mapping[str, Any] | None = None,
     progress: Callable[[int], Any] | None = None,
+    events: str | os.PathLike[str] | None = None,
 ) -> Result:
-    """Replay ``trace`` through a hierarchy and return its :class:`Result`.
+    """Replay ``trace`` through a hierarchy and return its `Result`.
 
     The hierarchy is a config (a TOML path or a dict with ``level`` and ``engine``, as in a run config),
     or ``levels=[Level(...), ...]``, or a single level by ``size=``, ``policy=``, ``prefetcher=``.
 
     Args:
-        trace: a :class:`Trace` (``open_trace``, ``synthetic``) or a path (format detected); when None,
+        trace: a `Trace` (``open_trace``, ``synthetic``) or a path (format detected); when None,
             the config's ``[trace]`` table.
         config: a run config: a TOML path or a dict with ``level`` (and ``engine``, ``link`` ...).
-        levels: the levels, top (client) first: :class:`Level` objects or ``[[level]]`` tables.
+        levels: the levels, top (client) first: `Level` objects or ``[[level]]`` tables.
         engine: the ``[engine]`` table, e.g. ``{"warmup_requests": 10_000}`` or
             ``{"kind": "timed", "replay": "open"}``; merged over the config's.
         size: one level's size: blocks (``1000``), bytes (``"64MiB"``), a share of the footprint
@@ -331,9 +333,11 @@ def simulate(
         scheduler: timed runs: its I/O scheduler, e.g. ``{"policy": "deadline"}``.
         progress: called about ten times a second with the number of requests read so far (counting the
             footprint pass when a size is a share of the footprint).
+        events: write the run's per-block event log to this file: CSV (``.csv.zst``/``.csv.gz``
+            compressed) or ``.parquet`` (with pyarrow); it appears only when complete (docs/events.md).
 
     Returns:
-        The run's :class:`Result`: ``levels`` (one record per level), ``summary`` (the first level's
+        The run's `Result`: ``levels`` (one record per level), ``summary`` (the first level's
         metrics and, for timed runs, response times), ``to_pandas()``.
 
     Raises:
@@ -358,7 +362,7 @@ def simulate(
     tr = _as_trace(trace) if trace is not None else cfg_trace
     if tr is None:
         raise _core.ConfigError("simulate: no trace given and the config has no [trace] table")
-    return simulate_many(tr, [doc], progress=progress)[0]
+    return simulate_many(tr, [doc], progress=progress, events=events)[0]
 
 
 def simulate_many(
@@ -367,10 +371,12 @@ def simulate_many(
     *,
     progress: Callable[[int], Any] | None = None,
     threads: int = 0,
+    events: str | os.PathLike[str] | None = None,
 ) -> list[Result]:
     """Run several hierarchy configs over one trace, in parallel threads (0 = all cores).
 
     The footprint, when a size needs it, is measured once. Results come back in config order.
+    ``events`` (one config only) writes its per-block event log, as in `simulate`.
     """
     tr = _as_trace(trace)
     if isinstance(threads, bool) or not isinstance(threads, int):
@@ -382,7 +388,13 @@ def simulate_many(
     docs = [dict(c) for c in configs]
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable, not {type(progress).__name__}")
-    raw = json.loads(_core.simulate(tr._json(), _dumps("configs", docs), progress, threads))
+    if events is None:
+        raw = json.loads(_core.simulate(tr._json(), _dumps("configs", docs), progress, threads))
+    else:
+        if len(docs) != 1:
+            raise _core.ConfigError(f"events: an event log records one run, not {len(docs)}")
+        raw = json.loads(write_events(events, lambda path: _core.simulate(
+            tr._json(), _dumps("configs", docs), progress, threads, path)))
     return [Result(r, d, tr) for r, d in zip(raw, docs, strict=True)]
 
 

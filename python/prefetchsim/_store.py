@@ -14,7 +14,7 @@ Tables (schema version 1):
     use ``level`` as the hue for per-level plots.
 ``attempts``
     One row per execution of a run that came back (``done``) or failed (``failed``, with the error):
-    ``runs_executed`` in :func:`read` counts the ``done`` ones, so a run executed twice is visible.
+    ``runs_executed`` in `read` counts the ``done`` ones, so a run executed twice is visible.
 ``sessions``
     One row per ``sweep`` invocation: start and end, status (running, finished, interrupted, failed),
     runs planned, already done, executed and failed, the shard and the executor.

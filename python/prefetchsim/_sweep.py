@@ -312,7 +312,7 @@ def sweep(
 ):
     """Run every run of a sweep spec that the results store does not hold yet; return the grid's rows.
 
-    ``spec``: a TOML path, a dict of the same shape, or a :class:`SweepPlan` from :func:`plan`.
+    ``spec``: a TOML path, a dict of the same shape, or a `SweepPlan` from `plan`.
     ``executor``: None for local processes (``workers``, default all cores), or any
     ``concurrent.futures.Executor`` or dask ``Client``. ``db``: the results database (default
     ``NAME.sqlite`` in the current directory for ``NAME.toml``, in memory for a dict; None for in
@@ -321,7 +321,7 @@ def sweep(
     stderr is a terminal).
 
     Returns a pandas DataFrame with one row per (run, level), in grid order (see
-    :mod:`prefetchsim._store` for the columns). Raises ``PrefetchsimError`` after the other runs
+    `prefetchsim._store` for the columns). Raises ``PrefetchsimError`` after the other runs
     finished if some runs failed; ``KeyboardInterrupt`` after keeping what finished.
     """
     if executor is None:
@@ -430,7 +430,8 @@ def _drive(p: SweepPlan, store: Store, session: int, tasks: list[Task], ex: Exec
                 if deaths[t.index] < _MAX_WORKER_DEATHS:
                     retry.append(t)
                     continue
-                err = f"the worker process died {deaths[t.index]} times running this task (killed, or out of memory)"
+                err = (f"the worker process died {deaths[t.index]} times running this task (killed, out of memory, "
+                       "or it could not start: a worker imports the main script, see its stderr)")
                 attempts = [{"run_id": r.run_id, "status": "failed", "error": err, "task": t.index} for r in t.runs]
                 store.write_task(session, [], attempts, kinds)
                 failures.extend((a["run_id"], err) for a in attempts)

@@ -140,6 +140,7 @@ def open_trace(
     sector_size: int = 512,
     skip_bad: int = 0,
     client_from: str = "trace",
+    id_bytes: int | None = None,
     **params: Any,
 ) -> Trace:
     """Open a trace file. The format is detected from the name and content unless given.
@@ -149,13 +150,17 @@ def open_trace(
     convention). ``ops`` keeps ``"all"`` requests, ``"reads"`` or ``"writes"``. Extra keyword arguments
     are format parameters (the generic CSV reader's column spec, the multi-real layout, ...).
 
-    Reading is strict: the first malformed record raises :class:`TraceError` naming the file, the line and
+    Reading is strict: the first malformed record raises `TraceError` naming the file, the line and
     its byte offset (or the record and its byte offset) and the field. ``skip_bad=N`` skips and counts up to
     ``N`` bad records instead (a results' ``skipped_records`` and ``skipped_messages`` say which) and raises
     on the next one; I/O errors, corrupt compression and a truncated binary tail are never skipped.
 
     ``client_from="stream"`` (or ``"asu"``, ``"volume"``, ``"lun"``) makes each request's client id its
     stream field (SPC ASU, Tencent volume, SYSTOR LUN, ...), for hierarchies with one cache per client.
+
+    ``id_bytes`` (id-addressed formats: LIRS, ``u32le``/``u32be``, oracleGeneral): the bytes one id stands
+    for, so ``block_size`` groups ids (4 KiB ids with 64 KiB blocks: 16 ids a block). Unset: one id = one
+    block.
     """
     if mode not in _MODES:
         raise _core.ConfigError(f"trace.mode: unknown mode {mode!r}; choose one of {', '.join(_MODES)}")
@@ -182,6 +187,9 @@ def open_trace(
     }
     if format not in (None, "auto"):
         spec["format"] = format
+    if id_bytes is not None:
+        _check_int("trace.id_bytes", id_bytes, 1)
+        spec["id_bytes"] = id_bytes
     _client_from(spec, client_from)
     return Trace(spec)
 
@@ -204,7 +212,7 @@ def merge_traces(*traces: Trace, label: str | None = None) -> Trace:
 
 def synthetic(name: str, *, block_size: int = 4096, client_from: str = "trace", **params: Any) -> Trace:
     """A built-in seeded workload (``prefetchsim.generators()`` lists them), e.g.
-    ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in :func:`open_trace`."""
+    ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in `open_trace`."""
     if not isinstance(name, str):
         raise TypeError(f"generator name must be a string, not {type(name).__name__}")
     _check_int("trace.block_size", block_size, 1)

@@ -149,6 +149,12 @@ def _add_output_options(p: argparse.ArgumentParser) -> None:
                    help="progress on stderr (default: when stderr is a terminal)")
 
 
+def _add_events_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--events", metavar="FILE", default=None,
+                   help="write the run's per-block event log to FILE (CSV; .csv.zst/.csv.gz compressed; "
+                        ".parquet with pyarrow); one run only (docs/events.md)")
+
+
 def _run_rows(results, labels: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
     """One row per level; timed runs add their run-level timing fields to each row."""
     rows = []
@@ -187,9 +193,12 @@ def _timing_lines(results) -> str:
 
 
 def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace):
+    events = getattr(args, "events", None)
+    if events is not None and len(docs) != 1:
+        raise _core.ConfigError(f"--events records one run: give one algorithm and one size, not {len(docs)} runs")
     prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
     try:
-        results = simulate_many(trace, docs, progress=prog, threads=getattr(args, "threads", 0))
+        results = simulate_many(trace, docs, progress=prog, threads=getattr(args, "threads", 0), events=events)
     finally:
         prog.close()
     if results:
@@ -402,7 +411,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
 
 
 def _add_reproduce_parsers(sub: Any) -> None:
-    """``prefetchsim reproduce NAME``: one subcommand per module of :mod:`prefetchsim.reproduce`, each with
+    """``prefetchsim reproduce NAME``: one subcommand per module of `prefetchsim.reproduce`, each with
     the common options plus its own (so ``--help`` shows only what applies, and argparse rejects the rest)."""
     from . import reproduce
 
@@ -669,6 +678,7 @@ def build_parser() -> argparse.ArgumentParser:
     s.add_argument("--threads", type=_count, metavar="N", default=0, help="parallel runs (default: all cores)")
     _add_trace_options(s)
     _add_output_options(s)
+    _add_events_option(s)
     s.set_defaults(func=cmd_sim)
 
     r = sub.add_parser("run", help="run a hierarchy config (TOML); without one, the built-in default",
@@ -678,6 +688,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("--trace", help="replace the config's [trace] with this file (format detected)")
     _add_skip_bad(r)
     _add_output_options(r)
+    _add_events_option(r)
     r.set_defaults(func=cmd_run, threads=1)
 
     t = sub.add_parser("trace", help="trace statistics and conversion")

@@ -213,15 +213,43 @@ def _log_axis(axis, set_scale, values: list[float]) -> None:
 
 
 def _finish(ax, x: str | None, y: str, nseries: int, hue_cols: list[str], title: str | None,
-            xlabel: str | None = None, ylabel: str | None = None) -> None:
+            xlabel: str | None = None, ylabel: str | None = None, hidden: Sequence[str] = ()) -> None:
     if x is not None:
         ax.set_xlabel(xlabel or label(x))
     ax.set_ylabel(ylabel or label(y))
     if title:
         ax.set_title(title)
     if nseries > 1 or (hue_cols and nseries == 1):
-        ax.legend(title=" + ".join(hue_cols) if hue_cols else None, fontsize="small")
+        legend_title = " + ".join(hue_cols) if hue_cols else None
+        if hidden:
+            legend_title = (legend_title + "\n" if legend_title else "") + f"not drawn (no value > 0): {', '.join(hidden)}"
+        if nseries > 3:
+            # Beside the axes, where it covers no curve (constrained layout makes room).
+            ax.legend(title=legend_title, fontsize="small", title_fontsize="small", loc="upper left",
+                      bbox_to_anchor=(1.01, 1.0), borderaxespad=0.0)
+        else:
+            ax.legend(title=legend_title, fontsize="small", title_fontsize="small")
     ax.grid(True, which="major", alpha=0.3)
+
+
+def _numeric_categories(values) -> list[float] | None:
+    """Text values that are all numbers (``"5"``, ``"0.1"``: a parameter study's values as strings), as
+    numbers; else None."""
+    out = []
+    for v in values:
+        try:
+            out.append(float(v))
+        except (TypeError, ValueError):
+            return None
+    return out
+
+
+def _undefined_precision(df, col: str):
+    """Precision is used / issued: undefined, not 0, where nothing was prefetched. Such rows become NaN
+    (no point) when the frame says how many prefetches were issued."""
+    if col == "precision" and "prefetch_issued" in df.columns:
+        return df[col].where(df["prefetch_issued"] > 0)
+    return df[col]
 
 
 def line(df, x: str, y: str | Sequence[str], hue: str | Sequence[str] | None = None, *, ax=None,
@@ -237,20 +265,45 @@ def line(df, x: str, y: str | Sequence[str], hue: str | Sequence[str] | None = N
     _check_unique(df, [x, *hue_cols], f"plot of {', '.join(ys)} against {x}")
     lab, series = _hue_values(df, hue_cols)
     share = _is_share(x)
-    numeric_x = df[x].dtype != object
-    n = 0
-    for i, s in enumerate(series):
+    from pandas.api.types import is_numeric_dtype
+
+    numeric_x = is_numeric_dtype(df[x])
+    if not numeric_x:
+        nums = _numeric_categories(df[x])
+        if nums is not None:  # numbers written as text: placed by value, not as evenly spaced categories
+            df = df.assign(**{x: nums})
+            numeric_x = True
+    # Each drawn series: (label, x values, y values). Categories are points, not a line through them.
+    drawn: list[tuple[str | None, Any, Any]] = []
+    for s in series:
         sub = df[lab == s]
         if sort_x and numeric_x:
             sub = sub.sort_values(x)
         xs = sub[x] * 100 if share and numeric_x else sub[x]
         for col in ys:
             name = " ".join(p for p in (s, label(col) if len(ys) > 1 else "") if p) or None
-            # A marker per series: lines that coincide (equal results) stay visible.
-            mk = marker or _MARKERS[n % len(_MARKERS)]
-            ax.plot(xs.astype(str) if not numeric_x else xs, sub[col], marker=mk, markersize=4.5, label=name,
-                    markerfacecolor="none" if n % 2 else None)
-            n += 1
+            drawn.append((name, xs.astype(str) if not numeric_x else xs, _undefined_precision(sub, col)))
+    # Series with equal values would hide each other: draw each once, labelled with every name it stands for.
+    merged: list[tuple[list[str | None], Any, Any]] = []
+    for name, xs, vals in drawn:
+        key = (list(xs), [None if v != v else round(float(v), 12) for v in vals])
+        for m in merged:
+            if (list(m[1]), [None if v != v else round(float(v), 12) for v in m[2]]) == key:
+                m[0].append(name)
+                break
+        else:
+            merged.append(([name], xs, vals))
+    hidden: list[str] = []
+    n = 0
+    for names, xs, vals in merged:
+        name = " = ".join(str(v) for v in names if v is not None) or None
+        if logy and not (vals > 0).any():
+            hidden.append(name or "")
+            continue
+        mk = marker or _MARKERS[n % len(_MARKERS)]
+        ax.plot(xs, vals, marker=mk, markersize=4.5, label=name, markerfacecolor="none" if n % 2 else None,
+                linestyle="-" if numeric_x else "none")
+        n += 1
     if logx == "auto":
         logx = numeric_x and _logscale(list(df[x]))
     if logx:
@@ -260,7 +313,7 @@ def line(df, x: str, y: str | Sequence[str], hue: str | Sequence[str] | None = N
         ax.set_yscale("log", nonpositive="mask")
     if ylabel is None and len(ys) > 1:
         ylabel = "value"
-    _finish(ax, x, ys[0], n, hue_cols or (["metric"] if len(ys) > 1 else []), title, xlabel, ylabel)
+    _finish(ax, x, ys[0], n, hue_cols or (["metric"] if len(ys) > 1 else []), title, xlabel, ylabel, hidden)
     return ax
 
 
@@ -286,9 +339,30 @@ def _bars(ax, df, x: str, y: str, hue_cols: list[str]) -> int:
         pos = [j + (i - (n - 1) / 2) * width for j in range(len(cats))]
         ax.bar(pos, [vals.get(c, float("nan")) for c in cats], width=width * 0.95, label=s or None)
     ax.set_xticks(range(len(cats)))
-    many = len(cats) > 6
-    ax.set_xticklabels([str(c) for c in cats], rotation=30 if many else 0, ha="right" if many else "center")
+    texts = [str(c) for c in cats]
+    # Rotate as the labels need: slanted when a few long ones would touch, upright when many would.
+    room = sum(len(t) for t in texts)
+    if len(cats) > 12 or room > 80:
+        ax.set_xticklabels(texts, rotation=90, fontsize="small")
+    elif len(cats) > 6 or room > 40:
+        ax.set_xticklabels(texts, rotation=30, ha="right")
+    else:
+        ax.set_xticklabels(texts)
     return len(series)
+
+
+def bars(df, x: str, y: str, hue: str | Sequence[str] | None = None, *, ax=None, title: str | None = None,
+         xlabel: str | None = None, ylabel: str | None = None):
+    """``y`` per category of ``x`` as grouped bars, one bar per ``hue`` value: for categorical parameters,
+    where a line through the categories would suggest an order or a trend between them. A missing or NaN
+    value leaves its bar out (nothing drawn, not a zero bar)."""
+    _need(df, x, y)
+    ax = _axes(ax)
+    hue_cols = _hue_cols(df, hue, [x, y])
+    _check_unique(df, [x, *hue_cols], f"bars of {y} per {x}")
+    n = _bars(ax, df, x, y, hue_cols)
+    _finish(ax, x, y, n, hue_cols, title, xlabel, ylabel)
+    return ax
 
 
 def _default_x(df, hue_cols: list[str], metric: str) -> str:

@@ -548,7 +548,13 @@ impl EngineConfig {
             Replay::Closed => (&["max_outstanding"], "open"),
         };
         if let Some((k, _)) = set.iter().find(|(k, on)| *on && wrong_mode.contains(k)) {
-            return Err(ConfigError::new(format!("engine.{k}"), format!("only with engine.replay = '{other}'")));
+            let this = if other == "closed" { "open" } else { "closed" };
+            return Err(ConfigError::new(
+                format!("engine.{k}"),
+                format!(
+                    "only with engine.replay = '{other}' (this run replays '{this}': remove the key or change replay)"
+                ),
+            ));
         }
         let time_scale = self.time_scale.unwrap_or(1.0);
         if !(time_scale.is_finite() && time_scale >= 0.0) {

@@ -14,6 +14,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::eventlog::LevelEvent;
 use crate::exclusive::Exclusive;
 use crate::level::AnyLevel;
 use crate::metrics::{InstanceReport, LevelCounters};
@@ -71,6 +72,10 @@ pub struct FanOut {
     timed: bool,
     record: bool,
     block_bytes: Option<u64>,
+    /// The event log is on.
+    log: bool,
+    /// With the log on: instances that may hold events not drained yet.
+    log_touched: Vec<u32>,
     prefetch_apart: bool,
     /// [`AnyLevel::set_answer_end`] for the next access, passed to the instance it routes to.
     answer_end: Option<u64>,
@@ -96,6 +101,8 @@ impl FanOut {
             timed: false,
             record: false,
             block_bytes: None,
+            log: false,
+            log_touched: Vec::new(),
             prefetch_apart: false,
             answer_end: None,
         };
@@ -115,6 +122,7 @@ impl FanOut {
         l.set_timed(self.timed);
         l.set_prefetch_apart(self.prefetch_apart);
         l.record_evictions(self.record);
+        l.record_events(self.log);
         self.inst.push(l);
         self.keys.push(key);
         self.inst.len() - 1
@@ -137,6 +145,14 @@ impl FanOut {
         }
     }
 
+    /// With the log on, remember that instance `i` may have recorded events.
+    #[inline]
+    fn touch(&mut self, i: usize) {
+        if self.log {
+            self.log_touched.push(i as u32);
+        }
+    }
+
     fn resum(&mut self) {
         self.sum = LevelCounters::default();
         for l in &self.inst {
@@ -148,6 +164,7 @@ impl FanOut {
 impl AnyLevel for FanOut {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.last = self.route(req.client, req.first);
+        self.touch(self.last);
         if let Some(end) = self.answer_end.take() {
             self.inst[self.last].set_answer_end(end);
         }
@@ -260,6 +277,7 @@ impl AnyLevel for FanOut {
         let i = std::mem::replace(owner, NONE);
         if let Some(l) = self.inst.get_mut(i as usize) {
             l.complete(first, len, tag);
+            self.touch(i as usize);
         }
     }
     fn is_pinned(&self, block: u64) -> bool {
@@ -270,6 +288,7 @@ impl AnyLevel for FanOut {
     }
     fn demote_in(&mut self, block: u64, client: u32) {
         let i = self.route(client, block);
+        self.touch(i);
         self.inst[i].demote_in(block, client);
     }
     fn exclusive(&self) -> Exclusive {
@@ -291,9 +310,33 @@ impl AnyLevel for FanOut {
             l.silent_use(block);
         }
     }
-    fn mark_readmore(&mut self, first: u64, len: u32) {
+    fn mark_readmore(&mut self, access_first: u64, first: u64, len: u32) {
         if let Some(l) = self.inst.get_mut(self.last) {
-            l.mark_readmore(first, len);
+            l.mark_readmore(access_first, first, len);
+        }
+    }
+    fn record_events(&mut self, on: bool) {
+        self.log = on;
+        self.log_touched.clear();
+        for l in &mut self.inst {
+            l.record_events(on);
+        }
+    }
+    fn drain_events(&mut self, sink: &mut dyn FnMut(u32, &LevelEvent)) {
+        if self.log_touched.is_empty() {
+            return;
+        }
+        self.log_touched.sort_unstable();
+        self.log_touched.dedup();
+        for &i in &self.log_touched {
+            let key = self.keys[i as usize];
+            self.inst[i as usize].drain_events(&mut |_, e| sink(key, e));
+        }
+        self.log_touched.clear();
+    }
+    fn log_event(&mut self, ev: LevelEvent) {
+        if let Some(l) = self.inst.get_mut(self.last) {
+            l.log_event(ev);
         }
     }
     fn is_fan_out(&self) -> bool {

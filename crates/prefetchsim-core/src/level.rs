@@ -19,6 +19,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::eventlog::{EventKind as K, LevelEvent, Origin};
 use crate::exclusive::Exclusive;
 use crate::metrics::LevelCounters;
 use crate::policy::list::{Links, List};
@@ -188,10 +189,26 @@ pub trait AnyLevel: Send {
     /// PFC: the bypassed `block`, resident or in flight here, was served to the level above without the
     /// policy seeing it (a silent hit): count the use of a prefetched or readmore block. Accounting only.
     fn silent_use(&mut self, _block: u64) {}
-    /// PFC: blocks `first .. first + len` of the last access were appended by readmore: those it missed and
-    /// cached count as prefetched (`readmore_issued`), and their first reference as a use. The policy and
-    /// the prefetcher still see them as the demand blocks of that access. Accounting only.
-    fn mark_readmore(&mut self, _first: u64, _len: u32) {}
+    /// PFC: blocks `first .. first + len` of the last access (which began at `access_first`) were appended
+    /// by readmore: those it missed and cached count as prefetched (`readmore_issued`), and their first
+    /// reference as a use. The policy and the prefetcher still see them as the demand blocks of that
+    /// access. Accounting only.
+    fn mark_readmore(&mut self, _access_first: u64, _first: u64, _len: u32) {}
+
+    // The event log (`crate::eventlog`).
+
+    /// Record events into the level's buffer (on) or not (off, the default; the buffer is dropped).
+    fn record_events(&mut self, _on: bool) {}
+    /// Hand the recorded events, oldest first, to `sink` with the instance each belongs to (0 for a level
+    /// of one cache), and forget them.
+    fn drain_events(&mut self, _sink: &mut dyn FnMut(u32, &LevelEvent)) {}
+    /// Record an event a wrapper (PFC) observed, in order with the level's own (when recording).
+    fn log_event(&mut self, _ev: LevelEvent) {}
+
+    /// The policy's knowledge of the future (`opt`; [`crate::optimal`]). Default: none.
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        None
+    }
 
     // Levels of several caches ([`crate::fanout::FanOut`]).
 
@@ -208,6 +225,19 @@ pub trait AnyLevel: Send {
     /// Per-instance counters (the level's [`AnyLevel::counters`] are their sum); empty for one cache.
     fn instance_reports(&self) -> Vec<crate::metrics::InstanceReport> {
         Vec::new()
+    }
+}
+
+/// Who brought `e` in, for the event log.
+fn origin_of(e: Entry) -> Origin {
+    if e.flags & flags::READMORE != 0 {
+        Origin::Readmore
+    } else if e.flags & flags::SECOND != 0 {
+        Origin::Second
+    } else if e.prefetched() {
+        Origin::Native
+    } else {
+        Origin::Demand
     }
 }
 
@@ -266,12 +296,17 @@ pub struct Level<P: Policy> {
     tag_heads: Vec<u32>,
     /// DEMOTE in timed mode: blocks sent up while still in flight, dropped when their read arrives.
     drop_on_arrival: Vec<u64>,
+    /// The event log's buffer, while recording.
+    log: Option<Vec<LevelEvent>>,
+    /// Where the current access's look-up events begin in `log`.
+    log_mark: usize,
+    /// The event log is on or some block was marked as readmore (PFC): accesses take the path that
+    /// handles them.
+    extra: bool,
     /// Timed mode, `prefetch_io = "apart"`: fetches do not mix answered blocks with prefetched ones.
     prefetch_apart: bool,
     /// [`AnyLevel::set_answer_end`] for the next access (cleared by it).
     answer_end: Option<u64>,
-    /// First block of the last access (its outcomes are indexed from it).
-    last_first: u64,
 }
 
 /// Timed mode: the fetch tag of a slot's pinned block.
@@ -324,9 +359,11 @@ impl<P: Policy> Level<P> {
             pass: 0,
             tag_heads: Vec::new(),
             drop_on_arrival: Vec::new(),
+            log: None,
+            log_mark: 0,
+            extra: false,
             prefetch_apart: false,
             answer_end: None,
-            last_first: 0,
         };
         level.charge_metadata();
         level
@@ -386,6 +423,85 @@ impl<P: Policy> Level<P> {
         self.raised.last_unpinned(&self.raised_links, &self.table)
     }
 
+    /// Record an event when the log is on: a test and a branch not taken when it is off (the push is
+    /// out of line, to keep the access loop small).
+    #[inline(always)]
+    fn note(&mut self, kind: K, origin: Origin, block: u64) {
+        if self.log.is_some() {
+            self.push_event(LevelEvent::block(kind, origin, block));
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn push_event(&mut self, ev: LevelEvent) {
+        if let Some(log) = &mut self.log {
+            log.push(ev);
+        }
+    }
+
+    /// Record the start of an access; returns where its events begin in the buffer.
+    #[cold]
+    #[inline(never)]
+    fn log_request(&mut self, req: &Request) {
+        let Some(log) = &mut self.log else { return };
+        log.push(LevelEvent { kind: K::Request, origin: Origin::None, block: req.first, len: req.len });
+        self.log_mark = log.len();
+    }
+
+    /// Record the hits and misses of the access just looked up (from its outcomes), each block's before
+    /// the events the look-up loop recorded for it (from `log_mark` on: in flight, first use, consumed).
+    #[cold]
+    #[inline(never)]
+    fn log_outcomes(&mut self, req: &Request, demand_len: u32) {
+        let Self { log, outcomes, log_mark, .. } = self;
+        let Some(log) = log else { return };
+        let in_loop: Vec<LevelEvent> = log.drain(*log_mark..).collect();
+        let mut j = 0;
+        for (i, &o) in outcomes.iter().enumerate() {
+            let block = req.first + i as u64;
+            let demand = (i as u32) < demand_len;
+            let kind = match o {
+                Outcome::Miss if demand => Some(K::Miss),
+                Outcome::Miss => Some(K::UpperMiss),
+                Outcome::Hit | Outcome::PrefetchHit if !demand => Some(K::UpperHit),
+                Outcome::Hit => Some(K::Hit),
+                Outcome::PrefetchHit => Some(K::PrefetchHit),
+                // Recorded in the loop (late or join).
+                Outcome::Pending => None,
+            };
+            if let Some(kind) = kind {
+                log.push(LevelEvent::block(kind, Origin::None, block));
+            }
+            while j < in_loop.len() && in_loop[j].block == block {
+                log.push(in_loop[j]);
+                j += 1;
+            }
+        }
+        log.extend_from_slice(&in_loop[j..]);
+    }
+
+    /// Record the fetches `out` of an access.
+    #[cold]
+    #[inline(never)]
+    fn note_fetches(&mut self, out: &[Fetch]) {
+        if let Some(log) = &mut self.log {
+            for f in out {
+                log.push(LevelEvent { kind: K::FetchSent, origin: Origin::None, block: f.first, len: f.len });
+            }
+        }
+    }
+
+    /// Record that the block in `slot` is ready (its read arrived).
+    #[inline]
+    fn note_arrived(&mut self, slot: Slot) {
+        if let Some(log) = &mut self.log {
+            let e = self.table.entry(slot);
+            let origin = if e.counts_unused() { origin_of(*e) } else { Origin::Demand };
+            log.push(LevelEvent::block(K::Arrived, origin, e.block));
+        }
+    }
+
     /// Accounting of a reference to the resident block `e` in `slot`: the first use of a prefetched block
     /// (native, unless a PFC silent hit used it already) or of a readmore block.
     #[inline]
@@ -393,10 +509,12 @@ impl<P: Policy> Level<P> {
         if e.flags & (flags::PREFETCHED | flags::ACCESSED | flags::SILENT_USED) == flags::PREFETCHED {
             self.counters.prefetch_used += 1;
             self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
+            self.note(K::PrefetchUsed, origin_of(e), e.block);
         } else if e.flags & flags::READMORE != 0 {
             self.table.entry_mut(slot).flags &= !flags::READMORE;
             self.counters.prefetch_used += 1;
             self.counters.readmore_used += 1;
+            self.note(K::PrefetchUsed, Origin::Readmore, e.block);
         }
     }
 
@@ -405,6 +523,9 @@ impl<P: Policy> Level<P> {
         if entry.counts_unused() {
             self.counters.unused_evicted += 1;
             self.counters.readmore_unused_evicted += u64::from(entry.flags & flags::READMORE != 0);
+            self.note(K::EvictUnused, origin_of(entry), entry.block);
+        } else {
+            self.note(K::Evict, Origin::Demand, entry.block);
         }
         if entry.unused_prefetch() {
             self.unused_resident -= 1;
@@ -478,6 +599,7 @@ impl<P: Policy> Level<P> {
     }
 
     /// Insert the missing demand blocks and append their fetches.
+    #[inline(always)]
     fn fill_demand(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         let how = Insert { placement: self.plan.demand_placement, ..Insert::demand() };
         let stream = self.plan.demand_stream.unwrap_or(req.stream);
@@ -516,7 +638,10 @@ impl<P: Policy> Level<P> {
             if cache_it {
                 // A demand block that finds no evictable room is served without being cached.
                 self.cur_fetch = out.len() as u32;
-                let _ = self.admit(req.first + u64::from(i), stream, flags::ACCESSED, &how);
+                let block = req.first + u64::from(i);
+                if self.admit(block, stream, flags::ACCESSED, &how).is_some() {
+                    self.note(K::Insert, Origin::Demand, block);
+                }
             }
             run_from.get_or_insert(i);
         }
@@ -552,6 +677,7 @@ impl<P: Policy> Level<P> {
                 }
                 if self.capacity == 0 {
                     self.counters.prefetch_dropped += 1;
+                    self.note(K::PrefetchDropped, Origin::None, block);
                     continue;
                 }
                 // The previous newly inserted block of this run may have been evicted meanwhile.
@@ -564,8 +690,10 @@ impl<P: Policy> Level<P> {
                 }
                 let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED | label, &how) else {
                     self.counters.prefetch_dropped += 1;
+                    self.note(K::PrefetchDropped, Origin::None, block);
                     continue;
                 };
+                self.note(K::PrefetchIssued, if second == 1 { Origin::Second } else { Origin::Native }, block);
                 prev = Some((slot, block));
                 self.unused_resident += 1;
                 if self.raises {
@@ -585,11 +713,18 @@ impl<P: Policy> Level<P> {
     }
 }
 
-impl<P: Policy> AnyLevel for Level<P> {
-    fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
+impl<P: Policy> Level<P> {
+    /// [`AnyLevel::access`]. `EXTRA`: the event log is on or readmore blocks may be resident; without
+    /// either, the look-up loop has no code for them (a PFC-free run without `--events` runs what it ran
+    /// before them). The loop records only its rare events (in flight, consumed, first uses); the hits and
+    /// misses are recorded from the outcomes after it ([`Level::log_outcomes`]).
+    #[inline(always)]
+    fn access_body<const EXTRA: bool>(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.counters.requests += 1;
         self.outcomes.clear();
-        self.last_first = req.first;
+        if EXTRA && self.log.is_some() {
+            self.log_request(req);
+        }
         let demote = self.opts.exclusive == Exclusive::Demote;
         if self.timed {
             self.inserted.clear();
@@ -597,6 +732,7 @@ impl<P: Policy> AnyLevel for Level<P> {
             self.fetch_base = out.len() as u32;
         }
         for (i, block) in req.blocks().enumerate() {
+            self.policy.on_access(block);
             let is_demand = (i as u32) < demand_len;
             if is_demand {
                 self.counters.demand_accesses += 1;
@@ -632,7 +768,17 @@ impl<P: Policy> AnyLevel for Level<P> {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
                         }
-                        self.count_use(slot, e);
+                        if EXTRA && self.log.is_some() {
+                            let kind = match (is_demand, first_use) {
+                                (true, true) => K::Late,
+                                (true, false) => K::Join,
+                                (false, _) => K::UpperPending,
+                            };
+                            self.push_event(LevelEvent::block(kind, Origin::None, block));
+                        }
+                        if first_use || (EXTRA && e.flags & flags::READMORE != 0) {
+                            self.count_use(slot, e);
+                        }
                         self.policy.on_hit(slot, &self.table, first_use);
                         self.table.entry_mut(slot).flags |= flags::ACCESSED;
                         if demote {
@@ -655,11 +801,16 @@ impl<P: Policy> AnyLevel for Level<P> {
                             if self.raises {
                                 self.raised.unlink(&mut self.raised_links, slot);
                             }
+                            self.count_use(slot, e);
+                        } else if EXTRA && e.flags & flags::READMORE != 0 {
+                            self.count_use(slot, e);
                         }
-                        self.count_use(slot, e);
                         if self.opts.consume_on_hit || demote {
                             self.policy.on_consumed_hit(slot, &self.table, first_use);
                             self.table.remove(slot);
+                            if EXTRA && self.log.is_some() {
+                                self.push_event(LevelEvent::block(K::Removed, Origin::None, block));
+                            }
                         } else {
                             self.policy.on_hit(slot, &self.table, first_use);
                             self.table.entry_mut(slot).flags |= flags::ACCESSED;
@@ -673,6 +824,9 @@ impl<P: Policy> AnyLevel for Level<P> {
                 }
             };
             self.outcomes.push(outcome);
+        }
+        if EXTRA && self.log.is_some() {
+            self.log_outcomes(req, demand_len);
         }
 
         if self.pf_active {
@@ -704,10 +858,23 @@ impl<P: Policy> AnyLevel for Level<P> {
             self.counters.fetches += 1;
             self.counters.fetched_blocks += u64::from(f.len);
         }
+        if EXTRA && self.log.is_some() {
+            self.note_fetches(&out[from..]);
+        }
         if self.charge {
             self.charge_metadata();
         }
         self.answer_end = None;
+    }
+}
+
+impl<P: Policy> AnyLevel for Level<P> {
+    fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
+        if self.extra {
+            self.access_body::<true>(req, demand_len, out);
+        } else {
+            self.access_body::<false>(req, demand_len, out);
+        }
     }
 
     fn finish(&mut self) {
@@ -882,6 +1049,9 @@ impl<P: Policy> AnyLevel for Level<P> {
     }
 
     fn complete(&mut self, first: u64, len: u32, tag: u32) {
+        if let Some(log) = &mut self.log {
+            log.push(LevelEvent { kind: K::FetchDone, origin: Origin::None, block: first, len });
+        }
         let t = tag as usize;
         if t < MAX_CHAINED_TAG {
             // Every slot chained under the tag is still pinned under it: pinned blocks are not evicted and
@@ -889,6 +1059,7 @@ impl<P: Policy> AnyLevel for Level<P> {
             let mut slot = self.tag_heads.get(t).copied().unwrap_or(NO_TAG);
             while slot != NO_TAG {
                 self.table.entry_mut(slot).flags &= !flags::PINNED;
+                self.note_arrived(slot);
                 slot = self.slot_tags[slot as usize].next;
             }
             if let Some(h) = self.tag_heads.get_mut(t) {
@@ -901,6 +1072,7 @@ impl<P: Policy> AnyLevel for Level<P> {
             if let Some(slot) = self.table.get(block) {
                 if self.slot_tags.get(slot as usize).is_some_and(|t| t.tag == tag) {
                     self.table.entry_mut(slot).flags &= !flags::PINNED;
+                    self.note_arrived(slot);
                 }
             }
         }
@@ -917,6 +1089,7 @@ impl<P: Policy> AnyLevel for Level<P> {
 
     fn demote_in(&mut self, block: u64, _client: u32) {
         self.counters.demoted_in += 1;
+        self.note(K::DemoteIn, Origin::None, block);
         if let Some(slot) = self.table.get(block) {
             let e = *self.table.entry(slot);
             // A block this level prefetched and nobody used yet keeps its prefetch accounting.
@@ -930,7 +1103,9 @@ impl<P: Policy> AnyLevel for Level<P> {
         }
         // The data comes with the demotion: the block is ready, never pinned.
         let timed = std::mem::replace(&mut self.timed, false);
-        let _ = self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Mru, ..Insert::demand() });
+        if self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Mru, ..Insert::demand() }).is_some() {
+            self.note(K::InsertReady, Origin::Demand, block);
+        }
         self.timed = timed;
     }
 
@@ -939,7 +1114,9 @@ impl<P: Policy> AnyLevel for Level<P> {
             return;
         }
         let timed = std::mem::replace(&mut self.timed, false);
-        let _ = self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Lru, ..Insert::demand() });
+        if self.admit(block, 0, flags::ACCESSED, &Insert { placement: Placement::Lru, ..Insert::demand() }).is_some() {
+            self.note(K::InsertReady, Origin::Demand, block);
+        }
         self.timed = timed;
     }
 
@@ -953,6 +1130,25 @@ impl<P: Policy> AnyLevel for Level<P> {
         self.counters.readmore_blocks += readmore;
     }
 
+    fn record_events(&mut self, on: bool) {
+        self.log = on.then(|| Vec::with_capacity(256));
+        self.extra |= on;
+    }
+
+    fn drain_events(&mut self, sink: &mut dyn FnMut(u32, &LevelEvent)) {
+        if let Some(log) = &mut self.log {
+            for e in log.drain(..) {
+                sink(0, &e);
+            }
+        }
+    }
+
+    fn log_event(&mut self, ev: LevelEvent) {
+        if let Some(log) = &mut self.log {
+            log.push(ev);
+        }
+    }
+
     fn silent_use(&mut self, block: u64) {
         let Some(slot) = self.table.get(block) else { return };
         let e = *self.table.entry(slot);
@@ -962,22 +1158,28 @@ impl<P: Policy> AnyLevel for Level<P> {
         }
     }
 
-    fn mark_readmore(&mut self, first: u64, len: u32) {
+    fn mark_readmore(&mut self, access_first: u64, first: u64, len: u32) {
         for block in first..first + u64::from(len) {
             // Only a block this access missed and cached as a demand block (a block native prefetching
             // brought in is the native prefetcher's).
             let missed = block
-                .checked_sub(self.last_first)
+                .checked_sub(access_first)
                 .and_then(|i| self.outcomes.get(usize::try_from(i).ok()?))
                 .is_some_and(|o| *o == Outcome::Miss);
             let Some(slot) = self.table.get(block).filter(|_| missed) else { continue };
             let e = self.table.entry_mut(slot);
             if e.flags & (flags::PREFETCHED | flags::ACCESSED) == flags::ACCESSED {
                 e.flags |= flags::READMORE;
+                self.extra = true;
                 self.counters.prefetch_issued += 1;
                 self.counters.readmore_issued += 1;
+                self.note(K::PrefetchIssued, Origin::Readmore, block);
             }
         }
+    }
+
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        self.policy.future()
     }
 }
 
@@ -995,6 +1197,10 @@ impl<P: Policy> Level<P> {
                 return true;
             }
             self.counters.prefetch_invalidated += u64::from(e.counts_unused());
+            if let Some(log) = &mut self.log {
+                let kind = if e.counts_unused() { K::Invalidated } else { K::Removed };
+                log.push(LevelEvent::block(kind, origin_of(e), block));
+            }
             if e.unused_prefetch() {
                 self.unused_resident -= 1;
                 if self.raises {

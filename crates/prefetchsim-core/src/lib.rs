@@ -13,6 +13,8 @@
 //! - [`device`]: disks (Cheetah 9LP after DiskSim, a 7200 rpm drive), SSDs and the Linux-like I/O
 //!   scheduler; [`link`]: the network cost between levels.
 //! - [`config`]: the serde configuration with precise errors; [`metrics`]: counters and results.
+//! - [`optimal`]: offline bounds: Belady's MIN (policy `opt`), Cao et al.'s integrated prefetching and
+//!   caching on one disk, brute-force optima of tiny instances.
 //!
 //! ```
 //! use prefetchsim_core::config::HierarchyConfig;
@@ -29,11 +31,13 @@
 pub mod config;
 pub mod device;
 pub mod engine;
+pub mod eventlog;
 pub mod exclusive;
 pub mod fanout;
 pub mod level;
 pub mod link;
 pub mod metrics;
+pub mod optimal;
 pub mod pfc;
 pub mod policy;
 pub mod prefetch;

@@ -11,7 +11,9 @@ use std::time::Duration;
 use prefetchsim_core::config::{ComponentSpec, ConfigError as CoreConfigError, HierarchyConfig};
 use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport};
 use prefetchsim_core::metrics::{LevelReport, RunResult, Value as RecValue};
-use prefetchsim_core::{device, policy, prefetch};
+use prefetchsim_core::{device, optimal, policy, prefetch};
+use prefetchsim_trace::event_csv::EventCsv;
+use prefetchsim_trace::next_access::stated_next_uses;
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
@@ -162,15 +164,17 @@ fn run_detached<T: Send>(
 /// Simulate every config of `configs_json` (a JSON list of hierarchy configs) on the trace of
 /// `trace_json`; returns a JSON list of results, in config order. `progress(n)` is called about ten
 /// times a second with the number of requests read so far (over all configs, and the footprint pass
-/// first when a size is a share of the footprint).
+/// first when a size is a share of the footprint). `events`: write the per-block event log of the run
+/// (one config only) to this CSV file (`docs/events.md`).
 #[pyfunction]
-#[pyo3(signature = (trace_json, configs_json, progress=None, threads=None))]
+#[pyo3(signature = (trace_json, configs_json, progress=None, threads=None, events=None))]
 fn simulate(
     py: Python<'_>,
     trace_json: &str,
     configs_json: &str,
     progress: Option<&Bound<'_, PyAny>>,
     threads: Option<&Bound<'_, PyAny>>,
+    events: Option<&str>,
 ) -> PyResult<String> {
     let threads = uint_arg(threads, "threads", 0, 4096)? as usize;
     if let Some(p) = progress.filter(|p| !p.is_none() && !p.is_callable()) {
@@ -183,6 +187,9 @@ fn simulate(
         return Err(ConfigError::new_err("configs: expected a list of hierarchy configs"));
     };
     let n = items.len();
+    if events.is_some() && n != 1 {
+        return Err(ConfigError::new_err(format!("events: an event log records one run, not {n}")));
+    }
     let label = |i: usize, e: &CoreConfigError| {
         ConfigError::new_err(if n == 1 { e.to_string() } else { format!("config {i}: {e}") })
     };
@@ -206,7 +213,7 @@ fn simulate(
         } else {
             None
         };
-        run_all(&spec, &configs, footprint, threads, &done, &stop)
+        run_all(&spec, &configs, footprint, threads, &done, &stop, events)
     })?
     .into_iter()
     .map(|r| r.map_err(|e| e.into_py()))
@@ -292,6 +299,7 @@ fn run_all(
     threads: usize,
     done: &AtomicU64,
     stop: &AtomicBool,
+    events: Option<&str>,
 ) -> Vec<Result<(RunResult, SourceReport), WorkerError>> {
     let next = AtomicU64::new(0);
     let mut slots: Vec<Option<Result<(RunResult, SourceReport), WorkerError>>> =
@@ -304,7 +312,7 @@ fn run_all(
                 if i >= configs.len() {
                     break;
                 }
-                let r = run_one(spec, &configs[i], footprint, done, stop);
+                let r = run_one(spec, &configs[i], footprint, done, stop, events);
                 slots_mx.lock().expect("result lock")[i] = Some(r);
             });
         }
@@ -321,8 +329,14 @@ fn run_one(
     footprint: Option<u64>,
     done: &AtomicU64,
     stop: &AtomicBool,
+    events: Option<&str>,
 ) -> Result<(RunResult, SourceReport), WorkerError> {
     let mut h = Hierarchy::build(cfg, spec.block_size, footprint).map_err(WorkerError::Config)?;
+    prepare_opt(spec, cfg, &mut h, footprint, stop).map_err(WorkerError::Source)?;
+    if let Some(path) = events {
+        let sink = EventCsv::create(path).map_err(|e| WorkerError::Source(format!("event log: {e}").into()))?;
+        h.set_event_sink(Box::new(sink));
+    }
     let mut src: Box<dyn RequestSource + Send> = spec.open().map_err(|e| WorkerError::Source(Box::new(e)))?;
     let mut last = 0u64;
     let mut tick = |n: u64| {
@@ -331,8 +345,109 @@ fn run_one(
         !stop.load(Ordering::Relaxed)
     };
     let r = engine::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(WorkerError::Source)?;
+    if let Some(sink) = h.take_event_sink() {
+        if stop.load(Ordering::Relaxed) {
+            // Interrupted: the log is dropped unfinished (no file).
+            drop(sink);
+        } else {
+            sink.finish().map_err(|e| WorkerError::Source(format!("event log {e}").into()))?;
+        }
+    }
     done.fetch_add(r.requests - last, Ordering::Relaxed);
     Ok((r, src.report()))
+}
+
+/// Belady's MIN (`opt`) levels learn their future before the run: the first level's from the trace's
+/// own next-access field when it has one, else from a pre-pass; a lower level's from a recording run
+/// (`optimal::prepare`). Nothing happens without an `opt` level.
+fn prepare_opt(
+    spec: &TraceSpec,
+    cfg: &HierarchyConfig,
+    h: &mut Hierarchy,
+    footprint: Option<u64>,
+    stop: &AtomicBool,
+) -> Result<(), SourceError> {
+    let levels = optimal::opt_levels_in(cfg);
+    if levels.is_empty() {
+        return Ok(());
+    }
+    let first = if levels[0] == 0 { stated_next_uses(spec, cfg.engine.limit)? } else { None };
+    // The passes stop on Ctrl-C like the run; their requests are not counted as progress.
+    let uncounted = AtomicU64::new(0);
+    let mut open = || -> Result<Box<dyn RequestSource + '_>, SourceError> {
+        Ok(Box::new(Interruptible { src: spec.open()?, stop, done: &uncounted }))
+    };
+    optimal::prepare(cfg, h, footprint, &mut open, first)
+}
+
+/// Cao et al.'s single-disk model on the trace's block-split stream (its first `limit` requests): the
+/// schedules of Aggressive, Conservative and of demand fetching under Belady's MIN, for a cache of `cache`
+/// blocks and a fetch time of `fetch_time` request services. Returns JSON `{"aggressive": schedule,
+/// "conservative": …, "min_demand": …}` where a schedule is `{requests, elapsed, stall, fetches}`.
+#[pyfunction]
+#[pyo3(signature = (trace_json, cache, fetch_time, limit=None))]
+fn integrated(
+    py: Python<'_>,
+    trace_json: &str,
+    cache: &Bound<'_, PyAny>,
+    fetch_time: &Bound<'_, PyAny>,
+    limit: Option<&Bound<'_, PyAny>>,
+) -> PyResult<String> {
+    use prefetchsim_core::optimal::integrated::{aggressive, conservative, demand, min_replacements, DiskModel};
+    let spec = parse_spec(trace_json)?;
+    let cache = uint_arg(Some(cache), "cache", 0, 1 << 32)? as usize;
+    let fetch_time = uint_arg(Some(fetch_time), "fetch_time", 0, 1 << 32)?;
+    let limit = uint_arg(limit, "limit", u64::MAX, u64::MAX)?;
+    let model = DiskModel { cache, fetch_time };
+    model.validate().map_err(|m| ConfigError::new_err(format!("integrated: {m}")))?;
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let out = run_detached(py, None, &done, &stop, || -> Result<Value, SourceError> {
+        let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
+        let mut blocks: Vec<u64> = Vec::new();
+        let mut buf = Vec::with_capacity(8192);
+        let mut left = limit;
+        while left > 0 {
+            buf.clear();
+            if src.fill(&mut buf, left.min(8192) as usize)? == 0 {
+                break;
+            }
+            left -= buf.len() as u64;
+            blocks.extend(buf.iter().flat_map(prefetchsim_core::Request::blocks));
+        }
+        let a = aggressive(&blocks, model)?;
+        let c = conservative(&blocks, model)?;
+        let m = demand(blocks.len(), min_replacements(&blocks, cache).len() as u64, model);
+        Ok(json!({ "aggressive": a, "conservative": c, "min_demand": m }))
+    })?
+    .map_err(|e| source_err(&e))?;
+    Ok(out.to_string())
+}
+
+/// Time the one-level hierarchy of `config_json` on the trace in Cao et al.'s single-disk model (fetch
+/// time `fetch_time` request services; `optimal::single_disk`). Returns JSON `{"schedule": {requests,
+/// elapsed, stall, fetches}, "level": the level's record}`.
+#[pyfunction]
+fn single_disk(py: Python<'_>, trace_json: &str, config_json: &str, fetch_time: &Bound<'_, PyAny>) -> PyResult<String> {
+    use prefetchsim_core::optimal::integrated::DiskModel;
+    let spec = parse_spec(trace_json)?;
+    let cfg = HierarchyConfig::from_json(parse_json("config", config_json)?).map_err(|e| config_err(&e))?;
+    validate_components(&cfg).map_err(|e| config_err(&e))?;
+    let fetch_time = uint_arg(Some(fetch_time), "fetch_time", 0, 1 << 32)?;
+    let done = AtomicU64::new(0);
+    let stop = AtomicBool::new(false);
+    let out = run_detached(py, None, &done, &stop, || -> Result<Value, SourceError> {
+        let footprint = if cfg.needs_footprint() { Some(count_footprint(&spec, &stop, &done)?) } else { None };
+        let mut h = Hierarchy::build(&cfg, spec.block_size, footprint)?;
+        prepare_opt(&spec, &cfg, &mut h, footprint, &stop)?;
+        let model = DiskModel { cache: h.levels.first().map_or(0, |l| l.capacity()), fetch_time };
+        let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
+        let s = optimal::single_disk::single_disk(&mut src, &mut h, model, cfg.engine.limit)?;
+        let level = h.reports().first().map(|l| record_json(l.record())).unwrap_or(Value::Null);
+        Ok(json!({ "schedule": s, "level": level }))
+    })?
+    .map_err(|e| source_err(&e))?;
+    Ok(out.to_string())
 }
 
 /// Count the unique blocks of a trace.
@@ -571,6 +686,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(devices, m)?)?;
     m.add_function(wrap_pyfunction!(device_capacity_sectors, m)?)?;
     m.add_function(wrap_pyfunction!(canonical_config, m)?)?;
+    m.add_function(wrap_pyfunction!(integrated, m)?)?;
+    m.add_function(wrap_pyfunction!(single_disk, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -6,6 +6,7 @@
 //!    `*systor*` → systor17, `*cloud_storage*`/`*tencent*` → tencent, `*msr*`/`*cambridge*` → msr,
 //!    `*twitter*` → twitter, `*mqsim*` → mqsim, `w<digits>.trace` → u32le (the LIRS2 CloudPhysics
 //!    files: little-endian, see `formats/u32_array.rs`). A name match is accepted only if the head of the content parses in that format.
+//!    Before the name: a head starting like the CSV `trace convert` writes is that (`prefetchsim_csv`).
 //! 2. Otherwise the head ([`HEAD_BYTES`] decompressed bytes):
 //!    - binary (NUL bytes or control characters): vscsi when the version bytes of the first records say
 //!      so and the records parse; oracle_general when every 24-byte record of the head is plausible
@@ -228,9 +229,6 @@ fn detect_text(path: &str, head: &[u8], whole: bool) -> Result<&'static str, Tra
     if compact.starts_with("file_id,size_bytes_seen") {
         return Err(undetected(path, "a multi-real companion file list (file_id,size_bytes_seen), not a trace"));
     }
-    if compact.starts_with("#prefetchsimtrace:") || compact.starts_with("time_ns,op,first,len,stream,client") {
-        return Ok("prefetchsim_csv");
-    }
     if compact.starts_with("#time,object,size") || compact.starts_with("#time,obj_id,obj_size") {
         return Ok("twitter");
     }
@@ -260,7 +258,18 @@ pub fn detect_head(path: &str, head: &[u8], whole: bool) -> Result<&'static str,
     detect_named(path, named, &head[..head.len().min(HEAD_BYTES)], whole && head.len() <= HEAD_BYTES)
 }
 
+/// Whether `head` starts like the CSV `trace convert` writes: its first line says so whatever the file is
+/// named (a conversion of `msr-x.csv` to `msr.csv` is not MSR).
+fn is_prefetchsim_csv(head: &[u8]) -> bool {
+    let first = head.split(|&b| b == b'\n').next().unwrap_or_default();
+    let compact: String = String::from_utf8_lossy(first).chars().filter(|c| !c.is_whitespace()).collect();
+    compact.starts_with("#prefetchsimtrace:") || compact.starts_with("time_ns,op,first,len,stream,client")
+}
+
 fn detect_named(path: &str, named: Option<&'static str>, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
+    if is_prefetchsim_csv(head) {
+        return Ok("prefetchsim_csv");
+    }
     if let Some(format) = named {
         if head.is_empty() {
             return Ok(format);
@@ -303,6 +312,14 @@ mod tests {
         assert!(e.contains("the closest is msr") && e.contains("line 2") && e.contains("Offset"), "{e}");
         let e = detect_head("t.csv", b"hello world\n", true).unwrap_err().to_string();
         assert!(e.contains("matches no format's fields") && !e.contains("closest"), "{e}");
+    }
+
+    #[test]
+    fn the_csv_trace_convert_writes_is_recognised_whatever_its_name() {
+        let head = b"# prefetchsim trace: block_size=4096\ntime_ns,op,first,len,stream,client\n0,read,5,1,0,0\n";
+        for name in ["t.csv", "msr.csv", "systor.csv.gz", "x.lis"] {
+            assert_eq!(detect_head(name, head, true).unwrap(), "prefetchsim_csv", "{name}");
+        }
     }
 
     #[test]

@@ -82,6 +82,12 @@ pub struct TraceSpec {
     /// key it leaves out among `block_size`, `sector_size`, `mode`, `ops` and `skip_bad` is this spec's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merge: Vec<Map<String, Value>>,
+    /// Bytes one id stands for in id-addressed formats (LIRS, the w106 block array, oracleGeneral, CSV
+    /// object ids) in `blocks` mode: id `i` becomes bytes `[i·id_bytes, (i+1)·id_bytes)`, split into
+    /// `block_size` blocks like any address (so 4 KiB ids read with 64 KiB blocks group 16 ids). Unset
+    /// (default): one id = one block, whatever the block size.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id_bytes: Option<u64>,
 }
 
 /// Keys a merge member takes from the merged spec unless it sets them.
@@ -101,6 +107,7 @@ impl TraceSpec {
             skip_bad: 0,
             client_from: ClientFrom::Trace,
             merge: Vec::new(),
+            id_bytes: None,
         }
     }
 
@@ -177,6 +184,9 @@ impl TraceSpec {
         }
         if self.sector_size == 0 {
             return Err(TraceError::option("trace.sector_size", "must be at least 1 byte"));
+        }
+        if self.id_bytes == Some(0) {
+            return Err(TraceError::option("trace.id_bytes", "must be at least 1 byte"));
         }
         if self.merge.is_empty() && self.path.is_empty() {
             return Err(TraceError::option(
@@ -285,13 +295,21 @@ pub struct Converter {
     mode: Mode,
     ops: OpsFilter,
     unit: AddrUnit,
+    id_bytes: Option<u64>,
 }
 
 impl Converter {
     /// A converter for records in `unit`.
     #[must_use]
     pub fn new(spec: &TraceSpec, unit: AddrUnit) -> Self {
-        Self { block_size: spec.block_size, sector_size: spec.sector_size, mode: spec.mode, ops: spec.ops, unit }
+        Self {
+            block_size: spec.block_size,
+            sector_size: spec.sector_size,
+            mode: spec.mode,
+            ops: spec.ops,
+            unit,
+            id_bytes: spec.id_bytes,
+        }
     }
 
     /// The request for `r`, or `None` when the ops filter drops it. Sizes too large for one request are
@@ -305,12 +323,16 @@ impl Converter {
         if !keep {
             return Ok(None);
         }
-        let (first, len) = match (self.mode, self.unit) {
-            (Mode::Objects, _) | (Mode::Blocks, AddrUnit::Ids) => (r.addr, 1u64),
-            (Mode::Blocks, unit) => {
-                let unit_bytes = if unit == AddrUnit::Sectors { self.sector_size } else { 1 };
+        let (first, len) = match (self.mode, self.unit, self.id_bytes) {
+            (Mode::Objects, _, _) | (Mode::Blocks, AddrUnit::Ids, None) => (r.addr, 1u64),
+            (Mode::Blocks, unit, id_bytes) => {
+                let unit_bytes = match unit {
+                    AddrUnit::Sectors => self.sector_size,
+                    AddrUnit::Ids => id_bytes.unwrap_or(1),
+                    AddrUnit::Bytes => 1,
+                };
                 let start = r.addr.checked_mul(unit_bytes).ok_or("address overflows 64 bits in bytes")?;
-                let size = r.size.max(1);
+                let size = if unit == AddrUnit::Ids && r.size == 0 { unit_bytes } else { r.size.max(1) };
                 let end = start.checked_add(size - 1).ok_or("address + size overflows 64 bits")?;
                 let first = start / self.block_size;
                 (first, end / self.block_size - first + 1)

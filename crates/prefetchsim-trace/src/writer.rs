@@ -237,10 +237,12 @@ pub fn write_oracle_general_with(
 
 /// Write `src` to `out` as oracleGeneral records; `name` names the output in errors.
 ///
-/// `ts_s` is the request time in whole seconds (from the first request's time with `rebase_time`); `next_access_vtime` is the 0-based index (in this output)
-/// of the next record of the same `obj_id`, or -1 when there is none. Knowing the future needs the whole
-/// trace: the records are held in memory (16 bytes each, plus 8 per record for the answer and a hash map
-/// over the distinct objects) and filled by one backward pass before anything is written.
+/// `ts_s` is the request time in whole seconds (from the first request's time with `rebase_time`);
+/// `next_access_vtime` is the virtual time of the next record of the same `obj_id` counted from 1, as
+/// libCacheSim counts it (0-based index + 1; its own `cloudPhysicsIO.oracleGeneral.bin` does so), or -1
+/// when there is none. Knowing the future needs the whole trace: the records are held in memory (16
+/// bytes each, plus 8 per record for the answer and a hash map over the distinct objects) and filled by
+/// one backward pass before anything is written.
 pub fn write_oracle_general_to(
     src: &mut dyn RequestSource,
     out: &mut dyn Write,
@@ -304,7 +306,7 @@ pub fn write_oracle_general_to(
     let mut seen = block_map::<i64>(1 << 16);
     for (i, rec) in recs.iter().enumerate().rev() {
         if let Some(later) = seen.insert(rec.id, i as i64) {
-            next[i] = later;
+            next[i] = later + 1;
         }
     }
     drop(seen);
@@ -373,7 +375,7 @@ mod tests {
         write_oracle_general_to(&mut VecSource::new(reqs), &mut out, "mem", 4096, WriteOptions::default()).unwrap();
         let next: Vec<i64> =
             out.chunks(ORACLE_RECORD).map(|c| i64::from_le_bytes(c[16..24].try_into().unwrap())).collect();
-        assert_eq!(next, vec![2, 4, 5, -1, -1, -1]);
+        assert_eq!(next, vec![3, 5, 6, -1, -1, -1], "libCacheSim's virtual time, from 1");
     }
 
     #[test]

@@ -24,10 +24,12 @@ from __future__ import annotations
 
 from types import ModuleType
 
-from . import mithril, pfc, split, step
+from . import mithril, optimal, pfc, split, step
 
 # name -> module, in the order `prefetchsim reproduce --help` lists them.
-EXPERIMENTS: dict[str, ModuleType] = {"split": split, "mithril": mithril, "step": step, "pfc": pfc}
+EXPERIMENTS: dict[str, ModuleType] = {
+    "split": split, "mithril": mithril, "step": step, "pfc": pfc, "optimal": optimal,
+}
 
 
 def description(module: ModuleType) -> str:
@@ -36,4 +38,4 @@ def description(module: ModuleType) -> str:
     return doc.split("\n\n", 1)[0]
 
 
-__all__ = ["EXPERIMENTS", "description", "mithril", "pfc", "split", "step"]
+__all__ = ["EXPERIMENTS", "description", "mithril", "optimal", "pfc", "split", "step"]

@@ -187,6 +187,7 @@ pub trait Device: Send + std::fmt::Debug {
 pub const DEVICES: &[(&str, &str)] = &[
     ("cheetah9lp", "Seagate Cheetah 9LP 9.1 GB 10k rpm, DiskSim 4.0 parameters, positional model with cache"),
     ("hdd7200", "1 TB 7200 rpm SATA disk after the Seagate Barracuda 7200.12 data sheet (geometry ours)"),
+    ("ata40", "40 GB 7200 rpm ATA/100 disk of about 2002, the STEP paper's local disk class (geometry ours)"),
     ("sata_ssd", "SATA SSD: 100/250 us read/write latency, 500 MB/s, 32 in flight"),
     ("nvme", "NVMe SSD: 80/20 us read/write latency, 3000 MB/s, 64 in flight"),
     ("mqsim_like", "MQSim default SSD reduced to latency + 8 channels x 333 MB/s"),
@@ -221,6 +222,7 @@ pub fn preset(name: &str) -> Option<DeviceParams> {
     Some(match name {
         "cheetah9lp" => DeviceParams::Disk(presets::cheetah9lp()),
         "hdd7200" => DeviceParams::Disk(presets::hdd7200()),
+        "ata40" => DeviceParams::Disk(presets::ata40()),
         "sata_ssd" => DeviceParams::Ssd(ssd::sata_ssd()),
         "nvme" => DeviceParams::Ssd(ssd::nvme()),
         "mqsim_like" => DeviceParams::Ssd(ssd::mqsim_like()),

@@ -135,6 +135,53 @@ pub fn hdd7200() -> DiskParams {
     }
 }
 
+/// A 40 GB 7200 rpm ATA/100 drive of about 2002: the class of the STEP paper's local disk ("40GB 7.2K
+/// RPM, ATA/100", Liang, Jiang & Zhang, OSU-CISRC-3/07-TR23 §6.2).
+///
+/// 78,125,000 LBNs (40 GB), 7200 rpm, one platter (2 surfaces), an ATA/100 interface (100 MB/s, 0.00512
+/// ms per sector), a 2 MB cache (16 segments of 128 KiB). Ours: 16 equal zones from 895 down to 490
+/// sectors per track (55 down to 30 MB/s, inner/outer 0.55 as for `hdd7200`), and the seek curve of
+/// `hdd7200` rescaled to this disk's 56,448 cylinders so that a seek over the same share of the stroke
+/// takes the same time (1 ms for one cylinder, 16 ms full stroke, 8.5 ms mean over random pairs, the
+/// class's data-sheet figures); skews, head switch and overheads as `hdd7200`.
+#[must_use]
+pub fn ata40() -> DiskParams {
+    let (zones_n, cyl_per_zone, spt_od, step) = (16u32, 3528u32, 895u32, 27u32);
+    let zones = (0..zones_n)
+        .map(|i| {
+            let spt = spt_od - i * step;
+            ZoneSpec {
+                first_cyl: i * cyl_per_zone,
+                last_cyl: (i + 1) * cyl_per_zone - 1,
+                spt,
+                track_skew: spt.div_ceil(10),
+                cyl_skew: (spt * 13).div_ceil(100),
+                spares: 0,
+            }
+        })
+        .collect();
+    // hdd7200's HPL curve over 309,600 cylinders: boundary 143,000 (46.2 % of the stroke), sqrt part
+    // 0.02507 * sqrt(143,000) = 9.48 ms, linear part 3.314e-5 * 143,000 = 4.739 ms; the same at 46.2 % of
+    // 56,448 cylinders.
+    let boundary = 26_080u32;
+    DiskParams {
+        lbns: 78_125_000,
+        seek: SeekModel::Hpl {
+            boundary,
+            a: 1.0,
+            b: 9.48 / f64::from(boundary).sqrt(),
+            c: 5.739,
+            e: 4.739 / f64::from(boundary),
+            single: None,
+        },
+        surfaces: 2,
+        zones,
+        bus_ms_per_sector: 512.0 / 100e6 * 1e3,
+        cache: CacheParams { enabled: true, segments: 16, segment_sectors: 256, max_read_ahead: 256, fast_write: true },
+        ..hdd7200()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -159,7 +206,7 @@ mod tests {
 
     #[test]
     fn presets_validate_and_hold_their_lbns() {
-        for (name, p) in [("cheetah9lp", cheetah9lp()), ("hdd7200", hdd7200())] {
+        for (name, p) in [("cheetah9lp", cheetah9lp()), ("hdd7200", hdd7200()), ("ata40", ata40())] {
             p.validate(name).unwrap();
             let l = Layout::new(name, &p.zones, p.surfaces, p.reserve_spares).unwrap();
             assert!(l.slots() >= p.lbns, "{name}");
@@ -168,6 +215,18 @@ mod tests {
         let p = cheetah9lp();
         let with_spares = Layout::new("c", &p.zones, p.surfaces, true).unwrap();
         assert_eq!(with_spares.slots(), 17_918_387);
+    }
+
+    #[test]
+    fn ata40_is_a_40_gb_disk_with_hdd7200s_seek_profile() {
+        let p = ata40();
+        let l = Layout::new("ata40", &p.zones, p.surfaces, p.reserve_spares).unwrap();
+        assert_eq!((p.lbns, l.cylinders()), (78_125_000, 56_448));
+        let (a, b) = (p.seek.mean_random_ms(l.cylinders()), hdd7200().seek.mean_random_ms(309_600));
+        assert!((a - b).abs() < 0.1 && (8.0..9.0).contains(&a), "mean seek {a} ms against {b} ms");
+        // STEP's threshold (a ten-cylinder seek, §4.1.2) and the full stroke.
+        assert!((p.seek.time_ms(10) - 1.186).abs() < 0.01, "{}", p.seek.time_ms(10));
+        assert!((p.seek.time_ms(56_447) - 16.0).abs() < 0.1, "{}", p.seek.time_ms(56_447));
     }
 
     #[test]

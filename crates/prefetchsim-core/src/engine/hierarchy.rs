@@ -1,6 +1,7 @@
 //! Wiring: a [`HierarchyConfig`] becomes levels with their policies and prefetchers.
 
 use crate::config::{ConfigError, HierarchyConfig, LevelConfig};
+use crate::eventlog::{Event, EventKind, EventSink, LevelEvent, Origin};
 use crate::exclusive::Exclusive;
 use crate::fanout::{Factory, FanOut, Route, Routing};
 use crate::level::AnyLevel;
@@ -143,6 +144,8 @@ pub struct Hierarchy {
     block_size: u64,
     /// Per level: its evictions go down to the next level (DEMOTE there).
     demote_below: Vec<bool>,
+    /// The event log's sink, when the run records one.
+    events: Option<Box<dyn EventSink>>,
 }
 
 impl Hierarchy {
@@ -193,7 +196,61 @@ impl Hierarchy {
                 levels[i - 1].record_evictions(true);
             }
         }
-        Ok(Self { levels, names, block_size, demote_below })
+        Ok(Self { levels, names, block_size, demote_below, events: None })
+    }
+
+    /// Record the run's per-block events into `sink` (`crate::eventlog`); every level starts recording.
+    pub fn set_event_sink(&mut self, sink: Box<dyn EventSink>) {
+        for l in &mut self.levels {
+            l.record_events(true);
+        }
+        self.events = Some(sink);
+    }
+
+    /// Stop recording and give the sink back (to finish it).
+    pub fn take_event_sink(&mut self) -> Option<Box<dyn EventSink>> {
+        for l in &mut self.levels {
+            l.record_events(false);
+        }
+        self.events.take()
+    }
+
+    /// Whether the run records events.
+    #[inline]
+    #[must_use]
+    pub fn logging(&self) -> bool {
+        self.events.is_some()
+    }
+
+    /// Send the events level `k` recorded since the last call to the sink, at `time` (request index or
+    /// nanoseconds). Nothing when the run records no events.
+    #[inline]
+    pub fn log_level(&mut self, k: usize, time: u64) {
+        if let Some(sink) = &mut self.events {
+            let level = k as u32;
+            self.levels[k].drain_events(&mut |instance, ev| sink.record(&Event { time, level, instance, ev: *ev }));
+        }
+    }
+
+    /// [`Hierarchy::log_level`] for every level, top first.
+    #[inline]
+    pub fn log_all(&mut self, time: u64) {
+        if self.events.is_some() {
+            for k in 0..self.levels.len() {
+                self.log_level(k, time);
+            }
+        }
+    }
+
+    /// Log that every level's counters were zeroed (the warm-up ended) at `time`.
+    pub fn log_counters_reset(&mut self, time: u64) {
+        self.log_all(time);
+        if let Some(sink) = &mut self.events {
+            for k in 0..self.levels.len() {
+                let ev = LevelEvent { kind: EventKind::CountersReset, origin: Origin::None, block: 0, len: 0 };
+                sink.record(&Event { time, level: k as u32, instance: 0, ev });
+            }
+        }
     }
 
     /// DEMOTE: pass the blocks level `k` evicted since the last call (its access for `client`) down to

@@ -38,6 +38,7 @@ pub fn run_instant(
     cfg: &EngineConfig,
     progress: &mut dyn Progress,
 ) -> Result<RunResult, SourceError> {
+    crate::optimal::check_ready(h)?;
     let mut scratch: Vec<Vec<Fetch>> = (0..h.levels.len()).map(|_| Vec::with_capacity(64)).collect();
     let mut buf = Vec::with_capacity(BATCH);
     let (mut requests, mut blocks) = (0u64, 0u64);
@@ -45,6 +46,7 @@ pub fn run_instant(
     let mut next_tick = TICK;
     let mut stopped_early = false;
     let mut warm = cfg.warmup_requests == 0;
+    let logging = h.logging();
     'outer: loop {
         buf.clear();
         let want = BATCH.min(usize::try_from(limit - requests).unwrap_or(BATCH));
@@ -57,6 +59,10 @@ pub fn run_instant(
         }
         for req in &buf {
             serve(h, &mut scratch, req);
+            if logging {
+                // Time of the instant engine's events: the request's index.
+                h.log_all(requests);
+            }
             requests += 1;
             blocks += u64::from(req.len);
             if !warm && requests == cfg.warmup_requests {
@@ -64,6 +70,7 @@ pub fn run_instant(
                 for l in &mut h.levels {
                     l.reset_counters();
                 }
+                h.log_counters_reset(requests - 1);
             }
         }
         if requests >= next_tick {
@@ -77,6 +84,7 @@ pub fn run_instant(
     for l in &mut h.levels {
         l.finish();
     }
+    crate::optimal::finish(h, stopped_early)?;
     Ok(RunResult {
         requests,
         blocks,

@@ -256,6 +256,7 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
     let s = cfg
         .validate_timing()?
         .ok_or_else(|| ConfigError::new("engine.kind", "run_timed needs engine.kind = 'timed'"))?;
+    crate::optimal::refuse_timed(h)?;
     let n = h.levels.len();
     if n == 0 || n > MAX_LEVELS {
         return Err(ConfigError::new("level", format!("a timed run needs 1 to {MAX_LEVELS} levels")).into());
@@ -393,6 +394,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                     let (k, client, blocks) = std::mem::take(&mut self.demotions[id]);
                     self.demotions.release(id);
                     self.h.land_demotions(k, client, &blocks);
+                    self.h.log_level(k + 1, now);
                 }
                 Ev::ReqArrive(g) => {
                     let k = usize::from(self.fl.jobs[g].level) + 1;
@@ -513,6 +515,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         };
         self.out.clear();
         self.h.levels[k].access(&req, j.demand_len, &mut self.out);
+        self.h.log_level(k, now);
         self.new_ids.clear();
         let mut fetched = 0u64;
         for f in &self.out {
@@ -849,10 +852,11 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     }
 
     /// The blocks of fetch `g` arrive at its level: make them ready and wake its waiters.
-    fn arrive(&mut self, g: u32, _now: u64) {
+    fn arrive(&mut self, g: u32, now: u64) {
         let f = self.fl.jobs[g];
         let k = usize::from(f.level);
         self.h.levels[k].complete(f.first, f.len, g);
+        self.h.log_level(k, now);
         if k + 1 == self.n && !self.fl.orphans.is_empty() {
             let orphans = &mut self.fl.orphans;
             for b in f.first..f.first + u64::from(f.len) {
@@ -1011,6 +1015,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         for l in &mut self.h.levels {
             l.reset_counters();
         }
+        self.h.log_counters_reset(now);
         self.measuring = true;
         self.t_measure = now;
         self.sched_base = self.sched.stats().clone();

@@ -25,6 +25,7 @@ use std::collections::HashMap;
 
 use super::algorithm::{Decision, PfcState};
 use super::PfcParams;
+use crate::eventlog::{EventKind, LevelEvent, Origin};
 use crate::exclusive::Exclusive;
 use crate::level::AnyLevel;
 use crate::metrics::LevelCounters;
@@ -54,6 +55,8 @@ pub struct PfcLevel {
     /// (unless `readmore_joined`).
     prefetch_apart: bool,
     last: Option<Decision>,
+    /// The event log is on (PFC's events go to the wrapped level's buffer, in order with its own).
+    log: bool,
 }
 
 impl PfcLevel {
@@ -76,6 +79,7 @@ impl PfcLevel {
             bypass_tags: Vec::new(),
             prefetch_apart: false,
             last: None,
+            log: false,
         }
     }
 
@@ -98,6 +102,14 @@ impl PfcLevel {
             self.clients.get(&client).unwrap_or(&self.global)
         } else {
             &self.global
+        }
+    }
+
+    /// Record a PFC event in the wrapped level's log, when on.
+    #[inline]
+    fn note(&mut self, kind: EventKind, block: u64, len: u32) {
+        if self.log {
+            self.inner.log_event(LevelEvent { kind, origin: Origin::None, block, len });
         }
     }
 
@@ -133,17 +145,20 @@ impl PfcLevel {
             let o = if self.inner.peek(b) {
                 match self.inner.pinned_tag(b) {
                     Some(tag) => {
+                        self.note(EventKind::BypassPending, b, 1);
                         self.inner.silent_use(b);
                         self.pending.push(tag);
                         Outcome::Pending
                     }
                     None => {
+                        self.note(EventKind::SilentHit, b, 1);
                         self.inner.silent_use(b);
                         silent += 1;
                         Outcome::Hit
                     }
                 }
             } else {
+                self.note(EventKind::BypassRead, b, 1);
                 bypass_reads += 1;
                 Outcome::Miss
             };
@@ -158,6 +173,12 @@ impl PfcLevel {
             push(out, a, d.start_pfc);
         }
         self.bypass_fetches = out.len() - base;
+        if self.log {
+            for f in &out[base..] {
+                let ev = LevelEvent { kind: EventKind::FetchSent, origin: Origin::Bypass, block: f.first, len: f.len };
+                self.inner.log_event(ev);
+            }
+        }
 
         // Forwarded part (readmore included).
         let mut readmore = 0u64;
@@ -180,7 +201,10 @@ impl PfcLevel {
             self.pending.extend_from_slice(&self.inner.pending_tags()[..pend]);
             readmore = d.end_pfc.saturating_sub(e);
             if readmore > 0 {
-                self.inner.mark_readmore(e + 1, readmore as u32);
+                for b in e + 1..=d.end_pfc {
+                    self.note(EventKind::Readmore, b, 1);
+                }
+                self.inner.mark_readmore(d.start_pfc, e + 1, readmore as u32);
             }
         }
         self.inner.count_coordinated(silent, bypass_reads, readmore);
@@ -325,7 +349,17 @@ impl AnyLevel for PfcLevel {
     fn silent_use(&mut self, block: u64) {
         self.inner.silent_use(block);
     }
-    fn mark_readmore(&mut self, first: u64, len: u32) {
-        self.inner.mark_readmore(first, len);
+    fn mark_readmore(&mut self, access_first: u64, first: u64, len: u32) {
+        self.inner.mark_readmore(access_first, first, len);
+    }
+    fn record_events(&mut self, on: bool) {
+        self.log = on;
+        self.inner.record_events(on);
+    }
+    fn drain_events(&mut self, sink: &mut dyn FnMut(u32, &LevelEvent)) {
+        self.inner.drain_events(sink);
+    }
+    fn log_event(&mut self, ev: LevelEvent) {
+        self.inner.log_event(ev);
     }
 }

@@ -108,8 +108,8 @@ impl Clock {
 
 impl Policy for Clock {
     #[inline]
-    fn on_hit(&mut self, slot: Slot, _table: &BlockTable, first_use: bool) {
-        if !(first_use && self.first_hit == FirstHit::Stay) {
+    fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
+        if !self.first_hit.stays(first_use, table.entry(slot)) {
             let c = &mut self.count[slot as usize];
             *c = c.saturating_add(1).min(self.max);
         }

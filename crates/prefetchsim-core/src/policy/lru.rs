@@ -38,8 +38,8 @@ pub(crate) fn place(list: &mut List, links: &mut Links, slot: Slot, how: &Insert
 
 impl Policy for Lru {
     #[inline]
-    fn on_hit(&mut self, slot: Slot, _table: &BlockTable, first_use: bool) {
-        if !(first_use && self.first_hit == FirstHit::Stay) {
+    fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
+        if !self.first_hit.stays(first_use, table.entry(slot)) {
             self.list.move_to_front(&mut self.links, slot);
         }
     }

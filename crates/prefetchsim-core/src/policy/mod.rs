@@ -12,6 +12,7 @@ mod index;
 pub mod list;
 pub mod lru;
 pub mod mq;
+pub mod opt;
 pub mod sarc;
 pub mod split_lru;
 pub mod stream_lru;
@@ -90,6 +91,25 @@ pub enum FirstHit {
     Promote,
     /// Leave it in place; only a repeated access promotes it (AMP).
     Stay,
+    /// `stay` for the blocks of a stack's second prefetcher only ([`flags::SECOND`]), `promote` for the
+    /// first's: AMP's rule kept to AMP's pages when another prefetcher (Mithril) is stacked over it.
+    #[serde(rename = "stay_second")]
+    StaySecond,
+}
+
+impl FirstHit {
+    /// Whether a hit on `entry` leaves it in place: `first_use` (its first demand access since it was
+    /// prefetched) and the rule covers it.
+    #[inline]
+    #[must_use]
+    pub fn stays(self, first_use: bool, entry: &Entry) -> bool {
+        first_use
+            && match self {
+                Self::Promote => false,
+                Self::Stay => true,
+                Self::StaySecond => entry.flags & flags::SECOND != 0,
+            }
+    }
 }
 
 /// Settings every policy receives at construction.
@@ -140,6 +160,17 @@ pub trait Policy: Send + 'static {
 
     /// Check the policy's internal invariants against the table (tests; may be slow).
     fn check(&self, table: &BlockTable) -> Result<(), String>;
+
+    /// Each block of each request the level serves, in order, before its hit or miss is handled: the
+    /// level's stream, for a policy that knows its future (`opt`). Default: nothing.
+    #[inline]
+    fn on_access(&mut self, _block: u64) {}
+
+    /// The policy's knowledge of the future, for a policy that uses it (`opt`;
+    /// [`crate::optimal::prepare`] fills it in). Default: none.
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        None
+    }
 }
 
 /// Names and summaries of the registered policies (the one list the CLI, config and docs derive from).
@@ -153,6 +184,7 @@ pub const POLICIES: &[(&str, &str)] = &[
     ("streamlru", "stream-grouped prefetch-aware LRU (Varki et al., Split paper §2)"),
     ("splitlru", "Split replacement queue, Up and Down LRU lists (Varki, Hubbe & Merchant)"),
     ("sarc", "SARC's SEQ and RANDOM lists, adaptive split (Gill & Modha, USENIX ATC'05); prefetcher sarc"),
+    ("opt", "Belady's MIN, the offline optimum (IBM Sys. J. 1966): next uses from a pre-pass; instant engine"),
 ];
 
 /// Other spellings accepted for policy names.
@@ -218,8 +250,29 @@ pub fn build_level(
             params.validate(path)?;
             Box::new(Level::new(capacity, sarc::Sarc::new(&env, params), prefetcher, opts))
         }
+        "opt" => {
+            parse_params::<NoParams>(path, spec)?;
+            Box::new(Level::new(capacity, opt::Opt::new(&env), prefetcher, opts))
+        }
         _ => unreachable!("registered policy {name} without a constructor"),
     };
     let canonical = POLICIES.iter().find(|(n, _)| *n == name).map_or("?", |(n, _)| *n);
     Ok((canonical, level))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn stay_second_keeps_only_the_second_prefetchers_blocks_in_place_on_their_first_hit() {
+        let first = Entry { flags: flags::PREFETCHED, ..Entry::default() };
+        let second = Entry { flags: flags::PREFETCHED | flags::SECOND, ..Entry::default() };
+        assert!(!FirstHit::StaySecond.stays(true, &first));
+        assert!(FirstHit::StaySecond.stays(true, &second));
+        assert!(!FirstHit::StaySecond.stays(false, &second), "a later hit promotes");
+        assert!(FirstHit::Stay.stays(true, &first) && !FirstHit::Promote.stays(true, &second));
+        let opts: crate::level::LevelOptions = serde_json::from_str(r#"{"first_hit": "stay_second"}"#).unwrap();
+        assert_eq!(opts.first_hit, FirstHit::StaySecond);
+    }
 }

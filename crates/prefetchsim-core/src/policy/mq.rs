@@ -175,7 +175,7 @@ impl Policy for Mq {
         let f =
             if first_use { self.recall(table.entry(slot).block) } else { self.freq[slot as usize].saturating_add(1) };
         self.freq[slot as usize] = f;
-        if !(first_use && self.first_hit == FirstHit::Stay) {
+        if !self.first_hit.stays(first_use, table.entry(slot)) {
             self.requeue(slot, self.queue_num(f));
         }
         self.expire[slot as usize] = self.now.saturating_add(self.life);

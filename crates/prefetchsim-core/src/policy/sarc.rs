@@ -387,7 +387,7 @@ impl Policy for Sarc {
     /// `adapt = clamp(ratio - 1)` and restarts `seqMiss`; a hit in SEQ's bottom with `ratio > largeRatio`
     /// sets `adapt = 1`; the block moves to MRU of its own list.
     #[inline]
-    fn on_hit(&mut self, slot: Slot, _table: &BlockTable, first_use: bool) {
+    fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
         self.t += 1;
         let which = self.slots[slot as usize].home();
         self.ratio = 2.0 * self.seq_miss as f64 * self.delta_l as f64 / self.len(SEQ).max(1) as f64;
@@ -398,7 +398,7 @@ impl Policy for Sarc {
         if which == SEQ && self.ratio > self.large_ratio && self.in_bottom(SEQ, slot) {
             self.set_adapt(1.0);
         }
-        if !(first_use && self.first_hit == FirstHit::Stay) {
+        if !self.first_hit.stays(first_use, table.entry(slot)) {
             self.unlink(which, slot);
             self.link_front(which, slot);
         }

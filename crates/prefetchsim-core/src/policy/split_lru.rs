@@ -219,7 +219,7 @@ impl SplitLru {
 
 impl Policy for SplitLru {
     fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
-        let stay = first_use && self.first_hit == FirstHit::Stay;
+        let stay = self.first_hit.stays(first_use, table.entry(slot));
         // Take the hit block out first, so that b+1 is placed as if b had already left (the paper's
         // setting), then put b on top: the most recently used block.
         if !stay {

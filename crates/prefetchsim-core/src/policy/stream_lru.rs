@@ -176,7 +176,7 @@ impl StreamLru {
 
 impl Policy for StreamLru {
     fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
-        if first_use && self.first_hit == FirstHit::Stay {
+        if self.first_hit.stays(first_use, table.entry(slot)) {
             return;
         }
         let mut g = self.group_of(slot);

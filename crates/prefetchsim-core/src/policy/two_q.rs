@@ -122,7 +122,7 @@ impl Policy for TwoQ {
     /// as a miss on A1out would have (our rule; with `first_hit = stay` the next access does it).
     #[inline]
     fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
-        let stay = first_use && self.first_hit == FirstHit::Stay;
+        let stay = self.first_hit.stays(first_use, table.entry(slot));
         if self.home[slot as usize] == AM {
             if !stay {
                 self.am.move_to_front(&mut self.links, slot);

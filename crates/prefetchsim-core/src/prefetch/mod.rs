@@ -15,6 +15,7 @@ pub mod mithril;
 pub mod none;
 pub mod obl;
 pub mod pg;
+pub mod pg_heap;
 pub mod readahead;
 pub mod sarc;
 pub mod stack;

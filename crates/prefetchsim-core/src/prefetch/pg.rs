@@ -4,8 +4,9 @@
 //!
 //! An edge A→B counts how often B was requested within the `lookahead` requests after A; A's total
 //! grows by `lookahead` each time A leaves the window. When A is requested, every successor whose chance
-//! `count / total` exceeds `threshold` is prefetched, most likely first (one run each, so with LRU the
-//! least likely ends at MRU, as libCacheSim inserts them one at a time). Each new node and each new edge
+//! `count / total` exceeds `threshold` is prefetched, least likely first (one run each, so with LRU the
+//! most likely ends at MRU: libCacheSim pops its successors most likely first and prepends each to its
+//! prefetch list, then inserts the list in order). Each new node and each new edge
 //! costs 32 bytes of metadata; when the metadata reaches `max_metadata` of the cache bytes the graph
 //! freezes for good (known edges keep counting, no node or edge is added).
 //!
@@ -17,6 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::pg_heap::Heaps;
 use super::{LevelGeometry, PrefetchCtx, Prefetcher};
 use crate::config::ConfigError;
 use crate::policy::table::{block_map, BlockHasher, BlockMap};
@@ -49,6 +51,12 @@ pub struct PgParams {
     pub max_metadata: Option<f64>,
     /// Metadata bytes per node and per edge (32, libCacheSim's `8 + 8·3`).
     pub entry_bytes: Option<u32>,
+    /// Insert the successors least likely first, so the most likely lands at MRU (true, libCacheSim's
+    /// order); false inserts the most likely first.
+    pub most_likely_last: Option<bool>,
+    /// libCacheSim's successor heap with its defects ([`super::pg_heap`]): on in the `libcachesim`
+    /// preset, off in `griffioen` (the plain rule: every successor above the threshold).
+    pub compat_heap: Option<bool>,
 }
 
 /// PG's resolved parameters.
@@ -64,6 +72,10 @@ pub struct PgConfig {
     pub max_metadata: f64,
     /// See [`PgParams::entry_bytes`].
     pub entry_bytes: u32,
+    /// See [`PgParams::most_likely_last`].
+    pub most_likely_last: bool,
+    /// See [`PgParams::compat_heap`].
+    pub compat_heap: bool,
 }
 
 impl PgParams {
@@ -75,6 +87,8 @@ impl PgParams {
             strict: self.strict.unwrap_or(self.preset == PgPreset::Libcachesim),
             max_metadata: self.max_metadata.unwrap_or(0.1),
             entry_bytes: self.entry_bytes.unwrap_or(32),
+            most_likely_last: self.most_likely_last.unwrap_or(true),
+            compat_heap: self.compat_heap.unwrap_or(self.preset == PgPreset::Libcachesim),
         };
         let err = |key: &str, msg: String| Err(ConfigError::new(format!("{path}.{key}"), msg));
         if !(1..=100).contains(&c.lookahead) {
@@ -118,6 +132,8 @@ pub struct Pg {
     limit: f64,
     frozen: bool,
     picked: Vec<(u32, u32)>,
+    /// libCacheSim's heaps (`compat_heap`).
+    heaps: Option<Heaps>,
 }
 
 impl Pg {
@@ -139,6 +155,7 @@ impl Pg {
             limit: f64::INFINITY,
             frozen: false,
             picked: Vec::new(),
+            heaps: cfg.compat_heap.then(Heaps::default),
             cfg,
         }
     }
@@ -187,6 +204,9 @@ impl Pg {
                 self.nodes.insert(old, n);
                 self.node_total.push(0);
                 self.cand_head.push(NIL);
+                if let Some(h) = &mut self.heaps {
+                    h.add_node();
+                }
                 self.meta += u64::from(self.cfg.entry_bytes);
                 n
             }
@@ -198,14 +218,20 @@ impl Pg {
             let y = self.window[i];
             if let Some(&e) = self.edge_index.get(&(node, y)) {
                 self.edge_count[e as usize] += 1;
-                self.offer(node, e);
+                match &mut self.heaps {
+                    Some(h) => h.grew(node, e, &self.edge_count),
+                    None => self.offer(node, e),
+                }
             } else if !self.frozen {
                 let e = self.edge_succ.len() as u32;
                 self.edge_index.insert((node, y), e);
                 self.edge_succ.push(y);
                 self.edge_count.push(1);
                 self.cand_next.push(OUT);
-                self.offer(node, e);
+                match &mut self.heaps {
+                    Some(h) => h.insert(node, e, &self.edge_count),
+                    None => self.offer(node, e),
+                }
                 self.meta += u64::from(self.cfg.entry_bytes);
             } else {
                 return;
@@ -237,7 +263,7 @@ impl Pg {
         }
     }
 
-    /// Prefetch the likely successors of `x`, most likely first.
+    /// Prefetch the likely successors of `x` (see `most_likely_last` for the order).
     fn predict(&mut self, x: u64, ctx: &mut PrefetchCtx<'_>) {
         let Some(&n) = self.nodes.get(&x) else { return };
         let total = self.node_total[n as usize];
@@ -245,6 +271,10 @@ impl Pg {
             return;
         }
         self.picked.clear();
+        if self.heaps.is_some() {
+            self.predict_libcachesim(n, total, ctx);
+            return;
+        }
         // Walk the candidates; unlink those that no longer pass (the total grew past them).
         let mut prev = NIL;
         let mut e = self.cand_head[n as usize];
@@ -264,11 +294,35 @@ impl Pg {
             }
             e = next;
         }
-        // Decreasing count; equal counts in the order the edges were learnt.
+        // Decreasing count, equal counts in the order the edges were learnt; inserted in reverse (the most
+        // likely last, at MRU) unless `most_likely_last` is off.
         self.picked.sort_by_key(|&(c, e)| (std::cmp::Reverse(c), e));
+        if self.cfg.most_likely_last {
+            self.picked.reverse();
+        }
         for &(_, e) in &self.picked {
             ctx.prefetch(self.edge_succ[e as usize], 1);
         }
+    }
+}
+
+impl Pg {
+    /// libCacheSim's choice: pop while the root passes; the first that fails is lost; the passing ones
+    /// go back, and are prefetched, in the reverse of the pop order.
+    fn predict_libcachesim(&mut self, n: u32, total: u64, ctx: &mut PrefetchCtx<'_>) {
+        let Some(mut heaps) = self.heaps.take() else { return };
+        while let Some(e) = heaps.pop(n, &self.edge_count) {
+            let count = self.edge_count[e as usize];
+            if !self.passes(count, total) {
+                break;
+            }
+            self.picked.push((count, e));
+        }
+        for &(_, e) in self.picked.iter().rev() {
+            heaps.insert(n, e, &self.edge_count);
+            ctx.prefetch(self.edge_succ[e as usize], 1);
+        }
+        self.heaps = Some(heaps);
     }
 }
 
@@ -302,7 +356,15 @@ mod tests {
     use crate::request::Request;
 
     fn pg(lookahead: u32, threshold: f64, strict: bool) -> Pg {
-        let mut p = Pg::new(PgConfig { lookahead, threshold, strict, max_metadata: 1.0, entry_bytes: 32 });
+        let mut p = Pg::new(PgConfig {
+            lookahead,
+            threshold,
+            strict,
+            max_metadata: 1.0,
+            entry_bytes: 32,
+            most_likely_last: true,
+            compat_heap: false,
+        });
         p.attach(LevelGeometry { capacity: 1 << 20, block_bytes: 4096 });
         p
     }

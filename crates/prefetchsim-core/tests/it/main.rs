@@ -4,6 +4,7 @@ mod clients;
 mod device;
 mod exclusive;
 mod history;
+mod optimal;
 mod pfc;
 mod pfc_accounting;
 mod policies;

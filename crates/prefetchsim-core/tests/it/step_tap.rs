@@ -104,6 +104,11 @@ fn hits(n: u32) -> Vec<Outcome> {
     vec![Outcome::Hit; n as usize]
 }
 
+/// First uses of prefetched blocks.
+fn pf_hits(n: u32) -> Vec<Outcome> {
+    vec![Outcome::PrefetchHit; n as usize]
+}
+
 fn lock<T>(a: &Arc<Mutex<T>>) -> MutexGuard<'_, T> {
     a.lock().unwrap()
 }
@@ -239,8 +244,8 @@ fn a_high_pc_whose_hit_ratio_falls_is_demoted_to_low() {
     let mut s = step(json!({}));
     let mut queue = Vec::new();
     for i in 0..11u64 {
-        // The first request misses, the next seven hit, then the stream misses again.
-        let o = if i == 0 || i >= 8 { misses(8) } else { hits(8) };
+        // The first request misses, the next seven find prefetched blocks, then the stream misses again.
+        let o = if i == 0 || i >= 8 { misses(8) } else { pf_hits(8) };
         drive(&mut s, Request::read(8 * i, 8), &o);
         queue.push(s.context_for(8 * i + 8).unwrap().queue);
     }
@@ -748,6 +753,93 @@ fn step_prefetches_next_to_nothing_on_a_uniformly_random_trace() {
     }
 }
 
+/// Regression (issue 20, finding 7): H is the prefetch hit ratio of §4, prefetched blocks found, not any
+/// cached block. A stream re-reading data that is cached from earlier demand reads has prefetched nothing
+/// and must not be promoted to high confidence (the old H counted every cached block: high at request 7).
+#[test]
+fn cached_blocks_that_were_not_prefetched_are_no_prefetch_hits() {
+    let mut cached = step(json!({}));
+    let mut prefetched = step(json!({}));
+    for i in 0..12u64 {
+        let first = i == 0;
+        drive(&mut cached, Request::read(8 * i, 8), &if first { misses(8) } else { hits(8) });
+        drive(&mut prefetched, Request::read(8 * i, 8), &if first { misses(8) } else { pf_hits(8) });
+    }
+    let pc = cached.context_for(96).unwrap();
+    assert_eq!((pc.queue, pc.history.hit_ratio()), (Queue::Low, 0.0));
+    let pc = prefetched.context_for(96).unwrap();
+    assert_eq!((pc.queue, pc.history.hit_ratio()), (Queue::High, 1.0));
+}
+
+/// Regression (issue 20, finding 7): a late prefetch (a block the stream prefetched, still in flight) is a
+/// prefetch hit; a block in flight that the stream had not prefetched is not.
+#[test]
+fn in_flight_blocks_count_as_prefetch_hits_only_within_the_streams_prefetch() {
+    let mut s = step(json!({}));
+    drive(&mut s, Request::read(0, 8), &misses(8));
+    let runs = drive(&mut s, Request::read(8, 8), &misses(8));
+    assert_eq!(runs.iter().map(|r| (r.first, r.len)).collect::<Vec<_>>(), vec![(16, 8)]);
+    // Blocks 16-23 were prefetched (in flight), 24-27 were not (in flight for another reason).
+    drive(&mut s, Request::read(16, 12), &[Outcome::Pending; 12]);
+    let h = s.context_for(28).unwrap().history.hit_ratio();
+    assert!((h - 8.0 / 28.0).abs() < 1e-12, "{h}");
+}
+
+/// Regression (issue 20, finding 7): a new PC whose key (the block after its request) is held by an
+/// established PC leaves it in place. A re-read of a stream's last four blocks used to make a new PC that
+/// displaced the high-confidence stream, which then restarted from nothing.
+#[test]
+fn an_established_context_survives_a_colliding_new_one() {
+    let mut s = step(json!({}));
+    drive(&mut s, Request::read(0, 8), &misses(8));
+    for i in 1..12u64 {
+        drive(&mut s, Request::read(8 * i, 8), &pf_hits(8));
+    }
+    let before = s.context_for(96).unwrap().clone();
+    assert_eq!(before.queue, Queue::High);
+    // Re-read blocks 92-95: starts neither at the stream's next block nor in its last one.
+    drive(&mut s, Request::read(92, 4), &hits(4));
+    s.check().unwrap();
+    let after = s.context_for(96).unwrap();
+    assert_eq!((after.queue, after.x, after.pf_end), (before.queue, before.x, before.pf_end));
+    assert_eq!(s.stats().displaced, 0);
+    // The stream goes on as a high-confidence one, from its prefetch address (a new PC would prefetch
+    // one request after block 103).
+    let runs = drive(&mut s, Request::read(96, 8), &pf_hits(8));
+    assert_eq!(s.context_for(104).unwrap().queue, Queue::High);
+    assert_eq!(runs.first().map(|r| r.first), Some(before.pf_end + 1), "{runs:?}");
+}
+
+/// Regression (issue 20, finding 7): a short stream that runs into the position of a high-confidence one
+/// (both now expect the same next block) yields to it instead of displacing it.
+#[test]
+fn an_established_context_survives_a_weaker_one_extending_onto_its_key() {
+    let mut s = step(json!({}));
+    drive(&mut s, Request::read(1000, 8), &misses(8));
+    for i in 1..12u64 {
+        drive(&mut s, Request::read(1000 + 8 * i, 8), &pf_hits(8));
+    }
+    assert_eq!(s.context_for(1096).unwrap().queue, Queue::High);
+    // A second stream: 1080-1083 (new), then 1084-1095 extends it to end where the first ends.
+    drive(&mut s, Request::read(1080, 4), &hits(4));
+    drive(&mut s, Request::read(1084, 12), &hits(12));
+    s.check().unwrap();
+    let pc = s.context_for(1096).unwrap();
+    assert_eq!((pc.queue, pc.x), (Queue::High, 96));
+    assert_eq!(s.stats().displaced, 0);
+    // The other way round, the stronger mover takes the key (the weak holder is dropped).
+    let mut s = step(json!({}));
+    drive(&mut s, Request::read(5000, 4), &misses(4)); // a new PC expecting 5004
+    drive(&mut s, Request::read(4000, 8), &misses(8));
+    for i in 1..12u64 {
+        drive(&mut s, Request::read(4000 + 8 * i, 8), &pf_hits(8));
+    }
+    drive(&mut s, Request::read(4096, 908), &pf_hits(908)); // the stream now ends at 5003
+    s.check().unwrap();
+    assert_eq!(s.context_for(5004).unwrap().queue, Queue::High);
+    assert_eq!(s.stats().displaced, 1);
+}
+
 /// A re-read of a PC's last block touches the PC but neither extends nor promotes it.
 #[test]
 fn a_re_read_of_the_last_block_extends_no_stream() {
@@ -916,4 +1008,69 @@ fn step_preset_names_read_back() {
     let p: StepParams = serde_json::from_value(json!({"preset": "pm_sa"})).unwrap();
     assert_eq!(p.preset, StepPreset::PmSa);
     let _ = TapParams::default();
+}
+
+// ---------------------------------------------------------------------------------------------------
+// STEP's prefetch is an I/O of its own (§4.2.1), in the timed engine.
+// ---------------------------------------------------------------------------------------------------
+
+/// Device reads (first, len, start, done) and request completions of a timed run.
+#[derive(Default)]
+struct TimedReads {
+    reads: Vec<(u64, u32, u64, u64)>,
+    done: Vec<(u64, u64)>,
+}
+
+impl prefetchsim_core::engine::TimedObserver for TimedReads {
+    fn read_start(&mut self, first: u64, len: u32, t: u64) {
+        self.reads.push((first, len, t, u64::MAX));
+    }
+    fn read_done(&mut self, first: u64, len: u32, t: u64) {
+        let r = self.reads.iter_mut().find(|r| r.0 == first && r.1 == len && r.3 == u64::MAX).expect("started");
+        r.3 = t;
+    }
+    fn completed(&mut self, index: u64, t: u64) {
+        self.done.push((index, t));
+    }
+}
+
+/// Regression (issue 20, finding 7): STEP issues its prefetch "asynchronously after the fetch request is
+/// fulfilled" (§4.2.1). With `prefetch_io = "apart"` (what `reproduce step` runs STEP with) the demand
+/// read of the request that triggers a prefetch is read alone and the request does not wait for the
+/// prefetch; before, demand and prefetch were one I/O the request waited for (still `joined`).
+#[test]
+fn steps_prefetch_is_read_after_the_demand_read_and_not_waited_for() {
+    use prefetchsim_core::engine::{run_timed_observed, Silent, VecSource};
+    const MS: u64 = 1_000_000;
+    let run = |io: &str| {
+        // A device of 5 ms per request plus 1 ms per 4 KiB block, FIFO, one request at a time.
+        let cfg = HierarchyConfig::from_toml(&format!(
+            "[[level]]\nsize = 1024\nprefetcher = {{ name = 'step' }}\n\
+             [engine]\nkind = 'timed'\nreplay = 'open'\nprefetch_io = '{io}'\n\
+             [device]\nname = 'fixed'\nread_latency_ms = 5.0\nbandwidth_mb_s = 4.096\n\
+             [scheduler]\npolicy = 'noop'\nplugging = 'instant'\n"
+        ))
+        .unwrap();
+        let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+        let mut w = TimedReads::default();
+        // One stream of 8-block requests 100 ms apart: the second extends the new PC (new -> low), which
+        // prefetches one estimated request, blocks 16-23; the third finds them cached.
+        let reqs: Vec<Request> =
+            (0..3u64).map(|i| Request { time_ns: 100 * i * MS, first: 8 * i, len: 8, ..Request::default() }).collect();
+        run_timed_observed(&mut VecSource::new(reqs), &mut h, &cfg, &mut Silent, &mut w).unwrap();
+        w
+    };
+    let apart = run("apart");
+    let joined = run("joined");
+    // Apart: the second request reads 8-15 alone (5 + 8 ms) and completes then; 16-23 follow.
+    let rt = |w: &TimedReads, i: u64| w.done.iter().find(|d| d.0 == i).unwrap().1 - 100 * i * MS;
+    assert_eq!(rt(&apart, 1), 13 * MS);
+    let demand = *apart.reads.iter().find(|r| r.0 == 8).unwrap();
+    let pf = *apart.reads.iter().find(|r| r.0 == 16).unwrap();
+    assert_eq!((demand.1, pf.1), (8, 8));
+    assert!(pf.2 >= demand.3, "the prefetch read starts after the demand read is done: {pf:?} {demand:?}");
+    assert_eq!(rt(&apart, 2), 0, "the prefetched request is a hit");
+    // Joined (the old behaviour): one read of 8-23, 5 + 16 ms, and the request waits for all of it.
+    assert_eq!(rt(&joined, 1), 21 * MS);
+    assert!(joined.reads.iter().any(|r| (r.0, r.1) == (8, 16)));
 }

@@ -7,7 +7,13 @@
 //! requests interleave, so the blocks of a group arrive close together but not back to back (what
 //! Mithril's lookahead range is for). Group block ids are a keyed hash of (group, position), so the
 //! generator stores nothing per group. No two blocks of a group are adjacent, so sequential prefetchers
-//! find nothing to do.
+//! find nothing to do in them.
+//!
+//! Two options (off by default) make it the workload of `reproduce mithril`: `seq_share` of the requests
+//! continue `seq_streams` sequential runs of `seq_run` blocks in a region of their own (AMP's case, so
+//! AMP and LRU differ), and `epoch_requests` redraws every group's blocks but its first after that many
+//! requests (a group's first block keeps recurring with new partners: its old associations go stale, so
+//! long prefetch lists cost precision, as in the paper's §5.4).
 
 use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
@@ -40,6 +46,14 @@ pub struct AssociationsParams {
     pub requests: u64,
     /// Random seed. Default 1.
     pub seed: u64,
+    /// Share of requests that continue a sequential run. Default 0.
+    pub seq_share: f64,
+    /// Concurrent sequential runs. Default 4.
+    pub seq_streams: u32,
+    /// Blocks per sequential run. Default 64.
+    pub seq_run: u32,
+    /// Requests after which every group's blocks but its first are redrawn (0: never, the default).
+    pub epoch_requests: u64,
 }
 
 impl Default for AssociationsParams {
@@ -55,6 +69,10 @@ impl Default for AssociationsParams {
             space_blocks: 1 << 30,
             requests: 1_000_000,
             seed: 1,
+            seq_share: 0.0,
+            seq_streams: 4,
+            seq_run: 64,
+            epoch_requests: 0,
         }
     }
 }
@@ -68,6 +86,8 @@ pub struct Associations {
     rng: SimRng,
     /// Per application: (group, next position in it).
     active: Vec<(u64, u32)>,
+    /// Per sequential stream: (next block, blocks left in its run).
+    seq: Vec<(u64, u32)>,
     left: u64,
 }
 
@@ -95,16 +115,57 @@ impl Associations {
         if p.space_blocks < 1 << 16 {
             return Err(bad("space_blocks", "must be at least 65536 blocks"));
         }
+        if p.space_blocks > 1 << 60 {
+            return Err(bad("space_blocks", "must be at most 2^60 blocks"));
+        }
+        check_share("seq_share", p.seq_share)?;
+        if p.hot_share + p.oneoff_share + p.seq_share > 1.0 {
+            return Err(bad("seq_share", "hot_share + oneoff_share + seq_share must not exceed 1"));
+        }
+        check_units("seq_streams", u64::from(p.seq_streams))?;
+        if p.seq_run == 0 || u64::from(p.seq_run) > p.space_blocks / 2 {
+            return Err(bad("seq_run", "must be between 1 and half of space_blocks"));
+        }
         let mut rng = SimRng::new(p.seed, 7);
         let groups = Zipf::new(p.groups, p.group_alpha);
         let active = (0..p.concurrency).map(|_| (groups.sample(&mut rng) - 1, 0)).collect();
-        Ok(Self { groups, hot: Zipf::new(p.hot_blocks, 1.0), rng, active, left: p.requests, p: p.clone() })
+        let seq = vec![(0, 0); p.seq_streams as usize];
+        Ok(Self { groups, hot: Zipf::new(p.hot_blocks, 1.0), rng, active, seq, left: p.requests, p: p.clone() })
     }
 
-    /// Block `j` of group `g`: a keyed hash into the address space, spaced so no two are adjacent.
-    fn group_block(&self, g: u64, j: u32) -> u64 {
-        let h = mix64(self.p.seed ^ mix64(g.wrapping_mul(64) + u64::from(j)));
+    /// The current epoch (0 when groups never change).
+    fn epoch(&self) -> u64 {
+        let done = self.p.requests - self.left;
+        done.checked_div(self.p.epoch_requests).unwrap_or(0)
+    }
+
+    /// Block `j` of group `g` in `epoch`: a keyed hash into the address space, spaced so no two are
+    /// adjacent.
+    fn group_block_in(&self, g: u64, j: u32, epoch: u64) -> u64 {
+        let h = mix64(self.p.seed ^ mix64(g.wrapping_mul(64) + u64::from(j)) ^ mix64(epoch.wrapping_add(0xe90c)));
         (h % (self.p.space_blocks / 4)) * 4 + 1
+    }
+
+    /// Block `j` of group `g` now (the first block never changes).
+    fn group_block(&self, g: u64, j: u32) -> u64 {
+        if self.p.epoch_requests == 0 || j == 0 {
+            let h = mix64(self.p.seed ^ mix64(g.wrapping_mul(64) + u64::from(j)));
+            return (h % (self.p.space_blocks / 4)) * 4 + 1;
+        }
+        self.group_block_in(g, j, self.epoch())
+    }
+
+    /// The next block of a random sequential stream; a finished run restarts at a random place in the
+    /// sequential region (blocks `space_blocks .. 2 · space_blocks`).
+    fn seq_block(&mut self) -> u64 {
+        let i = self.rng.below(self.seq.len() as u64) as usize;
+        if self.seq[i].1 == 0 {
+            let run = u64::from(self.p.seq_run);
+            self.seq[i] = (self.p.space_blocks + self.rng.below(self.p.space_blocks - run), self.p.seq_run);
+        }
+        let (b, left) = self.seq[i];
+        self.seq[i] = (b + 1, left - 1);
+        b
     }
 }
 
@@ -117,7 +178,10 @@ impl Iterator for Associations {
         }
         self.left -= 1;
         let u = self.rng.unit();
-        let first = if u < self.p.hot_share {
+        let seq_from = 1.0 - self.p.seq_share;
+        let first = if self.p.seq_share > 0.0 && u >= seq_from {
+            self.seq_block()
+        } else if u < self.p.hot_share {
             let rank = self.hot.sample(&mut self.rng);
             (mix64(self.p.seed.wrapping_add(0x407) ^ rank) % (self.p.space_blocks / 4)) * 4 + 2
         } else if u < self.p.hot_share + self.p.oneoff_share {
@@ -164,6 +228,31 @@ mod tests {
         let hot = reqs.iter().filter(|&&b| b % 4 == 2).count() as f64 / 1e5;
         let oneoff = reqs.iter().filter(|&&b| b % 4 == 3).count() as f64 / 1e5;
         assert!((hot - 0.2).abs() < 0.01 && (oneoff - 0.2).abs() < 0.01, "{hot} {oneoff}");
+    }
+
+    #[test]
+    fn sequential_runs_and_epochs_when_asked() {
+        let p = AssociationsParams {
+            requests: 40_000,
+            seq_share: 0.3,
+            seq_streams: 1,
+            epoch_requests: 20_000,
+            ..Default::default()
+        };
+        let reqs: Vec<u64> = Associations::new(&p).unwrap().map(|r| r.first).collect();
+        let seq: Vec<u64> = reqs.iter().copied().filter(|&b| b >= p.space_blocks).collect();
+        let share = seq.len() as f64 / reqs.len() as f64;
+        assert!((share - 0.3).abs() < 0.01, "{share}");
+        let continued = seq.windows(2).filter(|w| w[1] == w[0] + 1).count() as f64 / seq.len() as f64;
+        assert!(continued > 0.95, "one stream of 64-block runs: {continued}");
+        // In the second epoch only the groups' first blocks (a quarter of group requests) recur.
+        let group = |r: &[u64]| r.iter().copied().filter(|&b| b < p.space_blocks && b % 4 == 1).collect::<Vec<_>>();
+        let (a, b) = (group(&reqs[..20_000]), group(&reqs[20_000..]));
+        let first: std::collections::HashSet<u64> = a.iter().copied().collect();
+        let g = Associations::new(&p).unwrap();
+        let starts: std::collections::HashSet<u64> = (0..p.groups).map(|k| g.group_block(k, 0)).collect();
+        let again: Vec<u64> = b.iter().copied().filter(|x| first.contains(x)).collect();
+        assert!(!again.is_empty() && again.iter().all(|x| starts.contains(x)));
     }
 
     #[test]

@@ -2,6 +2,7 @@
 
 mod common;
 mod history;
+mod optimal;
 mod readers;
 mod robust;
 mod stats;

@@ -361,7 +361,8 @@ fn expected_oracle(reqs: &[Request], block_size: u64, per_block: bool) -> Vec<(u
     }
     (0..recs.len())
         .map(|i| {
-            let next = (i + 1..recs.len()).find(|&j| recs[j].1 == recs[i].1).map_or(-1, |j| j as i64);
+            // libCacheSim's virtual time counts from 1.
+            let next = (i + 1..recs.len()).find(|&j| recs[j].1 == recs[i].1).map_or(-1, |j| j as i64 + 1);
             (recs[i].0, recs[i].1, recs[i].2, next)
         })
         .collect()
@@ -397,7 +398,7 @@ fn per_block_records_of_a_request_ascend_and_share_its_timestamp() {
         WriteOptions { shape: OracleShape::PerBlock, rebase_time: false },
     )
     .unwrap();
-    assert_eq!(parse_oracle(&out), vec![(3, 10, 4096, -1), (3, 11, 4096, 3), (3, 12, 4096, -1), (0, 11, 4096, -1)]);
+    assert_eq!(parse_oracle(&out), vec![(3, 10, 4096, -1), (3, 11, 4096, 4), (3, 12, 4096, -1), (0, 11, 4096, -1)]);
 }
 
 #[test]

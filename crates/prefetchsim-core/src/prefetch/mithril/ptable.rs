@@ -11,7 +11,11 @@
 //!   limit; shards are allocated on demand and the last one may be partial so the whole budget is used.
 //! - [`Growth::Libcachesim`]: the first shard is allocated at start (even past the limit); another is
 //!   added while `meta + shard bytes < limit` and fewer than `limit / (shard_rows · pf_list_size)` shards
-//!   exist; row 0 is never used.
+//!   exist. Rows 0 and 1 are never used (its row cursor starts at 1 and is advanced before each new row).
+//!   When the table is full it wraps to row 2, and from then on only the rows of the *first* shard are
+//!   recycled (rows `2 .. shard_rows`): libCacheSim checks for the end of a shard with
+//!   `(row + 1) % shard_rows == 0`, which after the wrap fires at the end of shard 0 and wraps again, so
+//!   the later shards keep the associations they held at the first wrap for the rest of the run.
 //!
 //! Bytes per row: 8 per associated block plus 12 for the source (8 B id + 4 B index entry), the paper's
 //! §4.4 accounting; 8 more per shard pointer. In memory a row is `[source, count, blocks…]` of `u64`s
@@ -90,8 +94,8 @@ impl PrefetchTable {
             t.meta += 8 * u64::from(max_shards);
             t.allocate(t.shard_rows);
             t.meta += u64::from(t.shard_rows) * Self::row_bytes(pf_list_size);
-            t.first_row = 1;
-            t.next = 1;
+            t.first_row = 2;
+            t.next = 2;
         }
         t
     }
@@ -204,7 +208,12 @@ impl PrefetchTable {
     /// A row for a new source: a fresh one, or (once full) the oldest in turn. `None` when the table
     /// has no usable row at all.
     fn take_row(&mut self) -> Option<u32> {
-        if self.next >= self.rows && (self.full || !self.grow()) {
+        // libCacheSim recycles only its first shard once full (module doc).
+        let end = match self.growth {
+            Growth::Libcachesim { .. } if self.full => self.rows.min(self.shard_rows),
+            _ => self.rows,
+        };
+        if self.next >= end && (self.full || !self.grow()) {
             self.full = true;
             self.next = self.first_row;
         }
@@ -301,14 +310,36 @@ mod tests {
         let mut t = PrefetchTable::new(2, 4, Growth::Libcachesim { limit, max_shards: 1250 }, 0);
         let start = 8 * 1250 + 4 * row;
         assert_eq!((t.shards(), t.metadata_bytes()), (1, start));
-        // Already past the limit: no second shard, rows 1..3 cycle.
+        // Already past the limit: no second shard, rows 2 and 3 cycle (0 and 1 are never used).
         for a in 0..5 {
             t.add(a, a + 100);
         }
         assert_eq!(t.shards(), 1);
-        assert_eq!(t.len(), 3);
-        assert_eq!(t.get(0), &[] as &[u64]);
-        assert_eq!(t.get(1), &[] as &[u64]);
-        assert_eq!(t.get(4), &[104]);
+        assert_eq!(t.len(), 2);
+        assert_eq!(t.get(2), &[] as &[u64]);
+        assert_eq!((t.get(3), t.get(4)), (&[103][..], &[104][..]));
+    }
+
+    #[test]
+    fn libcachesim_growth_recycles_only_the_first_shard_once_full() {
+        let row = PrefetchTable::row_bytes(2);
+        // Room for the first shard and one more: rows 2..3 and 4..7, then full.
+        let limit = (8 * 10 + 2 * 4 * row + 1) as f64;
+        let mut t = PrefetchTable::new(2, 4, Growth::Libcachesim { limit, max_shards: 10 }, 0);
+        for a in 0..6 {
+            t.add(a, a + 100);
+        }
+        assert_eq!((t.shards(), t.len()), (2, 6));
+        // Full: sources 6, 7, 8, 9 take rows 2, 3, 2, 3; the second shard's sources 2..5 stay for good.
+        for a in 6..10 {
+            t.add(a, a + 100);
+        }
+        assert_eq!(t.len(), 6);
+        for a in [0, 1, 6, 7] {
+            assert_eq!(t.get(a), &[] as &[u64], "{a}");
+        }
+        for a in [2, 3, 4, 5, 8, 9] {
+            assert_eq!(t.get(a), &[a + 100], "{a}");
+        }
     }
 }

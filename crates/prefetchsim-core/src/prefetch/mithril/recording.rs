@@ -11,7 +11,8 @@
 //! - One block → row index serves both tables (a tag bit says which).
 //!
 //! libCacheSim's layout (`compat`): row 0 of the recording table is unused, and the row at the cursor is
-//! cleared as soon as the cursor reaches it (so one row is always empty). Timestamps are stored as given
+//! cleared as soon as the cursor reaches it (so one row is always empty). A row promoted while the cursor
+//! is at row 1 (just wrapped) leaves its hole unfilled and the cursor where it is. Timestamps are stored as given
 //! (the owner decides their width: 15-bit wrapped values or offsets from a base).
 //!
 //! Storage is compact and allocated once: a row is `[block low, block high, count, timestamps…]` in one
@@ -350,6 +351,10 @@ impl Tables {
             self.unindex(block, r);
         }
         self.rec.clear(r);
+        if self.eager_clear && self.cursor == self.rec_first {
+            // libCacheSim with its cursor at its first row (just wrapped): the hole stays, the cursor too.
+            return;
+        }
         let prev = self.step(self.cursor, false);
         if prev != r && self.rec.count(prev) > 0 {
             let moved = self.rec.block(prev);

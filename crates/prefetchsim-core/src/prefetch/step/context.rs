@@ -10,9 +10,11 @@
 //! The tree is keyed by the block a PC expects next (`last + 1`), so the stride-one match of §4 is one
 //! exact search; the `prefetched` match window also accepts a request that starts inside what was
 //! prefetched for the nearest PC below it (`shared/docs/algorithms/step.md`, edge cases). Two PCs never
-//! share a key: a PC that moves onto the key of another displaces it, and the displaced PC is dropped
-//! (two streams at the same position are one stream from then on) \[ours\]. PCs live in a slab with a
-//! generation per slot, so a stale reference (to a purged PC) is recognised.
+//! share a key (two streams at the same position are one stream from then on) \[ours\]: of two PCs that
+//! meet on a key the better established one keeps it ([`Context::outranks`]: higher queue, then longer
+//! sequence; the holder on a tie), so a re-read of a stream's last blocks, which makes a new PC ending
+//! where the stream ends, never wipes a high-confidence stream. PCs live in a slab with a generation per
+//! slot, so a stale reference (to a purged PC) is recognised.
 
 use std::collections::BTreeMap;
 
@@ -32,11 +34,13 @@ pub enum Queue {
     High = 2,
 }
 
-/// The last `N` requests of a PC: length, blocks found cached, arrival time (oldest first).
+/// The last `N` requests of a PC: length, blocks new to the stream, prefetched blocks among them found
+/// cached or in flight, arrival time (oldest first).
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct History {
     lens: [u32; MAX_HISTORY],
-    cached: [u32; MAX_HISTORY],
+    fresh: [u32; MAX_HISTORY],
+    pf_hits: [u32; MAX_HISTORY],
     times: [f64; MAX_HISTORY],
     /// Entries held (at most the PC's `N`).
     len: u8,
@@ -45,9 +49,10 @@ pub struct History {
 }
 
 impl History {
-    /// Record a request of `len` blocks, `cached` of them found cached, arriving at `time`, keeping the
-    /// last `n` requests (`1 <= n <= MAX_HISTORY`).
-    pub fn push(&mut self, len: u32, cached: u32, time: f64, n: usize) {
+    /// Record a request of `len` blocks, `fresh` of them beyond the stream's last block and `pf_hits` of
+    /// those prefetched blocks found cached or in flight, arriving at `time`, keeping the last `n`
+    /// requests (`1 <= n <= MAX_HISTORY`).
+    pub fn push(&mut self, len: u32, fresh: u32, pf_hits: u32, time: f64, n: usize) {
         let n = n.clamp(1, MAX_HISTORY);
         // Entries occupy head .. head + len (mod MAX_HISTORY); the new one goes right after them, and when
         // `n` are held the oldest is dropped first.
@@ -58,7 +63,8 @@ impl History {
         let at = (usize::from(self.head) + usize::from(self.len)) % MAX_HISTORY;
         self.len += 1;
         self.lens[at] = len;
-        self.cached[at] = cached;
+        self.fresh[at] = fresh;
+        self.pf_hits[at] = pf_hits.min(fresh);
         self.times[at] = time;
     }
 
@@ -107,21 +113,24 @@ impl History {
         self.lens().max().map_or(0, u64::from)
     }
 
-    /// Recent prefetch hit ratio `H` \[ours: the estimator\]: the mean over the requests held of the share of
-    /// each request's blocks that were cached (resident or in flight) when it arrived.
+    /// Recent prefetch hit ratio `H` (§4: "the stream's recent prefetch hit ratio"): over the requests
+    /// held, the blocks new to the stream that were prefetched and found cached or in flight (first uses of
+    /// prefetched blocks) per block new to the stream \[ours: the estimator\]. A block cached for another
+    /// reason (an earlier demand read) is no prefetch hit, and a re-read of the stream's last block is not
+    /// new to it.
     #[must_use]
     pub fn hit_ratio(&self) -> f64 {
-        let k = self.len();
-        if k == 0 {
-            return 0.0;
+        let (mut hits, mut fresh) = (0u64, 0u64);
+        for i in 0..self.len() {
+            let j = self.at(i);
+            hits += u64::from(self.pf_hits[j]);
+            fresh += u64::from(self.fresh[j]);
         }
-        let sum: f64 = (0..k)
-            .map(|i| {
-                let j = self.at(i);
-                f64::from(self.cached[j]) / f64::from(self.lens[j].max(1))
-            })
-            .sum();
-        sum / k as f64
+        if fresh == 0 {
+            0.0
+        } else {
+            hits as f64 / fresh as f64
+        }
     }
 
     /// Arrival time of the latest request.
@@ -182,11 +191,12 @@ pub struct Context {
 }
 
 impl Context {
-    /// A PC for a first request `[first, last]` of `len` blocks, `cached` of them cached, at `time`.
+    /// A PC for a first request `[first, last]` of `len` blocks, `pf_hits` of them first uses of
+    /// prefetched blocks, at `time`.
     #[must_use]
-    pub fn new(last: u64, len: u32, cached: u32, time: f64, stream: u32, n: usize) -> Self {
+    pub fn new(last: u64, len: u32, pf_hits: u32, time: f64, stream: u32, n: usize) -> Self {
         let mut history = History::default();
-        history.push(len, cached, time, n);
+        history.push(len, len, pf_hits, time, n);
         Self {
             last,
             pf_end: last,
@@ -205,6 +215,14 @@ impl Context {
     #[must_use]
     pub fn buffered(&self) -> u64 {
         self.pf_end.saturating_sub(self.last)
+    }
+
+    /// Whether this PC is better established than `other`, so that it keeps a key both want: a higher
+    /// queue (high over low over new), or the same queue and a longer sequence. Neither outranks the other
+    /// on a tie (the key's holder keeps it).
+    #[must_use]
+    pub fn outranks(&self, other: &Context) -> bool {
+        (self.queue as u8, self.x) > (other.queue as u8, other.x)
     }
 }
 
@@ -277,6 +295,13 @@ impl Contexts {
             }
         }
         None
+    }
+
+    /// The PC indexed under `key` (whose next block is `key`), if any.
+    #[inline]
+    #[must_use]
+    pub fn holder(&self, key: u64) -> Option<u32> {
+        self.index.get(&key).copied()
     }
 
     /// The PC in slot `id` (must be live).
@@ -396,31 +421,32 @@ mod tests {
     #[test]
     fn next_length_adds_the_average_gradient() {
         let mut h = History::default();
-        h.push(4, 0, 0.0, 4);
+        h.push(4, 4, 0, 0.0, 4);
         assert_eq!(h.next_len(), 4);
         for (l, t) in [(8, 1.0), (12, 2.0), (16, 3.0)] {
-            h.push(l, 0, t, 4);
+            h.push(l, l, 0, t, 4);
         }
         assert_eq!(h.lens().collect::<Vec<_>>(), vec![4, 8, 12, 16]);
         assert_eq!(h.next_len(), 20); // 16 + (16 - 4) / 3
-        h.push(16, 16, 4.0, 4); // 8, 12, 16, 16: 16 + 8/3 = 18.67
+        h.push(16, 16, 16, 4.0, 4); // 8, 12, 16, 16: 16 + 8/3 = 18.67
         assert_eq!(h.next_len(), 19);
         assert_eq!(h.next_arrival(), Some(5.0));
         let mut d = History::default();
         for l in [9, 5, 1] {
-            d.push(l, 0, 0.0, 4);
+            d.push(l, l, 0, 0.0, 4);
         }
         assert_eq!(d.next_len(), 1, "a falling trend is floored at one block");
     }
 
     #[test]
-    fn hit_ratio_is_the_mean_cached_share_of_the_last_requests() {
+    fn hit_ratio_is_prefetched_blocks_found_per_block_new_to_the_stream() {
         let mut h = History::default();
-        h.push(4, 0, 0.0, 2);
-        h.push(4, 2, 0.0, 2);
+        h.push(4, 4, 0, 0.0, 2);
+        h.push(4, 4, 2, 0.0, 2);
         assert!((h.hit_ratio() - 0.25).abs() < 1e-12);
-        h.push(2, 2, 0.0, 2); // the oldest drops out: (0.5 + 1) / 2
-        assert!((h.hit_ratio() - 0.75).abs() < 1e-12);
+        // A request of 3 blocks whose first block re-reads the stream's last one: 2 new, both prefetched.
+        h.push(3, 2, 2, 0.0, 2); // the oldest drops out: (2 + 2) / (4 + 2)
+        assert!((h.hit_ratio() - 4.0 / 6.0).abs() < 1e-12);
     }
 
     #[test]
@@ -428,6 +454,7 @@ mod tests {
         let mut c = Contexts::default();
         let (a, _) = c.insert(Context::new(10, 1, 0, 0.0, 0, 4));
         let (b, _) = c.insert(Context::new(99, 1, 0, 0.0, 0, 4));
+        assert_eq!(c.holder(100), Some(b));
         assert_eq!(c.find(11, MatchWindow::Exact), Some(a));
         assert_eq!(c.find(100, MatchWindow::Exact), Some(b));
         assert_eq!(c.find(12, MatchWindow::Exact), None);

@@ -17,7 +17,9 @@
 //!
 //! Length rules, all capped at the upper bound `UB` \[ours: the cap\]:
 //! - PM-TA (STEP): a high-confidence PC prefetches `max(RL, H·UB)` (§4.3, trigger (a); the `RL` floor is
-//!   case (a) again \[ours\]); a low-confidence one `RL` (it "prefetches conservatively", §4.4) \[ours\]; a
+//!   case (a) again \[ours\]); a low-confidence one `RL` (it "prefetches conservatively", §4.4; and a PC
+//!   only earns the prefetch hit ratio that promotes it if something is prefetched for it) \[ours\], or
+//!   nothing with `low_prefetch = false` (§4.3's "under two circumstances" read literally); a
 //!   thrashing one (intensity above the threshold, new PCs excluded) the maximiser of `E` (trigger (b));
 //!   the larger of the two applies.
 //! - PM-CON: `RL` for low and high PCs (§6.1, "prefetch the next estimated request only").
@@ -172,6 +174,9 @@ pub struct Sizing {
     pub bw: f64,
     /// `P(x, y)`.
     pub pdf: Pdf,
+    /// PM-TA: a low-confidence PC prefetches `RL` (true) or nothing unless it is thrashing (false, §4.3's
+    /// two triggers read literally).
+    pub low_prefetch: bool,
 }
 
 impl Sizing {
@@ -199,7 +204,13 @@ impl Sizing {
         let aggressive = || rl.max((pc.history.hit_ratio() * self.upper_bound as f64).round() as u64);
         let len = match self.preset {
             StepPreset::PmTa => {
-                let a = if high { aggressive() } else { rl };
+                let a = if high {
+                    aggressive()
+                } else if self.low_prefetch {
+                    rl
+                } else {
+                    0
+                };
                 let b = if self.thrashing(pc) { self.cost_benefit(pc, rl) } else { 0 };
                 a.max(b)
             }

@@ -13,8 +13,9 @@
 //!    §4.1.2), with seek times from a disk model ([`disk`]).
 //! 4. The preset's length rule ([`cost`], §4.2.2, §4.3, §6.1) gives `PL`, the blocks to have beyond `e`.
 //!    The blocks of `[e + 1, e + PL]` not yet prefetched are prefetched as one request when they are at
-//!    least one estimated request, or when nothing is ahead ([`IssueRule::Window`], the paper's rule; the
-//!    sentences it rests on are at [`IssueRule`]). They are issued at once, after the demand read (one
+//!    least one estimated request, or when nothing is ahead ([`IssueRule::Window`]), or once less than
+//!    one request is ahead ([`IssueRule::LowWater`]); both are readings, the sentences they rest on are at
+//!    [`IssueRule`]. They are issued at once, after the demand read (one
 //!    I/O when contiguous, §4.2.1), or wait in the delayed queue (§4.4).
 //!
 //! Raised priority (§4.4): prefetched blocks stay ahead of other blocks at eviction until their first
@@ -26,7 +27,7 @@
 //! Time: only the delayed queue needs a clock (thrashing adds seek times). The instant engine has none,
 //! so STEP runs a virtual one ([`delayed::VirtualClock`]); in the timed engine `clock = "engine"` reads
 //! the simulated time off each request. A late prefetch (a demand access that waits for an in-flight
-//! block, timed engine) counts as cached in the hit ratio, so [`Prefetcher::on_late`] needs nothing.
+//! block, timed engine) is a prefetch hit when the block lies within what its stream prefetched.
 //!
 //! The server sees whole requests: the blocks a level above prefetched are part of the request here
 //! (a storage server cannot tell them apart) \[ours\].
@@ -62,41 +63,42 @@ pub enum StSource {
     DiskAvg,
 }
 
-/// When a stream's prefetch is issued: the paper's rule or our earlier one.
+/// When a stream's prefetch is issued. The paper has no sentence of the form "prefetch when ...": both
+/// rules are readings of ours (`shared/docs/algorithms/step.md`, pseudocode).
 ///
-/// The paper has no sentence of the form "prefetch when ..."; its rule follows from these (STEP,
-/// OSU-CISRC-3/07-TR23), which [`IssueRule::Window`] implements one by one:
+/// [`IssueRule::Window`] (the library default) rests on these (STEP, OSU-CISRC-3/07-TR23):
 /// 1. "On each block read request, our library creates or updates relevant PCs, then it generates
 ///    corresponding prefetching requests when appropriate" (§5): the decision is taken on every request.
 /// 2. "Under two circumstances, we generate prefetching requests: a) detection of a high confidence
 ///    sequential stream; b) detection of a thrashing condition" (§4.3): the length rules ([`cost`]) give
 ///    `PL > 0` only then (and `RL` for low-confidence streams, which "only prefetch conservatively", §4.4).
 /// 3. `PL` is the "total expected prefetching length", its earning `E(x, PL)` integrated from `z = 0`, the
-///    block after the stream's current position (§4.3): the stream should have `[e + 1, e + PL]`
-///    prefetched, and no block beyond `e + PL` has a positive expected earning.
+///    block after the stream's current position (§4.3).
 /// 4. A PC keeps "the current prefetch address that a stream has recently requested prefetching"
-///    (§4.1.1): blocks up to it are not prefetched again, so the request covers `[max(e, pf_end) + 1,
-///    e + PL]`.
+///    (§4.1.1): blocks up to it are not prefetched again.
 /// 5. "Prefetching less than the next request length is almost always a waste for a busy server"
-///    (§4.2.2, case (a)): a prefetch request shorter than the estimated next request (`need`: `RL`, or the
-///    longest recent request with `cover_longest`) is not issued; the blocks wait for the next request.
-///    Case (a) speaks of the prefetch for the next request; applying it to a top-up is our reading.
-/// 6. "We choose immediate prefetch scheduling", "issuing the prefetching request asynchronously after the
-///    fetch request is fulfilled" (§4.2.1), unless its stream is expected back too late and the delayed
-///    queue takes it (§4.4).
+///    (§4.2.2, case (a)): a top-up shorter than the estimated next request is not issued.
 ///
-/// PM-SA's "prefetch aggressively ... on a cache hit" (§6.1) is the same rule: a stream that reads its
-/// prefetched blocks keeps its window full.
+/// [`IssueRule::LowWater`] follows §4.2.2 instead: "The benefit of aggressive prefetching is further
+/// magnified when a single prefetching request can cover multiple fetch requests later, as the cost of
+/// multiple seeks can be avoided", and `E(x, PL)` charges one `PL`-long access (a single `dz/BW` transfer,
+/// no seek per request): one prefetch of `PL` blocks, issued when less than one request is left, covers
+/// the stream's next requests; the window rule instead issues one disk access per request. `prefetchsim
+/// reproduce step` uses low-water by that criterion (`docs/papers/step.md`).
+///
+/// Either way the prefetch is issued "asynchronously after the fetch request is fulfilled" (§4.2.1),
+/// unless its stream is expected back too late and the delayed queue takes it (§4.4). PM-SA's "prefetch
+/// aggressively ... on a cache hit" (§6.1) uses the same rule.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum IssueRule {
-    /// The paper's rule (default, points 1-6 above): after every request `[s, e]` of a PC with `PL > 0`,
+    /// Points 1-5 above (default): after every request `[s, e]` of a PC with `PL > 0`,
     /// prefetch `[max(e, pf_end) + 1, e + PL]` as one request when it holds at least `need` blocks (or
     /// when nothing is ahead). A stream of steady `r`-block requests thus tops its window up by `r`
     /// blocks per request once the window is full.
     #[default]
     Window,
-    /// Ours (the rule before), kept for comparison: top up to `e + PL` only when fewer than
+    /// §4.2.2's single request covering several later fetches: top up to `e + PL` only when fewer than
     /// `max(need, refill * PL)` blocks are ahead. With `refill = 0` (the default) a stream tops up once
     /// less than one request is left, so its next request waits on the top-up.
     LowWater,
@@ -122,6 +124,9 @@ pub struct StepParams {
     pub purge_weights: [u32; 3],
     /// Sequence length (blocks) to enter the high queue (64) \[ours\].
     pub high_min_len: u64,
+    /// Requests of the PC's history (at most `history`) to enter the high queue (0) \[ours\]: with
+    /// `history`, a PC whose whole recent history extended it, the window its `H` and `RL` rest on.
+    pub high_min_requests: usize,
     /// Hit ratio to enter the high queue (0.5) \[ours\].
     pub promote_hr: f64,
     /// Hit ratio below which a high PC is demoted (0.3) \[ours\].
@@ -131,6 +136,12 @@ pub struct StepParams {
     /// the paper only says "a pre-defined threshold" (§4.1.2), relative to nothing, so the whole disk is
     /// our reading.
     pub thrash_threshold_ms: Option<f64>,
+    /// The thrashing threshold as the time of a seek over this many cylinders of the disk model, when
+    /// `thrash_threshold_ms` is not given \[ours\]: §4.1.2 reasons that "the seek latency beyond around ten
+    /// cylinders is still at the magnitude of milliseconds", within which "at least several tens of
+    /// kilobytes sequential data can be read", so 10 makes a neighborhood whose mean seek cost exceeds a
+    /// ten-cylinder seek a thrashing one.
+    pub thrash_cylinders: Option<u32>,
     /// `UB`, the most blocks prefetched ahead of a stream (256: 1 MiB of 4 KiB blocks), at most
     /// `upper_bound_share` of the cache \[ours\].
     pub upper_bound: u32,
@@ -151,6 +162,9 @@ pub struct StepParams {
     pub pdf_k: f64,
     /// `c`, the pdf's scale for a stream with no past, blocks (16) \[ours\].
     pub pdf_c: f64,
+    /// PM-TA: low-confidence PCs prefetch one estimated request (true) or nothing unless thrashing
+    /// (false: §4.3 names only two triggers) \[ours\]; see [`cost`].
+    pub low_prefetch: bool,
     /// Request matching: `exact` (stride one), `overlap` (also a start in the last block read; default)
     /// or `prefetched` (also a start inside the prefetched blocks) \[ours\].
     pub match_window: MatchWindow,
@@ -183,8 +197,8 @@ pub struct StepParams {
     /// Top a stream's prefetched blocks up when they no longer cover the longest of its last `N`
     /// requests, not only when they fall short of the estimate `RL` (true) \[ours\].
     pub cover_longest: bool,
-    /// When a stream's prefetch is issued: `window` (the paper's rule, default) or `low-water` (ours,
-    /// with `refill`); see [`IssueRule`].
+    /// When a stream's prefetch is issued: `window` (default) or `low-water` (with `refill`); both are
+    /// readings, see [`IssueRule`].
     pub issue: IssueRule,
     /// `issue = "low-water"` only: top a stream's prefetched blocks up to its prefetch length once fewer
     /// than this share of that length are left ahead \[ours\]. 0 (default): only when less than one
@@ -202,9 +216,11 @@ impl Default for StepParams {
             purge_batch: None,
             purge_weights: [4, 2, 1],
             high_min_len: 64,
+            high_min_requests: 0,
             promote_hr: 0.5,
             demote_hr: 0.3,
             thrash_threshold_ms: None,
+            thrash_cylinders: None,
             upper_bound: 256,
             upper_bound_share: 1.0 / 64.0,
             st_source: StSource::Intensity,
@@ -213,6 +229,7 @@ impl Default for StepParams {
             pdf: PdfShape::Exp,
             pdf_k: 1.0,
             pdf_c: 16.0,
+            low_prefetch: true,
             match_window: MatchWindow::Overlap,
             bb_share: 0.5,
             raised_cap: 1.0,
@@ -265,6 +282,12 @@ impl StepParams {
         if self.purge_weights.iter().all(|&w| w == 0) {
             return err("purge_weights", "at least one weight must be positive".into());
         }
+        if self.high_min_requests > self.history {
+            return err(
+                "high_min_requests",
+                format!("must not exceed history ({}), got {}", self.history, self.high_min_requests),
+            );
+        }
         share("promote_hr", self.promote_hr)?;
         share("demote_hr", self.demote_hr)?;
         if self.demote_hr > self.promote_hr {
@@ -313,6 +336,9 @@ pub struct StepStats {
     pub purged: u64,
     /// PCs dropped because another took their key.
     pub displaced: u64,
+    /// Requests counted to a better established PC whose key their PC would have taken (that PC was
+    /// dropped, or not made).
+    pub yielded: u64,
     /// Requests that extended a PC.
     pub extended: u64,
     /// Prefetches decided for a thrashing PC (PM-TA).
@@ -354,13 +380,18 @@ impl Step {
             preset: params.preset,
             upper_bound: u64::from(params.upper_bound),
             bb_share: params.bb_share,
-            thrash_threshold: params.thrash_threshold_ms.unwrap_or(0.25 * disk.mean_seek_ms()),
+            thrash_threshold: params
+                .thrash_threshold_ms
+                .or(params.thrash_cylinders.map(|d| disk.seek_cyl_ms(d)))
+                .unwrap_or(0.25 * disk.mean_seek_ms()),
             fixed_st: (params.st_source == StSource::DiskAvg).then(|| disk.mean_seek_ms()),
             bw: params.bandwidth.unwrap_or(disk.blocks_per_ms()),
             pdf: Pdf { shape: params.pdf, k: params.pdf_k, c: params.pdf_c },
+            low_prefetch: params.low_prefetch,
         };
         let thresholds = Thresholds {
             high_min_len: params.high_min_len,
+            high_min_requests: params.high_min_requests,
             promote_hr: params.promote_hr,
             demote_hr: params.demote_hr,
         };
@@ -479,9 +510,14 @@ impl Step {
         self.stats.purged += self.purge_buf.len() as u64;
     }
 
-    /// The PC of request `[s, e]`: the stream it extends, or a new one; the flag is false for a re-read
-    /// of a PC's last block, which moves nothing.
-    fn match_request(&mut self, ctx: &PrefetchCtx<'_>, cached: u32, pf_hits: u32) -> (u32, bool) {
+    /// The PC of request `[s, e]`: the stream it extends, or a new one; the flag is false for a request
+    /// that extends nothing (a re-read of a PC's last blocks), which moves no stream.
+    ///
+    /// Two PCs never share a key (the block each expects next): of two that would, the better established
+    /// keeps it ([`Context::outranks`]) and the request is counted to it as an access to its neighborhood.
+    /// A re-read of a stream's last blocks that does not start in them makes a new PC ending where the
+    /// stream ends; it must not wipe the stream's history and confidence.
+    fn match_request(&mut self, ctx: &PrefetchCtx<'_>) -> (u32, bool) {
         let (s, e, n) = (ctx.req.first, ctx.req.last(), ctx.req.len);
         let now = self.clock.now();
         if let Some(id) = self.pcs.find(s, self.params.match_window) {
@@ -495,24 +531,46 @@ impl Step {
                 self.queues.touch(id, q, q);
                 return (id, false);
             }
+            let (fresh, pf_hits) = prefetch_hits(ctx, pc.last, pc.pf_end);
             pc.x += e.saturating_sub(pc.last);
             pc.hit_len += u64::from(pf_hits);
             pc.last = pc.last.max(e);
             pc.pf_end = pc.pf_end.max(e);
-            pc.history.push(n, cached, now, self.params.history);
+            pc.history.push(n, fresh, pf_hits, now, self.params.history);
             let from = pc.queue;
-            pc.queue = self.thresholds.after_extension(from, pc.x, pc.history.hit_ratio());
+            pc.queue = self.thresholds.after_extension(from, pc.x, pc.history.len(), pc.history.hit_ratio());
             let to = pc.queue;
             self.queues.touch(id, from, to);
+            let key = self.pcs.get(id).last.saturating_add(1);
+            if let Some(holder) = self.pcs.holder(key).filter(|&h| h != id) {
+                if !self.pcs.get(id).outranks(self.pcs.get(holder)) {
+                    self.queues.unlink(id, to);
+                    self.pcs.remove(id);
+                    self.stats.yielded += 1;
+                    let q = self.pcs.get(holder).queue;
+                    self.queues.touch(holder, q, q);
+                    return (holder, false);
+                }
+            }
             let displaced = self.pcs.reindex(id);
             self.drop_displaced(displaced);
             self.stats.extended += 1;
             return (id, true);
         }
+        let pf_hits = ctx.outcomes.iter().filter(|&&o| o == Outcome::PrefetchHit).count() as u32;
+        let pc = Context::new(e, n, pf_hits, now, ctx.req.stream, self.params.history);
+        if let Some(holder) = self.pcs.holder(e.saturating_add(1)) {
+            if !pc.outranks(self.pcs.get(holder)) {
+                let q = self.pcs.get(holder).queue;
+                self.queues.touch(holder, q, q);
+                self.stats.yielded += 1;
+                return (holder, false);
+            }
+        }
         if self.pcs.len() >= self.params.max_pcs {
             self.purge();
         }
-        let mut pc = Context::new(e, n, cached, now, ctx.req.stream, self.params.history);
+        let mut pc = pc;
         pc.hit_len = u64::from(pf_hits);
         let (id, displaced) = self.pcs.insert(pc);
         self.drop_displaced(displaced);
@@ -568,7 +626,7 @@ impl Step {
         if target < first {
             return;
         }
-        // The paper's rule: every request, but never a prefetch request shorter than the next request
+        // The window rule: every request, but never a prefetch request shorter than the next request
         // (§4.2.2, case (a); [`IssueRule`], points 1 and 5). A stream with nothing ahead gets its whole
         // length (the length rules never go below `RL`, but `UB` or `max_block` may).
         if self.params.issue == IssueRule::Window && pc.buffered() > 0 && target - first + 1 < need {
@@ -634,13 +692,9 @@ impl Prefetcher for Step {
         if !self.dq.is_empty() {
             self.fire_due(ctx, now);
         }
-        let mut cached = 0u32;
-        let mut pf_hits = 0u32;
-        for o in ctx.outcomes {
-            cached += u32::from(*o != Outcome::Miss);
-            pf_hits += u32::from(*o == Outcome::PrefetchHit);
-        }
-        let (id, extends) = self.match_request(ctx, cached, pf_hits);
+        // PM-SA's "on a cache hit" (§6.1): the whole request was cached (resident or in flight).
+        let all_hit = ctx.outcomes.iter().all(|&o| o != Outcome::Miss);
+        let (id, extends) = self.match_request(ctx);
         self.seeks.account(&mut self.pcs, &self.disk, id, s, e, self.params.alpha);
         // A stream back before its timer takes its waiting prefetch now (what it has not read itself).
         if let Some(d) = self.pcs.get_mut(id).delayed.take() {
@@ -652,7 +706,7 @@ impl Prefetcher for Step {
             self.stats.early += 1;
         }
         if extends {
-            self.prefetch(ctx, id, e, cached == ctx.req.len);
+            self.prefetch(ctx, id, e, all_hit);
         }
         if self.params.delayed {
             self.advance_clock(ctx, runs_from);
@@ -678,6 +732,24 @@ impl Prefetcher for Step {
             r.cap = (self.params.raised_cap * geometry.capacity as f64).floor() as usize;
         }
     }
+}
+
+/// For a request extending a stream whose last block was `last` and whose prefetch address is `pf_end`:
+/// the request's blocks new to the stream (beyond `last`) and how many of them were prefetched and found
+/// cached or in flight (§4's prefetch hit). A resident block is a prefetch hit when this is its first use
+/// ([`Outcome::PrefetchHit`]); a block in flight when the stream had prefetched it (`last < b <= pf_end`),
+/// a late prefetch.
+fn prefetch_hits(ctx: &PrefetchCtx<'_>, last: u64, pf_end: u64) -> (u32, u32) {
+    let (mut fresh, mut hits) = (0u32, 0u32);
+    for (i, &o) in ctx.outcomes.iter().enumerate() {
+        let b = ctx.req.first + i as u64;
+        if b <= last {
+            continue;
+        }
+        fresh += 1;
+        hits += u32::from(o == Outcome::PrefetchHit || (o == Outcome::Pending && b <= pf_end));
+    }
+    (fresh, hits)
 }
 
 /// Build STEP from a config entry (`{ name = "step", preset = "pm-sa", … }`).

@@ -25,6 +25,8 @@ use crate::policy::list::{Links, List};
 pub struct Thresholds {
     /// Sequence length (blocks) a PC needs to enter the high queue.
     pub high_min_len: u64,
+    /// Requests of history a PC needs to enter the high queue.
+    pub high_min_requests: usize,
     /// Hit ratio a PC needs to enter the high queue.
     pub promote_hr: f64,
     /// A high PC whose hit ratio falls below this is demoted to low.
@@ -32,12 +34,15 @@ pub struct Thresholds {
 }
 
 impl Thresholds {
-    /// The queue of a PC on `q` after a stride-one extension, with sequence length `x` and hit ratio `h`.
+    /// The queue of a PC on `q` after a stride-one extension, with sequence length `x`, `held` requests of
+    /// history and hit ratio `h`.
     #[must_use]
-    pub fn after_extension(&self, q: Queue, x: u64, h: f64) -> Queue {
+    pub fn after_extension(&self, q: Queue, x: u64, held: usize, h: f64) -> Queue {
         match q {
             Queue::New => Queue::Low,
-            Queue::Low if x >= self.high_min_len && h >= self.promote_hr => Queue::High,
+            Queue::Low if x >= self.high_min_len && held >= self.high_min_requests && h >= self.promote_hr => {
+                Queue::High
+            }
             Queue::High if h < self.demote_hr => Queue::Low,
             q => q,
         }

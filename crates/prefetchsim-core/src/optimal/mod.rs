@@ -1,0 +1,236 @@
+//! Offline bounds: how far a policy or prefetcher is from the best possible on a trace.
+//!
+//! - Replacement: Belady's MIN, the policy `opt` ([`crate::policy::opt`]), at any level of a hierarchy in
+//!   the instant engine. Its future is each `opt` level's own request stream, computed before the run by
+//!   [`prepare`]: a pre-pass over the trace for the first level (or the trace's own next-access field),
+//!   a recording run of the levels above for a lower level.
+//! - Prefetching and caching together on one disk: Cao, Felten, Karlin and Li's Aggressive and
+//!   Conservative ([`integrated`]).
+//! - Any policy and prefetcher timed in that model ([`single_disk`]), for the time analogue of the share
+//!   of the optimal gain.
+//! - Brute-force optima of tiny instances, the test oracle of both ([`brute`]).
+//!
+//! The method and results on real traces are in `docs/optimal.md`.
+
+pub mod brute;
+pub mod integrated;
+pub mod next_use;
+pub mod single_disk;
+
+pub use next_use::{Mismatch, NextUse, NextUseBuilder, Oracle, NEVER};
+
+use crate::config::{ConfigError, EngineKind, HierarchyConfig};
+use crate::engine::{run_instant, Hierarchy, RequestSource, Silent, SourceError};
+
+/// What a future-knowing policy knows of its level's stream.
+#[derive(Debug, Default)]
+pub enum Future {
+    /// Nothing yet: the run has not been prepared ([`prepare`]); the engines refuse to start.
+    #[default]
+    Unknown,
+    /// A recording run: the level's stream is being recorded for a later run (the policy evicts the least
+    /// recently used block meanwhile; what it evicts cannot change what this level is asked).
+    Record(NextUseBuilder),
+    /// The next uses of the level's stream, replayed access by access.
+    Known(Oracle),
+}
+
+/// The name the policy registry gives Belady's MIN.
+pub const OPT: &str = "opt";
+
+/// Indices of the levels of `cfg` whose policy is `opt` (by any accepted spelling), before building it:
+/// whether a run needs [`prepare`].
+#[must_use]
+pub fn opt_levels_in(cfg: &HierarchyConfig) -> Vec<usize> {
+    use crate::policy::{POLICIES, POLICY_ALIASES};
+    cfg.level
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| {
+            crate::config::resolve_name(
+                &format!("level[{i}].policy"),
+                "policy",
+                &l.policy.name,
+                POLICIES,
+                POLICY_ALIASES,
+            )
+            .is_ok_and(|n| n == OPT)
+        })
+        .map(|(i, _)| i)
+        .collect()
+}
+
+/// Indices of the levels whose policy is `opt`.
+fn opt_levels(h: &Hierarchy) -> Vec<usize> {
+    h.reports().iter().filter(|r| r.policy == OPT).map(|r| r.level).collect()
+}
+
+fn needs_plain(k: usize) -> ConfigError {
+    ConfigError::new(
+        format!("level[{k}].policy"),
+        "'opt' (Belady's MIN) needs a level of one cache: not several instances (per_client, instances) \
+         nor a PFC-coordinated level",
+    )
+}
+
+/// Refuse to start an instant run whose `opt` levels do not know their future.
+pub fn check_ready(h: &mut Hierarchy) -> Result<(), ConfigError> {
+    for k in opt_levels(h) {
+        match h.levels[k].future() {
+            None => return Err(needs_plain(k)),
+            Some(Future::Unknown) => {
+                return Err(ConfigError::new(
+                    format!("level[{k}].policy"),
+                    "'opt' (Belady's MIN) needs its level's future, computed from the trace before the run: \
+                     run it through prefetchsim's simulate, or call optimal::prepare first",
+                ))
+            }
+            Some(_) => {}
+        }
+    }
+    Ok(())
+}
+
+/// Refuse `opt` in the timed engine.
+pub fn refuse_timed(h: &Hierarchy) -> Result<(), ConfigError> {
+    match opt_levels(h).first() {
+        Some(&k) => Err(timed_error(k)),
+        None => Ok(()),
+    }
+}
+
+fn timed_error(k: usize) -> ConfigError {
+    ConfigError::new(
+        format!("level[{k}].policy"),
+        "'opt' (Belady's MIN) runs in the instant engine only: its next uses are positions in the level's \
+         request stream, whose order the timed engine changes with timing; for a bound on stall time use \
+         the integrated (Cao et al.) bounds",
+    )
+}
+
+/// After an instant run: every `opt` level must have been asked exactly the stream its next uses were
+/// computed from (else its evictions were not MIN's and the run is refused). A run stopped early is
+/// checked up to where it stopped.
+pub fn finish(h: &mut Hierarchy, stopped_early: bool) -> Result<(), ConfigError> {
+    for k in opt_levels(h) {
+        let Some(Future::Known(o)) = h.levels[k].future() else { continue };
+        if let Some(m) = o.mismatch() {
+            let expected = match m.expected_pos {
+                Some(p) => format!("its next access was computed at position {p}"),
+                None => "no further access of it was computed".to_string(),
+            };
+            return Err(ConfigError::new(
+                format!("level[{k}].policy"),
+                format!(
+                    "'opt': access {} of this level (block {}) is not the stream its next uses were computed \
+                     from ({expected}); something in the run changes what the levels above ask of this one",
+                    m.pos, m.block
+                ),
+            ));
+        }
+        if !stopped_early && o.position() != o.expected_len() {
+            return Err(ConfigError::new(
+                format!("level[{k}].policy"),
+                format!(
+                    "'opt': the level served {} accesses, its next uses were computed for {}",
+                    o.position(),
+                    o.expected_len()
+                ),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Compute the future of every `opt` level of `h` (built from `cfg`) and hand it to the level, so that
+/// the run can start. `open` opens the trace afresh (each call a new pass from the start);
+/// `first_level`, when given, is the first level's next uses as the trace states them (oracleGeneral's
+/// `next_access_vtime`), saving its pre-pass. `footprint` is what `h` was built with. Levels are prepared
+/// top-down: level `k`'s stream is recorded by running levels `0..=k` with the futures of the `opt`
+/// levels above it already known, so an `opt` level costs one pass over the trace (plus its share of a
+/// run for a lower level). A hierarchy without `opt` costs nothing.
+pub fn prepare<'a>(
+    cfg: &HierarchyConfig,
+    h: &mut Hierarchy,
+    footprint: Option<u64>,
+    open: &mut dyn FnMut() -> Result<Box<dyn RequestSource + 'a>, SourceError>,
+    first_level: Option<NextUse>,
+) -> Result<(), SourceError> {
+    let levels = opt_levels(h);
+    let Some(&lowest) = levels.last() else { return Ok(()) };
+    if cfg.engine.kind == EngineKind::Timed {
+        return Err(timed_error(levels[0]).into());
+    }
+    let mut known: Vec<Option<NextUse>> = vec![None; lowest + 1];
+    for &k in &levels {
+        if h.levels[k].future().is_none() {
+            return Err(needs_plain(k).into());
+        }
+        let uses = if k == 0 {
+            match first_level.clone() {
+                Some(u) => u,
+                None => first_level_pass(open()?.as_mut(), cfg.engine.limit)?,
+            }
+        } else {
+            record_level(cfg, h.block_size(), footprint, k, &known, open)?
+        };
+        known[k] = Some(uses);
+    }
+    for (k, uses) in known.iter().enumerate() {
+        if let (Some(u), Some(f)) = (uses, h.levels[k].future()) {
+            *f = Future::Known(u.oracle());
+        }
+    }
+    Ok(())
+}
+
+/// The first level's next uses: one pass over the trace's requests, block by block, up to `limit`
+/// requests (the engine's limit).
+pub fn first_level_pass(src: &mut dyn RequestSource, limit: Option<u64>) -> Result<NextUse, SourceError> {
+    let mut b = NextUseBuilder::default();
+    let mut buf = Vec::with_capacity(8192);
+    let mut left = limit.unwrap_or(u64::MAX);
+    while left > 0 {
+        buf.clear();
+        let want = usize::try_from(left.min(8192)).unwrap_or(8192);
+        if src.fill(&mut buf, want)? == 0 {
+            break;
+        }
+        for r in &buf {
+            for block in r.blocks() {
+                b.push(block);
+            }
+        }
+        left -= buf.len() as u64;
+    }
+    Ok(b.finish().map_err(|m| ConfigError::new("level[0].policy", m))?)
+}
+
+/// Level `k`'s next uses: run levels `0..=k` of `cfg` (the `opt` ones above with their futures) and
+/// record what level `k` is asked.
+fn record_level<'a>(
+    cfg: &HierarchyConfig,
+    block_size: u64,
+    footprint: Option<u64>,
+    k: usize,
+    known: &[Option<NextUse>],
+    open: &mut dyn FnMut() -> Result<Box<dyn RequestSource + 'a>, SourceError>,
+) -> Result<NextUse, SourceError> {
+    let mut sub = cfg.clone();
+    sub.level.truncate(k + 1);
+    let mut hk = Hierarchy::build(&sub, block_size, footprint)?;
+    for (j, uses) in known.iter().enumerate().take(k) {
+        if let (Some(u), Some(f)) = (uses, hk.levels[j].future()) {
+            *f = Future::Known(u.oracle());
+        }
+    }
+    match hk.levels[k].future() {
+        Some(f) => *f = Future::Record(NextUseBuilder::default()),
+        None => return Err(needs_plain(k).into()),
+    }
+    run_instant(open()?.as_mut(), &mut hk, &sub.engine, &mut Silent)?;
+    match hk.levels[k].future().map(std::mem::take) {
+        Some(Future::Record(b)) => Ok(b.finish().map_err(|m| ConfigError::new(format!("level[{k}].policy"), m))?),
+        _ => Err(ConfigError::new(format!("level[{k}].policy"), "internal: the recording was lost").into()),
+    }
+}

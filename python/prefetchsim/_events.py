@@ -1,0 +1,56 @@
+"""The per-block event log of a run (``simulate(..., events=PATH)``, ``--events FILE``; docs/events.md).
+
+Rust writes the log as CSV while the run goes (compressed when the name ends in ``.zst`` or ``.gz``), into a
+temporary file renamed over ``PATH`` only when the run and the write both succeed. A name ending in
+``.parquet`` is written as CSV to a temporary file first and converted with pyarrow (an optional
+dependency), again renamed into place only when complete.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+#: The columns of an event log, in order.
+COLUMNS = ("time", "level", "instance", "kind", "block", "len", "origin")
+
+
+def write_events(path: str | os.PathLike[str], run: Callable[[str], Any]) -> Any:
+    """Call ``run(csv_path)``, which writes an event log as CSV to ``csv_path``, so that ``path`` receives it
+    (converted to Parquet for a ``.parquet`` name); returns what ``run`` returned."""
+    target = os.fspath(path)
+    if not isinstance(target, str) or not target:
+        raise TypeError("events must be a file path")
+    if not target.lower().endswith(".parquet"):
+        return run(target)
+    try:
+        import pyarrow.csv as pacsv
+        import pyarrow.parquet as pq
+    except ImportError as e:  # pragma: no cover - depends on the environment
+        raise ImportError(f"events={target!r}: writing Parquet needs pyarrow (pip install pyarrow); "
+                          "or give a .csv name") from e
+    directory, name = os.path.split(os.path.abspath(target))
+    csv_tmp = os.path.join(directory, f".{name}.{os.getpid()}.csv")
+    pq_tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
+    try:
+        result = run(csv_tmp)
+        table = pacsv.read_csv(csv_tmp, convert_options=pacsv.ConvertOptions(
+            column_types={"origin": "string", "kind": "string"}, strings_can_be_null=False))
+        pq.write_table(table, pq_tmp)
+        os.replace(pq_tmp, target)
+        return result
+    finally:
+        for p in (csv_tmp, pq_tmp):
+            if os.path.exists(p):
+                os.remove(p)
+
+
+def read_events(path: str | os.PathLike[str]):
+    """An event log (CSV, possibly compressed, or Parquet) as a pandas DataFrame."""
+    import pandas as pd
+
+    target = os.fspath(path)
+    if target.lower().endswith(".parquet"):
+        return pd.read_parquet(target).astype({"kind": "string", "origin": "string"})
+    return pd.read_csv(target, dtype={"origin": "string", "kind": "string"}, keep_default_na=False)

@@ -1,0 +1,126 @@
+"""Offline bounds from Python (docs/optimal.md): `opt` through simulate, the integrated bounds, the
+single-disk replay, the shares, and `prefetchsim reproduce optimal`."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+import prefetchsim as ps
+from prefetchsim import optimal
+from prefetchsim.cli import main
+from conftest import shared_trace
+
+
+def test_share_of_gain():
+    assert optimal.share_of_gain(0.6, 0.5, 0.7) == pytest.approx(0.5)
+    assert optimal.share_of_gain(50, 100, 0) == pytest.approx(0.5), "stall: lower is better, same formula"
+    assert optimal.share_of_gain(0.4, 0.5, 0.7) < 0
+    assert math.isnan(optimal.share_of_gain(0.5, 0.5, 0.5))
+
+
+def test_opt_runs_at_any_level_and_only_in_the_instant_engine(lirs_trace):
+    tr = ps.open_trace(lirs_trace, "lirs")
+    opt = ps.simulate(tr, size=2, policy="opt").levels[0]
+    lru = ps.simulate(tr, size=2, policy="lru").levels[0]
+    # 1 2 3 1 4 5 1 2 with two blocks: MIN keeps 1 throughout (6 misses); LRU misses all but nothing (8).
+    assert (opt["misses"], lru["misses"]) == (6, 8)
+    two = ps.simulate(tr, levels=[ps.Level(1, "lru"), ps.Level(2, "opt")])
+    assert two.levels[1]["misses"] <= ps.simulate(tr, levels=[ps.Level(1, "lru"), ps.Level(2, "arc")]).levels[1]["misses"]
+    with pytest.raises(ps.ConfigError, match=r"level\[0\]\.policy.*instant engine only"):
+        ps.simulate(tr, size=2, policy="opt", engine={"kind": "timed"})
+    with pytest.raises(ps.ConfigError, match="one cache"):
+        ps.simulate(tr, levels=[ps.Level(2, "opt", per_client=True)])
+
+
+def test_integrated_bounds_agree_with_the_simulator(lirs_trace):
+    tr = ps.open_trace(lirs_trace, "lirs")
+    b = optimal.integrated(tr, 2, 3)
+    misses = ps.simulate(tr, size=2, policy="opt").levels[0]["misses"]
+    assert b["min_demand"] == {"requests": 8, "elapsed": 8 + 3 * misses, "stall": 3 * misses, "fetches": misses}
+    assert b["conservative"]["fetches"] == misses
+    low, high = optimal.optimum_range(b, 2, 3)
+    assert 0 <= low <= high == min(b["aggressive"]["stall"], b["conservative"]["stall"])
+    lru = optimal.single_disk(tr, ps.Level(2, "lru"), 3)
+    assert lru["schedule"]["stall"] == 3 * lru["level"]["misses"] == 24
+    with pytest.raises(ps.ConfigError, match="fetch time"):
+        optimal.integrated(tr, 2, 0)
+
+
+def test_bounds_and_shares_on_a_real_trace():
+    tr = ps.open_trace(shared_trace("lirs/sprite.trace.gz"), "lirs")
+    rows = {r["scheme"]: r for r in optimal.bounds_table(tr, 500, ["obl"], 10, limit=20_000)}
+    assert rows["lru"]["hit_share"] == 0 and rows["opt"]["hit_share"] == 1 and rows["opt+obl"]["hit_share"] == 1
+    assert rows["opt"]["hit_ratio"] > rows["lru"]["hit_ratio"]
+    assert rows["opt"]["stall"] == rows["min_demand"]["stall"], "the replay of MIN is MIN's demand fetching"
+    best = min(rows["aggressive"]["stall"], rows["conservative"]["stall"])
+    assert rows["optimum, lowest possible"]["stall"] <= best < rows["opt"]["stall"] < rows["lru"]["stall"]
+    assert 0 < rows["opt"]["stall_share"] < 1
+
+
+def test_reproduce_optimal_prints_the_table(lirs_trace, capsys):
+    assert main(["reproduce", "optimal", lirs_trace, "--format", "lirs", "--cache-shares", "0.4",
+                 "--prefetchers", "obl"]) == 0
+    out = capsys.readouterr().out
+    for scheme in ("lru+obl", "opt+obl", "aggressive", "conservative", "optimum, lowest possible"):
+        assert scheme in out
+
+
+def test_reproduce_split_prints_the_bound_and_the_shares():
+    from prefetchsim.reproduce import split
+
+    df = split.run(seed=1, requests=20_000, workloads=["mix1"], plot=False)
+    wide = df.pivot_table(index="cache_blocks", columns="policy", values="prefetch_hit_rate")
+    others = [c for c in wide.columns if c != split.BOUND]
+    assert (wide[split.BOUND] >= wide[others].max(axis=1)).all(), "MIN with T2 is above every scheme"
+    rows = {r["policy"]: r for r in split.summary(df)}
+    assert rows["LRU"]["share_of_min_gain"] == 0 and rows[split.BOUND]["share_of_min_gain"] == 1
+    assert 0 < rows["Split 1:1"]["share_of_min_gain"] < 1
+    # Every block is requested once: any schedule fetches each block, so the disk bounds the stall.
+    assert rows[split.BOUND]["single_disk_stall"] < rows["LRU"]["single_disk_stall"]
+    assert all("stall_share" in r for r in rows.values())
+
+
+@pytest.mark.parametrize("source", ["libcachesim_file", "our_writer"])
+def test_opt_equals_libcachesim_belady(source, tmp_path):
+    """Belady's MIN in libcachesim 0.3.5 (ranking by the file's next_access_vtime) and `opt` (ranking by our
+    pre-pass or the same field) miss exactly as often: on libCacheSim's own oracleGeneral conversion of the
+    CloudPhysics sample, and on ARC OLTP written as oracleGeneral by prefetchsim."""
+    import gzip
+    import shutil
+
+    lcs = pytest.importorskip("libcachesim", reason="the test extra installs libcachesim==0.3.5")
+    if source == "libcachesim_file":
+        path = tmp_path / "cp.oracleGeneral.bin"
+        with gzip.open(shared_trace("cloudphysics-vscsi/cloudPhysicsIO.oracleGeneral.bin.gz"), "rb") as f, \
+                open(path, "wb") as g:
+            shutil.copyfileobj(f, g)
+        fractions = (0.001, 0.01, 0.1)
+    else:
+        path = tmp_path / "oltp.oracleGeneral.bin"
+        ps.open_trace(shared_trace("arc/OLTP.lis.zst"), "arc", mode="objects").convert(path, to="oracle_general")
+        fractions = (0.01,)
+    tr = ps.open_trace(str(path), "oracle_general")
+    fp = tr.footprint()
+    for f in fractions:
+        cap = max(1, int(f * fp))
+        reader = lcs.TraceReader(str(path), lcs.TraceType.ORACLE_GENERAL_TRACE,
+                                 lcs.ReaderInitParam(ignore_obj_size=True))
+        theirs = lcs.Belady(cache_size=cap).process_trace(reader)[0]
+        lv = ps.simulate(tr, size=cap, policy="opt").levels[0]
+        assert lv["misses"] == round(theirs * lv["demand_accesses"]), f"{source} at {cap} objects"
+
+
+def test_reproduce_mithril_has_the_bound_and_mithrils_share():
+    import pandas as pd
+
+    from prefetchsim.reproduce import mithril
+
+    for setup in mithril.SETUPS:
+        s = mithril.schemes(setup)
+        assert s["MIN-Mithril"] == {"policy": "opt", "prefetcher": s["Mithril-LRU"]["prefetcher"]}
+    curves = pd.DataFrame([{"trace": "t", "share": 0.01, "scheme": k, "hit_ratio": v}
+                           for k, v in {"LRU": 0.2, "Mithril-LRU": 0.3, "MIN-Mithril": 0.6, "AMP": 0.25}.items()])
+    (row,) = mithril.gains(curves)
+    assert row["Mithril-LRU share of MIN-Mithril gain"] == pytest.approx(0.25)
