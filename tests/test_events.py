@@ -101,6 +101,18 @@ def test_the_log_recounts_to_the_reported_counters(case, engine, tmp_path):
         assert totals[0]["late_prefetch"] > 0, totals[0]
 
 
+@pytest.mark.parametrize("case", ["plain", "pfc-A", "pfc-B", "k-servers-pfc"])
+def test_the_log_recounts_with_prefetch_io_apart(case, tmp_path):
+    """The timed engine's ``prefetch_io = "apart"`` (prefetches and readmore read as I/Os of their own)."""
+    levels, kind = CASES[case]
+    cfg = _config(levels, "timed")
+    cfg["engine"]["prefetch_io"] = "apart"
+    path = str(tmp_path / "events.csv")
+    r = ps.simulate(_trace(kind), cfg, events=path)
+    totals = check_recount(r, path, timed=True)
+    assert totals[1]["prefetch_issued"] > 0 and totals[0]["late_prefetch"] > 0, totals
+
+
 def test_a_real_trace_prefix_recounts(tmp_path):
     trace = ps.open_trace(shared_trace("arc/OLTP.lis.zst"), "arc")
     for levels in ([{"size": 256, "policy": "lru", "prefetcher": "amp"}],

@@ -155,6 +155,11 @@ def real_traces(unit: int) -> list[tuple[str, Trace]]:
     return out
 
 
+# Formats whose records are block ids, not addresses: taken as 4 KiB blocks (as w106 and sprite above), so a
+# larger unit groups them.
+ID_FORMATS = ("u32le", "u32be", "lirs", "oracle_general")
+
+
 def _trace(spec: str | Trace | None, unit: int = 4096) -> tuple[str, Trace]:
     if spec is None:
         return "associations-seq", synthetic("associations", block_size=unit, **BUILTIN)
@@ -162,6 +167,8 @@ def _trace(spec: str | Trace | None, unit: int = 4096) -> tuple[str, Trace]:
         return os.path.basename(spec.path), spec
     path, _, fmt = spec.partition(":") if ":" in os.path.basename(spec) else (spec, "", "")
     tr = open_trace(path, fmt or None, block_size=unit)
+    if tr.spec.get("format") in ID_FORMATS or fmt in ID_FORMATS:
+        tr = open_trace(path, fmt or None, block_size=unit, id_bytes=4096)
     return os.path.basename(tr.path), tr
 
 
@@ -281,6 +288,13 @@ def headline(traces: Sequence[str] | None = None, units: Sequence[int] = UNITS, 
                              "variant": variant, "size": size_label, "cache_blocks": size, "scheme": scheme,
                              **_row(r)})
     df = pd.DataFrame(rows)
+    # An id-addressed trace opened without its format is not grouped by a larger unit: say so.
+    fps = df.groupby(["trace", "unit"]).footprint_blocks.first().unstack()
+    for trace, row in fps.iterrows():
+        if len(row.dropna()) > 1 and row.dropna().nunique() == 1:
+            sys.stderr.write(f"prefetchsim: {trace}: the same footprint at every block unit: its records are block "
+                             f"ids taken one id per block; give the format (PATH:lirs, :u32le, ...) to take them "
+                             f"as 4 KiB blocks\n")
     if out_dir is not None:
         _write(out_dir, {"mithril-headline.csv": df})
     return df
