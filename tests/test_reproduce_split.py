@@ -54,3 +54,18 @@ def test_response_time_is_the_papers_proxy(results):
     r = results.iloc[0]
     assert r.rt_model_split_ms == pytest.approx((1 - r.prefetch_hit_rate) * r.disk_mean_ms)
     assert 5 < r.disk_mean_ms < 15, "Cheetah 9LP random one-sector reads take about 8.8 ms"
+
+
+def test_paper_figures_are_printed_beside_ours_with_the_distance(results):
+    rows = {(r["workload"], r["figure"]): r for r in split.beside_paper(results)}
+    assert len(rows) == len(split.PAPER_FIGURES)
+    mix1 = rows[("mix1", "Split 1:1 hit rate vs LRU (%)")]
+    want = 100 * (_rate(results, "mix1", 110, "Split 1:1") / _rate(results, "mix1", 110, "LRU") - 1)
+    assert mix1["ours"] == pytest.approx(want)
+    assert mix1["paper"] == 27.0 and mix1["distance"] == pytest.approx(want - 27.0)
+    assert rows[("mix2", "Split 1:1 hit rate")]["ours"] == pytest.approx(_rate(results, "mix2", 400, "Split 1:1"))
+    import io
+
+    out = io.StringIO()
+    split.write_tables(results, out)
+    assert "beside the paper's stated figures" in out.getvalue()

@@ -179,6 +179,43 @@ def run_from_args(args, progress):
                progress=progress, fetch_time=args.fetch_time)
 
 
+# The figures the paper states in its text (§5; the figures themselves are not in the seed text):
+# (workload, cache blocks, compared policy, metric, the paper's value, its words).
+PAPER_FIGURES: list[tuple[str, int, str, str, float, str]] = [
+    ("mix1", 110, "LRU", "hit_rate_vs_pct", 27.0, "hit rate of Split approximately 27% greater than LRU"),
+    ("mix1", 110, "StreamLRU", "hit_rate_vs_pct", 27.0, "... and than StreamLRU"),
+    ("mix1", 110, "LRU", "rt_vs_pct", -23.0, "resulting in a 23% decrease in response time"),
+    ("mix2", 400, None, "hit_rate", 0.5, "the maximum hit rate, 0.5, achieved as the cache approaches 400 blocks"),
+    ("mix3", 150, "LRU", "hit_rate_vs_pct", 38.0, "hit rate of Split 38% greater than that of LRU"),
+]
+
+
+def beside_paper(df, split: str = "Split 1:1") -> list[dict[str, Any]]:
+    """Each figure the paper's text states, ours at the same point, and the distance (ours - paper).
+    Split is the paper's 1:1 queue; a change is ours of Split against the compared policy, in percent."""
+    rows = []
+    for w, size, other, metric, paper, words in PAPER_FIGURES:
+        sub = df[(df.workload == w) & (df.cache_blocks == size)]
+        mine = sub[sub.policy == split]
+        if mine.empty:
+            continue
+        r = mine.iloc[0]
+        if metric == "hit_rate":
+            ours = float(r.prefetch_hit_rate)
+        else:
+            base = sub[sub.policy == other]
+            if base.empty:
+                continue
+            b = base.iloc[0]
+            col = "prefetch_hit_rate" if metric == "hit_rate_vs_pct" else "rt_model_split_ms"
+            ours = 100 * (float(r[col]) / float(b[col]) - 1)
+        what = {"hit_rate_vs_pct": f"hit rate vs {other} (%)", "rt_vs_pct": f"response time vs {other} (%)",
+                "hit_rate": "hit rate"}[metric]
+        rows.append({"workload": w, "cache_blocks": size, "figure": f"{split} {what}", "ours": ours,
+                     "paper": paper, "distance": ours - paper, "paper_says": words})
+    return rows
+
+
 def write_tables(df, out) -> None:
     from .._table import emit
 
@@ -190,6 +227,10 @@ def write_tables(df, out) -> None:
               f"gain with the same T2 prefetches, and of the stall gain of the best Cao et al. schedule in the\n"
               f"single-disk model, F = {int(df.fetch_time.iloc[0])} request services):\n")
     emit(summary(df), "table", out)
+    paper = beside_paper(df)
+    if paper:
+        out.write("\nbeside the paper's stated figures (distance = ours - paper):\n")
+        emit(paper, "table", out)
 
 
 def records(df) -> list[dict[str, Any]]:
