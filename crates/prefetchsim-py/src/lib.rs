@@ -17,6 +17,7 @@ use prefetchsim_trace::next_access::stated_next_uses;
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
+mod decoded;
 mod mrc;
 
 use pyo3::create_exception;
@@ -206,7 +207,22 @@ fn simulate(
     let stop = AtomicBool::new(false);
     let threads = if threads == 0 { std::thread::available_parallelism().map_or(1, |n| n.get()) } else { threads };
     let needs_fp = configs.iter().any(HierarchyConfig::needs_footprint);
+    // Decode once when several configs read the whole trace (a config's `limit` would stop its own stream
+    // early, and its report with it, so such calls keep streaming).
+    let decode_once = configs.len() > 1 && configs.iter().all(|c| c.engine.limit.is_none());
     let results: Vec<Result<(RunResult, SourceReport), PyErr>> = run_detached(py, progress, &done, &stop, || {
+        if decode_once {
+            let pass = spec.open().map_err(|e| -> SourceError { Box::new(e) }).and_then(|src| {
+                let mut src = Interruptible { src, stop: &stop, done: &done };
+                decoded::decode(&mut src, needs_fp, decoded::MAX_DECODED_REQUESTS)
+            });
+            let d = match pass {
+                Ok(d) => d,
+                Err(e) => return vec![Err(WorkerError::Source(e))],
+            };
+            let replay = d.requests.as_deref().map(|reqs| (reqs, &d.report));
+            return run_all(&spec, &configs, d.footprint, threads, &done, &stop, events, replay);
+        }
         let footprint = if needs_fp {
             match count_footprint(&spec, &stop, &done) {
                 Ok(n) => Some(n),
@@ -215,7 +231,7 @@ fn simulate(
         } else {
             None
         };
-        run_all(&spec, &configs, footprint, threads, &done, &stop, events)
+        run_all(&spec, &configs, footprint, threads, &done, &stop, events, None)
     })?
     .into_iter()
     .map(|r| r.map_err(|e| e.into_py()))
@@ -293,7 +309,12 @@ impl WorkerError {
     }
 }
 
-/// Run the configs on up to `threads` threads, each opening its own stream of the trace.
+/// The decoded trace replayed to every config, and what its decoding pass reported.
+type Replay<'a> = Option<(&'a [prefetchsim_core::Request], &'a SourceReport)>;
+
+/// Run the configs on up to `threads` threads, each replaying `replay` or else opening its own stream of
+/// the trace.
+#[allow(clippy::too_many_arguments)]
 fn run_all(
     spec: &TraceSpec,
     configs: &[HierarchyConfig],
@@ -302,6 +323,7 @@ fn run_all(
     done: &AtomicU64,
     stop: &AtomicBool,
     events: Option<&str>,
+    replay: Replay<'_>,
 ) -> Vec<Result<(RunResult, SourceReport), WorkerError>> {
     let next = AtomicU64::new(0);
     let mut slots: Vec<Option<Result<(RunResult, SourceReport), WorkerError>>> =
@@ -314,7 +336,7 @@ fn run_all(
                 if i >= configs.len() {
                     break;
                 }
-                let r = run_one(spec, &configs[i], footprint, done, stop, events);
+                let r = run_one(spec, &configs[i], footprint, done, stop, events, replay);
                 slots_mx.lock().expect("result lock")[i] = Some(r);
             });
         }
@@ -332,6 +354,7 @@ fn run_one(
     done: &AtomicU64,
     stop: &AtomicBool,
     events: Option<&str>,
+    replay: Replay<'_>,
 ) -> Result<(RunResult, SourceReport), WorkerError> {
     let mut h = Hierarchy::build(cfg, spec.block_size, footprint).map_err(WorkerError::Config)?;
     prepare_opt(spec, cfg, &mut h, footprint, stop).map_err(WorkerError::Source)?;
@@ -339,7 +362,10 @@ fn run_one(
         let sink = EventCsv::create(path).map_err(|e| WorkerError::Source(format!("event log: {e}").into()))?;
         h.set_event_sink(Box::new(sink));
     }
-    let mut src: Box<dyn RequestSource + Send> = spec.open().map_err(|e| WorkerError::Source(Box::new(e)))?;
+    let mut src: Box<dyn RequestSource + Send + '_> = match replay {
+        Some((reqs, rep)) => Box::new(decoded::SliceSource::new(reqs, rep)),
+        None => spec.open().map_err(|e| WorkerError::Source(Box::new(e)))?,
+    };
     let mut last = 0u64;
     let mut tick = |n: u64| {
         done.fetch_add(n - last, Ordering::Relaxed);
