@@ -1,0 +1,193 @@
+#!/usr/bin/env python3
+"""Whole-process speed and memory of `prefetchsim sim` against libCacheSim's `cachesim`, side by side
+(issue 16, scope 5). A benchmark script, never a timed test.
+
+For each case (trace, algorithm) it runs, in fresh processes one after the other:
+  - `prefetchsim sim TRACE FORMAT ALGO SIZE --threads 1` on the trace in its own format (decoding and
+    block splitting included);
+  - `cachesim OG oracleGeneral ALGO BYTES [-p PREFETCHER]` on a per-block oracleGeneral copy of the same
+    trace (the input it reads), made once by `prefetchsim trace convert --per-block`;
+  - for LRU and FIFO, the `libcachesim` PyPI package's `process_trace` on that copy, when it is installed.
+and prints block accesses per second (the oracleGeneral copy's record count over the whole process's wall
+time), the whole process's peak RSS (`wait4`), the miss ratio each side printed, and the ratios
+prefetchsim / cachesim (speed: higher is better for prefetchsim; memory: lower is better).
+
+Cases: LRU, FIFO, LRU+Mithril, LRU+PG, LRU+OBL on the CloudPhysics w106 week read little-endian (cachesim's
+Mithril and PG keep ids as 32-bit ints, see shared/reference/libcachesim/build.sh), ARC P6 and P12, and a
+synthetic Zipf oracleGeneral trace of `--synthetic` requests (default 50 M) written into a temp dir. Cache:
+`--share` of the trace's footprint (default 0.1), 4 KiB blocks. Prefetchers run with prefetchsim's
+`libcachesim` preset (its parameters as cachesim's defaults).
+
+Needs: prefetchsim installed (its `prefetchsim` command on PATH or beside this Python), `cachesim` named by
+env PREFETCHSIM_CACHESIM (build: bash ../shared/reference/libcachesim/build.sh; without it the cachesim
+columns are skipped with a message). Optional: `libcachesim` (pip).
+
+Usage: python benches/vs_cachesim.py [--traces w106,p6,p12,synthetic] [--algos lru,fifo,mithril,pg,obl]
+                                     [--synthetic 50000000] [--share 0.1] [--repeat 1]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+TRACES = Path(os.environ.get("PREFETCHSIM_TRACES", REPO.parent / "shared" / "traces"))
+
+# name -> (path under TRACES, prefetchsim format)
+REAL = {
+    "w106": ("cloudphysics-w106/w106.trace.xz", "u32le"),
+    "p6": ("arc/P6.lis.zst", "arc"),
+    "p12": ("arc/P12.lis.zst", "arc"),
+}
+# name -> (prefetchsim algo, cachesim algo, cachesim prefetcher or None)
+ALGOS = {
+    "lru": ("lru", "lru", None),
+    "fifo": ("fifo", "fifo", None),
+    "mithril": ("lru+mithril(preset=libcachesim)", "lru", "Mithril"),
+    "pg": ("lru+pg(preset=libcachesim)", "lru", "PG"),
+    "obl": ("lru+obl(preset=libcachesim)", "lru", "OBL"),
+}
+
+LIBCACHESIM_CHILD = r"""
+import sys
+import libcachesim as lcs
+path, algo, cap = sys.argv[1], sys.argv[2], int(sys.argv[3])
+reader = lcs.TraceReader(path, lcs.TraceType.ORACLE_GENERAL_TRACE, lcs.ReaderInitParam(ignore_obj_size=True))
+cache = {"lru": lcs.LRU, "fifo": lcs.FIFO}[algo](cache_size=cap)
+print("miss ratio", cache.process_trace(reader)[0])
+"""
+
+
+def prefetchsim_cmd() -> list[str]:
+    exe = shutil.which("prefetchsim") or str(Path(sys.executable).with_name("prefetchsim"))
+    if not Path(exe).exists():
+        raise SystemExit("prefetchsim command not found (pip install . first)")
+    return [exe]
+
+
+def measured(cmd: list[str]) -> dict:
+    """Run `cmd` as the only child of a fresh helper process so that RUSAGE_CHILDREN is its own."""
+    helper = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter()\n"
+        "p = subprocess.run(sys.argv[1:], capture_output=True, text=True)\n"
+        "w = time.perf_counter() - t\n"
+        "u = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
+        "sys.stderr.write(p.stderr)\n"
+        "print(f'@@ {w} {u.ru_utime + u.ru_stime} {u.ru_maxrss} {p.returncode}')\n"
+        "sys.stdout.write(p.stdout)\n"
+    )
+    p = subprocess.run([sys.executable, "-c", helper, *cmd], capture_output=True, text=True, check=True)
+    head, _, out = p.stdout.partition("\n")
+    _, wall, cpu, rss_kib, rc = head.split()
+    if rc != "0":
+        raise SystemExit(f"failed ({rc}): {' '.join(cmd)}\n{p.stderr}")
+    return {"wall": float(wall), "cpu": float(cpu), "rss_mib": int(rss_kib) / 1024, "out": out}
+
+
+def count_records(og: Path) -> int:
+    return og.stat().st_size // 24
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--traces", default="w106,p6,p12,synthetic")
+    ap.add_argument("--algos", default="lru,fifo,mithril,pg,obl")
+    ap.add_argument("--synthetic", type=int, default=50_000_000, help="requests of the synthetic trace")
+    ap.add_argument("--share", type=float, default=0.1, help="cache size as a share of the footprint")
+    ap.add_argument("--repeat", type=int, default=1, help="runs per side; the median is printed")
+    args = ap.parse_args()
+    ours = prefetchsim_cmd()
+    cachesim = os.environ.get("PREFETCHSIM_CACHESIM")
+    if not cachesim or not Path(cachesim).exists():
+        print("cachesim: skipped (set PREFETCHSIM_CACHESIM to the binary of shared/reference/libcachesim/build.sh)")
+        cachesim = None
+    try:
+        import libcachesim  # noqa: F401
+
+        have_lcs = True
+    except ImportError:
+        print("libcachesim (PyPI): skipped (not installed)")
+        have_lcs = False
+    import prefetchsim as ps
+
+    algos = [a for a in args.algos.split(",") if a]
+    for a in algos:
+        if a not in ALGOS:
+            raise SystemExit(f"unknown algo {a!r} (known: {', '.join(ALGOS)})")
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="prefetchsim-bench-") as tmp:
+        for name in [t for t in args.traces.split(",") if t]:
+            og = Path(tmp) / f"{name}.oracleGeneral.bin"
+            if name == "synthetic":
+                subprocess.run([*ours, "trace", "convert", "zipf", str(og), "--format", "synthetic", "-t",
+                                f"requests={args.synthetic},seed=1"], check=True, capture_output=True)
+                trace, fmt = str(og), "oracle_general"
+            elif name in REAL:
+                trace, fmt = str(TRACES / REAL[name][0]), REAL[name][1]
+                if not Path(trace).exists():
+                    print(f"{name}: skipped ({trace} not found; set PREFETCHSIM_TRACES)")
+                    continue
+                subprocess.run([*ours, "trace", "convert", trace, str(og), "--format", fmt, "--per-block"],
+                               check=True, capture_output=True)
+            else:
+                raise SystemExit(f"unknown trace {name!r}")
+            accesses = count_records(og)
+            blocks = max(1, int(ps.open_trace(trace, fmt, block_size=4096).footprint() * args.share))
+            for a in algos:
+                our_algo, cs_algo, cs_pf = ALGOS[a]
+                row = {"trace": name, "algo": a, "accesses": accesses, "blocks": blocks}
+                sides = {"prefetchsim": [*ours, "sim", trace, fmt, our_algo, str(blocks), "--threads", "1",
+                                         "--block-size", "4096", "-f", "csv"]}
+                if cachesim:
+                    sides["cachesim"] = [cachesim, str(og), "oracleGeneral", cs_algo, str(blocks * 4096)] + (
+                        ["-p", cs_pf] if cs_pf else [])
+                if have_lcs and cs_pf is None:
+                    sides["libcachesim"] = [sys.executable, "-c", LIBCACHESIM_CHILD, str(og), a, str(blocks)]
+                for side, cmd in sides.items():
+                    runs = [measured(cmd) for _ in range(args.repeat)]
+                    row[side] = {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu", "rss_mib")}
+                    row[side]["miss"] = miss_ratio(side, runs[0]["out"])
+                rows.append(row)
+                print_row(row, header=len(rows) == 1)
+
+
+def miss_ratio(side: str, out: str) -> str:
+    if side == "prefetchsim":
+        lines = out.strip().splitlines()
+        head = lines[0].split(",")
+        vals = lines[1].split(",")
+        return f"{float(vals[head.index('miss_ratio')]):.4f}"
+    m = re.search(r"miss ratio:? *([0-9.]+)", out)
+    return f"{float(m.group(1)):.4f}" if m else "?"
+
+
+def print_row(row: dict, header: bool) -> None:
+    if header:
+        print(f"{'trace':<10}{'algo':<8}{'accesses':>11}{'cache':>8} | {'side':<12}{'M acc/s':>8}{'wall s':>8}"
+              f"{'cpu s':>7}{'RSS MiB':>9}{'miss':>8} | {'speed x':>8}{'RSS x':>7}")
+    base = row.get("cachesim")
+    for side in ("prefetchsim", "cachesim", "libcachesim"):
+        r = row.get(side)
+        if r is None:
+            continue
+        rate = row["accesses"] / r["wall"] / 1e6
+        ratio = ""
+        if side == "prefetchsim" and base:
+            ratio = f"{base['wall'] / r['wall']:>8.2f}{r['rss_mib'] / base['rss_mib']:>7.2f}"
+        print(f"{row['trace']:<10}{row['algo']:<8}{row['accesses']:>11,}{row['blocks']:>8} | {side:<12}{rate:>8.2f}"
+              f"{r['wall']:>8.2f}{r['cpu']:>7.2f}{r['rss_mib']:>9.0f}{r['miss']:>8} | {ratio}")
+    sys.stdout.flush()
+
+
+if __name__ == "__main__":
+    main()
