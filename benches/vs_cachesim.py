@@ -16,7 +16,7 @@ Cases: LRU, FIFO, LRU+Mithril, LRU+PG, LRU+OBL on the CloudPhysics w106 week rea
 Mithril and PG keep ids as 32-bit ints, see shared/reference/libcachesim/build.sh), ARC P6 and P12, and a
 synthetic Zipf oracleGeneral trace of `--synthetic` requests (default 50 M) written into a temp dir. Cache:
 `--share` of the trace's footprint (default 0.1), 4 KiB blocks. Prefetchers run with prefetchsim's
-`libcachesim` preset (its parameters as cachesim's defaults).
+`libcachesim` preset (OBL: `variant=libcachesim`), i.e. cachesim's defaults.
 
 Needs: prefetchsim installed (its `prefetchsim` command on PATH or beside this Python), `cachesim` named by
 env PREFETCHSIM_CACHESIM (build: bash ../shared/reference/libcachesim/build.sh; without it the cachesim
@@ -54,7 +54,7 @@ ALGOS = {
     "fifo": ("fifo", "fifo", None),
     "mithril": ("lru+mithril(preset=libcachesim)", "lru", "Mithril"),
     "pg": ("lru+pg(preset=libcachesim)", "lru", "PG"),
-    "obl": ("lru+obl(preset=libcachesim)", "lru", "OBL"),
+    "obl": ("lru+obl(variant=libcachesim)", "lru", "OBL"),
 }
 
 LIBCACHESIM_CHILD = r"""
