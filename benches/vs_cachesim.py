@@ -7,6 +7,9 @@ For each case (trace, algorithm) it runs, in fresh processes one after the other
     block splitting included);
   - `cachesim OG oracleGeneral ALGO BYTES [-p PREFETCHER]` on a per-block oracleGeneral copy of the same
     trace (the input it reads), made once by `prefetchsim trace convert --per-block`;
+  - `prefetchsim sim` on that oracleGeneral copy too (`prefetchsim-og`): the same input as cachesim, so
+    that prefetchers see the same one-block requests (on the ARC traces the original requests span many
+    blocks, and a prefetcher fed whole requests computes something else);
   - for LRU and FIFO, the `libcachesim` PyPI package's `process_trace` on that copy, when it is installed.
 and prints block accesses per second (the oracleGeneral copy's record count over the whole process's wall
 time), the whole process's peak RSS (`wait4`), the miss ratio each side printed, and the ratios
@@ -148,6 +151,10 @@ def main() -> None:
                 row = {"trace": name, "algo": a, "accesses": accesses, "blocks": blocks}
                 sides = {"prefetchsim": [*ours, "sim", trace, fmt, our_algo, str(blocks), "--threads", "1",
                                          "--block-size", "4096", "-f", "csv"]}
+                if fmt != "oracle_general":
+                    # The exact input cachesim reads (one request per block): same computation on both sides.
+                    sides["prefetchsim-og"] = [*ours, "sim", str(og), "oracle_general", our_algo, str(blocks),
+                                               "--threads", "1", "--block-size", "4096", "-f", "csv"]
                 if cachesim:
                     sides["cachesim"] = [cachesim, str(og), "oracleGeneral", cs_algo, str(blocks * 4096)] + (
                         ["-p", cs_pf] if cs_pf else [])
@@ -162,7 +169,7 @@ def main() -> None:
 
 
 def miss_ratio(side: str, out: str) -> str:
-    if side == "prefetchsim":
+    if side.startswith("prefetchsim"):
         lines = out.strip().splitlines()
         head = lines[0].split(",")
         vals = lines[1].split(",")
@@ -173,18 +180,18 @@ def miss_ratio(side: str, out: str) -> str:
 
 def print_row(row: dict, header: bool) -> None:
     if header:
-        print(f"{'trace':<10}{'algo':<8}{'accesses':>11}{'cache':>8} | {'side':<12}{'M acc/s':>8}{'wall s':>8}"
+        print(f"{'trace':<10}{'algo':<8}{'accesses':>11}{'cache':>8} | {'side':<15}{'M acc/s':>8}{'wall s':>8}"
               f"{'cpu s':>7}{'RSS MiB':>9}{'miss':>8} | {'speed x':>8}{'RSS x':>7}")
     base = row.get("cachesim")
-    for side in ("prefetchsim", "cachesim", "libcachesim"):
+    for side in ("prefetchsim", "prefetchsim-og", "cachesim", "libcachesim"):
         r = row.get(side)
         if r is None:
             continue
         rate = row["accesses"] / r["wall"] / 1e6
         ratio = ""
-        if side == "prefetchsim" and base:
+        if side.startswith("prefetchsim") and base:
             ratio = f"{base['wall'] / r['wall']:>8.2f}{r['rss_mib'] / base['rss_mib']:>7.2f}"
-        print(f"{row['trace']:<10}{row['algo']:<8}{row['accesses']:>11,}{row['blocks']:>8} | {side:<12}{rate:>8.2f}"
+        print(f"{row['trace']:<10}{row['algo']:<8}{row['accesses']:>11,}{row['blocks']:>8} | {side:<15}{rate:>8.2f}"
               f"{r['wall']:>8.2f}{r['cpu']:>7.2f}{r['rss_mib']:>9.0f}{r['miss']:>8} | {ratio}")
     sys.stdout.flush()
 
