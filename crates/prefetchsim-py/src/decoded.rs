@@ -88,3 +88,33 @@ impl RequestSource for SliceSource<'_> {
         self.report.clone()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use prefetchsim_core::engine::VecSource;
+
+    fn trace() -> Vec<Request> {
+        (0..20_000u64).map(|i| Request::read(i % 700, 1 + (i % 3) as u32)).collect()
+    }
+
+    #[test]
+    fn keeps_the_requests_and_counts_the_footprint() {
+        let d = decode(&mut VecSource::new(trace()), true, 1 << 20).unwrap();
+        assert_eq!(d.requests.as_deref(), Some(&trace()[..]));
+        assert_eq!(d.footprint, Some(702));
+        let mut replay = SliceSource::new(d.requests.as_deref().unwrap(), &d.report);
+        let mut buf = Vec::new();
+        while replay.fill(&mut buf, 999).unwrap() > 0 {}
+        assert_eq!(buf, trace());
+    }
+
+    #[test]
+    fn past_the_limit_drops_the_copy_but_still_counts_the_footprint() {
+        let d = decode(&mut VecSource::new(trace()), true, 10_000).unwrap();
+        assert!(d.requests.is_none());
+        assert_eq!(d.footprint, Some(702));
+        let d = decode(&mut VecSource::new(trace()), false, 10_000).unwrap();
+        assert!(d.requests.is_none() && d.footprint.is_none());
+    }
+}

@@ -166,8 +166,8 @@ fn run_detached<T: Send>(
 
 /// Simulate every config of `configs_json` (a JSON list of hierarchy configs) on the trace of
 /// `trace_json`; returns a JSON list of results, in config order. `progress(n)` is called about ten
-/// times a second with the number of requests read so far (over all configs, and the footprint pass
-/// first when a size is a share of the footprint). `events`: write the per-block event log of the run
+/// times a second with the number of requests read so far (over all configs, and first the decoding
+/// pass of several configs, or the footprint pass when a size is a share of the footprint). `events`: write the per-block event log of the run
 /// (one config only) to this CSV file (`docs/events.md`).
 #[pyfunction]
 #[pyo3(signature = (trace_json, configs_json, progress=None, threads=None, events=None))]
