@@ -39,7 +39,6 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -77,8 +76,9 @@ def prefetchsim_cmd() -> list[str]:
     return [exe]
 
 
-def measured(cmd: list[str]) -> dict:
-    """Run `cmd` as the only child of a fresh helper process so that RUSAGE_CHILDREN is its own."""
+def measured(cmd: list[str], cwd: str) -> dict:
+    """Run `cmd` in `cwd` (cachesim writes a result file into its working directory) as the only child of a
+    fresh helper process so that RUSAGE_CHILDREN is its own."""
     helper = (
         "import resource, subprocess, sys, time\n"
         "t = time.perf_counter()\n"
@@ -89,7 +89,7 @@ def measured(cmd: list[str]) -> dict:
         "print(f'@@ {w} {u.ru_utime + u.ru_stime} {u.ru_maxrss} {p.returncode}')\n"
         "sys.stdout.write(p.stdout)\n"
     )
-    p = subprocess.run([sys.executable, "-c", helper, *cmd], capture_output=True, text=True, check=True)
+    p = subprocess.run([sys.executable, "-c", helper, *cmd], capture_output=True, text=True, check=True, cwd=cwd)
     head, _, out = p.stdout.partition("\n")
     _, wall, cpu, rss_kib, rc = head.split()
     if rc != "0":
@@ -161,7 +161,7 @@ def main() -> None:
                 if have_lcs and cs_pf is None:
                     sides["libcachesim"] = [sys.executable, "-c", LIBCACHESIM_CHILD, str(og), a, str(blocks)]
                 for side, cmd in sides.items():
-                    runs = [measured(cmd) for _ in range(args.repeat)]
+                    runs = [measured(cmd, tmp) for _ in range(args.repeat)]
                     row[side] = {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu", "rss_mib")}
                     row[side]["miss"] = miss_ratio(side, runs[0]["out"])
                 rows.append(row)
