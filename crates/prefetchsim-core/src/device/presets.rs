@@ -86,20 +86,7 @@ pub fn cheetah9lp() -> DiskParams {
 /// overheads of 0.05-0.15 ms, and the cache split into 32 segments of 1 MiB.
 #[must_use]
 pub fn hdd7200() -> DiskParams {
-    let (zones_n, cyl_per_zone, spt_od, step) = (16u32, 19_350u32, 2035u32, 61u32);
-    let zones = (0..zones_n)
-        .map(|i| {
-            let spt = spt_od - i * step;
-            ZoneSpec {
-                first_cyl: i * cyl_per_zone,
-                last_cyl: (i + 1) * cyl_per_zone - 1,
-                spt,
-                track_skew: spt.div_ceil(10),
-                cyl_skew: (spt * 13).div_ceil(100),
-                spares: 0,
-            }
-        })
-        .collect();
+    let zones = equal_zones(16, 19_350, 2035, 61);
     DiskParams {
         lbns: 1_953_525_168,
         rpm: 7200.0,
@@ -146,20 +133,7 @@ pub fn hdd7200() -> DiskParams {
 /// class's data-sheet figures); skews, head switch and overheads as `hdd7200`.
 #[must_use]
 pub fn ata40() -> DiskParams {
-    let (zones_n, cyl_per_zone, spt_od, step) = (16u32, 3528u32, 895u32, 27u32);
-    let zones = (0..zones_n)
-        .map(|i| {
-            let spt = spt_od - i * step;
-            ZoneSpec {
-                first_cyl: i * cyl_per_zone,
-                last_cyl: (i + 1) * cyl_per_zone - 1,
-                spt,
-                track_skew: spt.div_ceil(10),
-                cyl_skew: (spt * 13).div_ceil(100),
-                spares: 0,
-            }
-        })
-        .collect();
+    let zones = equal_zones(16, 3528, 895, 27);
     // hdd7200's HPL curve over 309,600 cylinders: boundary 143,000 (46.2 % of the stroke), sqrt part
     // 0.02507 * sqrt(143,000) = 9.48 ms, linear part 3.314e-5 * 143,000 = 4.739 ms; the same at 46.2 % of
     // 56,448 cylinders.
@@ -180,6 +154,24 @@ pub fn ata40() -> DiskParams {
         cache: CacheParams { enabled: true, segments: 16, segment_sectors: 256, max_read_ahead: 256, fast_write: true },
         ..hdd7200()
     }
+}
+
+/// `zones_n` zones of `cyl_per_zone` cylinders, from `spt_od` sectors per track at the outer edge down by
+/// `step` per zone; track and cylinder skews of 10 % and 13 % of a track (ours, shared by the 7200 rpm presets).
+fn equal_zones(zones_n: u32, cyl_per_zone: u32, spt_od: u32, step: u32) -> Vec<ZoneSpec> {
+    (0..zones_n)
+        .map(|i| {
+            let spt = spt_od - i * step;
+            ZoneSpec {
+                first_cyl: i * cyl_per_zone,
+                last_cyl: (i + 1) * cyl_per_zone - 1,
+                spt,
+                track_skew: spt.div_ceil(10),
+                cyl_skew: (spt * 13).div_ceil(100),
+                spares: 0,
+            }
+        })
+        .collect()
 }
 
 #[cfg(test)]
