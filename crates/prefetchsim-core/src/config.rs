@@ -16,26 +16,6 @@ use serde_json::Value;
 use crate::component::{plain_message, ComponentSpec, ConfigError};
 use crate::level::LevelOptions;
 
-/// Reject a policy and prefetcher of one level that cannot work together; `level` is the level's key path
-/// (`level[1]`), the error names its `prefetcher` key.
-///
-/// The `sarc` policy estimates SEQ's marginal utility from the sequential misses that only the `sarc`
-/// prefetcher reports (as `Placement::List(1)` on demand blocks): with another prefetcher its adaptation
-/// would squeeze SEQ to nothing whatever the workload. `none` is allowed (SEQ stays empty: LRU over
-/// RANDOM). The `sarc` prefetcher itself works over any policy (see `prefetch::sarc`).
-pub fn check_pairing(level: &str, policy: &str, prefetcher: &str) -> Result<(), ConfigError> {
-    if policy == "sarc" && !matches!(prefetcher, "sarc" | "none") {
-        return Err(ConfigError::new(
-            format!("{level}.prefetcher"),
-            format!(
-                "policy 'sarc' needs prefetcher 'sarc' (its SEQ list adapts to the sequential misses only that \
-                 prefetcher reports), or 'none'; got '{prefetcher}'"
-            ),
-        ));
-    }
-    Ok(())
-}
-
 /// A cache size as written by the user.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub enum SizeSpec {

@@ -206,7 +206,7 @@ pub trait AnyLevel: Send {
     fn log_event(&mut self, _ev: LevelEvent) {}
 
     /// The policy's knowledge of the future (`opt`; [`crate::optimal`]). Default: none.
-    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+    fn future(&mut self) -> Option<&mut crate::policy::next_use::Future> {
         None
     }
 
@@ -1178,7 +1178,7 @@ impl<P: Policy> AnyLevel for Level<P> {
         }
     }
 
-    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+    fn future(&mut self) -> Option<&mut crate::policy::next_use::Future> {
         self.policy.future()
     }
 }

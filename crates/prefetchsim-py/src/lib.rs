@@ -8,11 +8,12 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
+use prefetchsim_core::build;
 use prefetchsim_core::component::{ComponentSpec, ConfigError as CoreConfigError};
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{Hierarchy, RequestSource, SourceError, SourceReport};
 use prefetchsim_core::metrics::{LevelReport, RunResult, Value as RecValue};
-use prefetchsim_core::{device, optimal, policy, prefetch};
+use prefetchsim_core::{device, optimal};
 use prefetchsim_trace::event_csv::EventCsv;
 use prefetchsim_trace::next_access::stated_next_uses;
 use prefetchsim_trace::stats::{self, RandomRule, TraceStats};
@@ -286,14 +287,10 @@ fn result_json(r: &RunResult, rep: &SourceReport) -> Value {
     out
 }
 
-/// Build each level with a placeholder size of one block: checks names and parameters, not sizes.
+/// Names, parameters and pairing rules of every level's components, not sizes (the core's
+/// `build::check_components`).
 fn validate_components(c: &HierarchyConfig) -> Result<(), CoreConfigError> {
-    for (i, l) in c.level.iter().enumerate() {
-        let path = format!("level[{i}]");
-        let (_, pf) = prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher)?;
-        policy::build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)?;
-    }
-    Ok(())
+    build::check_components(c).map(drop)
 }
 
 enum WorkerError {
@@ -596,8 +593,8 @@ fn head(trace_json: &str, n: &Bound<'_, PyAny>) -> PyResult<Vec<RequestRow>> {
 #[pyfunction]
 fn registry() -> String {
     json!({
-        "policies": policy::POLICIES,
-        "prefetchers": prefetch::PREFETCHERS,
+        "policies": build::registry::POLICIES.iter().map(|e| (e.name, e.summary)).collect::<Vec<_>>(),
+        "prefetchers": build::registry::PREFETCHERS.iter().map(|e| (e.name, e.summary)).collect::<Vec<_>>(),
         "formats": formats::FORMATS,
         "generators": synth::GENERATORS,
         "outputs": writer::OUTPUT_FORMATS,
@@ -620,11 +617,7 @@ fn check_config(config_json: &str) -> PyResult<()> {
 fn canonical_config(config_json: &str) -> PyResult<String> {
     let mut c = HierarchyConfig::from_json(parse_json("config", config_json)?).map_err(|e| config_err(&e))?;
     for (i, l) in c.level.iter_mut().enumerate() {
-        let path = format!("level[{i}]");
-        let (pf_name, pf) =
-            prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher).map_err(|e| config_err(&e))?;
-        let (policy_name, _) = policy::build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)
-            .map_err(|e| config_err(&e))?;
+        let (policy_name, pf_name) = build::check_level(&format!("level[{i}]"), l).map_err(|e| config_err(&e))?;
         // A `first+second` shorthand resolves to "stack" and would lose its parts: keep it as written.
         if !l.prefetcher.name.contains('+') {
             l.prefetcher.name = pf_name.to_string();

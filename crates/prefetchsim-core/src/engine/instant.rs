@@ -38,7 +38,7 @@ pub fn run_instant(
     cfg: &EngineConfig,
     progress: &mut dyn Progress,
 ) -> Result<RunResult, SourceError> {
-    crate::optimal::check_ready(h)?;
+    super::future::check_ready(h)?;
     let mut scratch: Vec<Vec<Fetch>> = (0..h.levels.len()).map(|_| Vec::with_capacity(64)).collect();
     let mut buf = Vec::with_capacity(BATCH);
     let (mut requests, mut blocks) = (0u64, 0u64);
@@ -84,7 +84,7 @@ pub fn run_instant(
     for l in &mut h.levels {
         l.finish();
     }
-    crate::optimal::finish(h, stopped_early)?;
+    super::future::finish(h, stopped_early)?;
     Ok(RunResult {
         requests,
         blocks,

@@ -7,6 +7,7 @@
 
 pub mod bottom;
 pub mod events;
+pub mod future;
 pub mod hierarchy;
 pub mod inflight;
 pub mod instant;

@@ -14,7 +14,7 @@
 
 use serde::Deserialize;
 
-use super::{LevelGeometry, PrefetchCtx, Prefetcher};
+use super::{LevelGeometry, MakePrefetcher, PrefetchCtx, Prefetcher};
 use crate::component::{ComponentSpec, ConfigError};
 use crate::policy::{Entry, Placement};
 
@@ -59,17 +59,22 @@ impl Stack {
         }
     }
 
-    /// Build both components from their specs (errors name `path.first…` / `path.second…`).
-    pub fn build(path: &str, p: StackParams) -> Result<Self, ConfigError> {
-        let (_, first) = super::build(&format!("{path}.first"), &p.first)?;
-        let (_, second) = super::build(&format!("{path}.second"), &p.second)?;
+    /// Build both components from their specs with `make` (errors name `path.first…` /
+    /// `path.second…`).
+    pub fn build(path: &str, p: StackParams, make: MakePrefetcher<'_>) -> Result<Self, ConfigError> {
+        let first = make(&format!("{path}.first"), &p.first)?;
+        let second = make(&format!("{path}.second"), &p.second)?;
         Ok(Self::new(first, second))
     }
 }
 
 /// The shorthand `"a+b"`: a stack of `a` over `b` with default parameters. `None` when the name has no
 /// `+`.
-pub fn build_shorthand(path: &str, spec: &ComponentSpec) -> Result<Option<Box<dyn Prefetcher>>, ConfigError> {
+pub fn build_shorthand(
+    path: &str,
+    spec: &ComponentSpec,
+    make: MakePrefetcher<'_>,
+) -> Result<Option<Box<dyn Prefetcher>>, ConfigError> {
     let Some((a, b)) = spec.name.split_once('+') else {
         return Ok(None);
     };
@@ -83,7 +88,7 @@ pub fn build_shorthand(path: &str, spec: &ComponentSpec) -> Result<Option<Box<dy
         ));
     }
     let p = StackParams { first: ComponentSpec::named(a.trim()), second: ComponentSpec::named(b.trim()) };
-    Ok(Some(Box::new(Stack::build(path, p)?)))
+    Ok(Some(Box::new(Stack::build(path, p, make)?)))
 }
 
 impl Prefetcher for Stack {
@@ -160,5 +165,15 @@ impl Prefetcher for Stack {
     /// A cache-side rule of either part applies to the level (Mithril over AMP keeps AMP's `stay`).
     fn first_hit(&self) -> Option<crate::policy::FirstHit> {
         self.first.first_hit().or_else(|| self.second.first_hit())
+    }
+}
+
+impl super::NamedPrefetcher for Stack {
+    const NAME: &'static str = "stack";
+    const SUMMARY: &'static str = "two prefetchers deciding on every request: { first = …, second = … } or 'a+b'";
+    type Params = StackParams;
+
+    fn build(path: &str, params: StackParams, make: MakePrefetcher<'_>) -> Result<Box<dyn Prefetcher>, ConfigError> {
+        Ok(Box::new(Stack::build(path, params, make)?))
     }
 }
