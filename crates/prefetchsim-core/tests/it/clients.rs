@@ -5,8 +5,8 @@
 use prefetchsim_core::config::{ComponentSpec, EngineKind, HierarchyConfig, LevelConfig, Replay, SizeSpec};
 use prefetchsim_core::engine::instant::serve;
 use prefetchsim_core::engine::{run_instant, run_timed, Hierarchy, Silent, VecSource};
-use prefetchsim_core::exclusive::Exclusive;
-use prefetchsim_core::fanout::Route;
+use prefetchsim_core::level::exclusive::Exclusive;
+use prefetchsim_core::level::fanout::Route;
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::request::{Fetch, Request};

@@ -6,7 +6,7 @@
 
 use prefetchsim_core::config::{ComponentSpec, EngineKind, HierarchyConfig, PrefetchIo, Replay};
 use prefetchsim_core::engine::{run_instant, run_timed, Hierarchy, Silent, VecSource};
-use prefetchsim_core::level::{AnyLevel, LevelOptions};
+use prefetchsim_core::level::{CacheLevel, LevelOptions};
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::pfc::{Decision, PfcLevel, PfcMode, PfcParams, PfcState, PfcVersion};
 use prefetchsim_core::prefetch::Outcome;

@@ -5,7 +5,7 @@
 
 use prefetchsim_core::config::{ComponentSpec, HierarchyConfig};
 use prefetchsim_core::engine::{run_instant, run_timed, Hierarchy, Silent, VecSource};
-use prefetchsim_core::level::{AnyLevel, LevelOptions};
+use prefetchsim_core::level::{CacheLevel, LevelOptions};
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::pfc::{Decision, PfcLevel, PfcParams};
 use prefetchsim_core::request::Request;
