@@ -7,8 +7,8 @@ use super::pairing::check_pairing;
 use crate::component::ConfigError;
 use crate::config::{HierarchyConfig, LevelConfig};
 use crate::engine::Hierarchy;
-use crate::exclusive::Exclusive;
-use crate::fanout::{Factory, FanOut, Route, Routing};
+use crate::level::exclusive::Exclusive;
+use crate::level::fanout::{Factory, FanOut, Route, Routing};
 use crate::level::AnyLevel;
 use crate::pfc::PfcLevel;
 

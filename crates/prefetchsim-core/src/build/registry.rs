@@ -6,9 +6,9 @@
 //! line below (docs/guide/adding-a-prefetcher.md).
 
 use crate::component::{parse_params, unknown_name, ComponentSpec, ConfigError};
-use crate::level::{AnyLevel, Level, LevelOptions};
+use crate::level::{AnyLevel, Level, LevelOptions, DEFAULT_BLOCK_BYTES};
 use crate::policy::{self, NamedPolicy, PolicyEnv};
-use crate::prefetch::{self, MakePrefetcher, NamedPrefetcher, Prefetcher};
+use crate::prefetch::{self, LevelGeometry, MakePrefetcher, NamedPrefetcher, Prefetcher};
 
 /// The replacement policies, in listing order.
 pub const POLICIES: &[PolicyEntry] = &[
@@ -103,8 +103,11 @@ fn build_level<P: NamedPolicy>(
     opts: LevelOptions,
     prefetcher: Box<dyn Prefetcher>,
 ) -> Result<Box<dyn AnyLevel>, ConfigError> {
+    let mut prefetcher = prefetcher;
     let mut opts = opts;
-    if let Some(rule) = prefetcher.first_hit() {
+    // The geometry `Level::new` attaches the prefetcher with: its first-hit rule is the policy's.
+    let geometry = LevelGeometry { capacity, block_bytes: DEFAULT_BLOCK_BYTES };
+    if let Some(rule) = prefetcher.attach(geometry).first_hit {
         opts.first_hit = rule;
     }
     let env = PolicyEnv { capacity, first_hit: opts.first_hit };

@@ -2,7 +2,7 @@
 //! them and the event log. Built from a config by [`crate::build`].
 
 use crate::eventlog::{Event, EventKind, EventSink, LevelEvent, Origin};
-use crate::exclusive::Exclusive;
+use crate::level::exclusive::Exclusive;
 use crate::level::AnyLevel;
 use crate::metrics::LevelReport;
 

@@ -3,7 +3,7 @@
 
 use prefetchsim_core::build::build_level;
 use prefetchsim_core::component::ComponentSpec;
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{AnyLevel, CacheLevel, Demotion, Level, LevelOptions};
 use prefetchsim_core::policy::arc::{Arc, ArcParams};
 use prefetchsim_core::policy::clock::{Clock, ClockParams};
 use prefetchsim_core::policy::mq::{Mq, MqParams};
