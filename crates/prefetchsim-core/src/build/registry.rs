@@ -40,6 +40,7 @@ pub const PREFETCHERS: &[PrefetcherEntry] = &[
     PrefetcherEntry::of::<prefetch::stack::Stack>(),
     PrefetcherEntry::of::<prefetch::step::Step>(),
     PrefetcherEntry::of::<prefetch::tap::Tap>(),
+    PrefetcherEntry::of::<prefetch::leap::Leap>(),
 ];
 
 /// Builds a level with a policy from its spec, capacity, options and prefetcher.

@@ -9,6 +9,7 @@
 pub mod amp;
 pub mod detect;
 pub(crate) mod flat_map;
+pub mod leap;
 pub mod linux;
 pub mod marks;
 pub mod mithril;
