@@ -5,6 +5,9 @@
 //! simulation in integer nanoseconds with links, an I/O scheduler and a device ([`timed`]); [`run`]
 //! picks the engine a config names.
 
+pub mod batch;
+pub mod blockset;
+pub mod decoded;
 pub mod events;
 pub mod hierarchy;
 pub mod inflight;
@@ -12,6 +15,8 @@ pub mod instant;
 pub mod replay;
 pub mod timed;
 
+pub use batch::{run_task, Task, TaskError, TaskTrace};
+pub use decoded::DecodedTrace;
 pub use hierarchy::Hierarchy;
 pub use instant::run_instant;
 pub use timed::{run_timed, run_timed_observed, TimedObserver};
