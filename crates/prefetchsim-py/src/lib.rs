@@ -25,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace::footprint, m)?)?;
     m.add_function(wrap_pyfunction!(trace::head, m)?)?;
     m.add_function(wrap_pyfunction!(registry::registry, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(trace::trace_info, m)?)?;
     m.add_function(wrap_pyfunction!(trace::convert, m)?)?;
     m.add_function(wrap_pyfunction!(device::device_random_read_ms, m)?)?;

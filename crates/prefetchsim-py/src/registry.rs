@@ -4,6 +4,7 @@
 //! is one edit.
 
 use prefetchsim_core::config::{ConfigError as CoreConfigError, HierarchyConfig};
+use prefetchsim_core::metrics::schema;
 use prefetchsim_core::{policy, prefetch};
 use prefetchsim_trace::{formats, synth, writer};
 use pyo3::prelude::*;
@@ -62,4 +63,11 @@ pub(crate) fn canonical_config(config_json: &str) -> PyResult<String> {
         l.policy.name = policy_name.to_string();
     }
     serde_json::to_string(&c).map_err(|e| PrefetchsimError::new_err(format!("config: {e}")))
+}
+
+/// The result schema as JSON: `{"run": [field, …], "level": [field, …]}`, each field `{"name", "kind",
+/// "meaning"}` in record order (`metrics::schema`); `kind` is int, float, text, bool or textlist.
+#[pyfunction]
+pub(crate) fn result_schema() -> String {
+    json!({"run": schema::run_fields(), "level": schema::level_fields()}).to_string()
 }
