@@ -96,7 +96,7 @@ impl Overheads {
 }
 
 /// Parameters of a disk. Defaults: the Seagate Cheetah 9LP as modelled by DiskSim 4.0 (see
-/// [`super::presets`] for the provenance of each value).
+/// [`crate::device::presets`] for the provenance of each value).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct DiskParams {

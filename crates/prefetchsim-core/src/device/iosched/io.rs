@@ -55,7 +55,7 @@ pub struct Submitted {
 /// A request handed to the device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Dispatch {
-    /// Its id, for [`IoScheduler::complete`] and [`IoScheduler::tags`].
+    /// Its id, for [`IoScheduler::complete`](super::IoScheduler::complete) and [`IoScheduler::tags`](super::IoScheduler::tags).
     pub id: ReqId,
     /// What the device must do.
     pub io: DiskIo,
