@@ -6,7 +6,10 @@
 use super::{internal, Engine, Ev, TimedObserver, DONE};
 use crate::component::ConfigError;
 use crate::device::iosched::{Bio, SchedError};
-use crate::engine::inflight::{Job, NIL};
+use std::collections::VecDeque;
+
+use crate::device::{Device, IoScheduler};
+use crate::engine::inflight::{Job, Slab, NIL};
 use crate::engine::SourceError;
 
 /// A bio at the scheduler: blocks of one fetch.
@@ -35,6 +38,48 @@ pub(super) struct Gate {
     held: Vec<u32>,
 }
 
+/// The scheduler and the device under the last level, with the bios in flight between them.
+pub(super) struct Io {
+    pub(super) sched: IoScheduler,
+    pub(super) dev: Box<dyn Device>,
+    /// Sectors per block.
+    pub(super) spb: u64,
+    /// Blocks per bio.
+    pub(super) bio_blocks: u32,
+    pub(super) max_sectors: u32,
+    pub(super) bios: Slab<BioRec>,
+    /// Prefetch reads held until an access's demand reads arrive.
+    pub(super) gates: Slab<Gate>,
+    /// Per job index: the gate its arrival counts down (`NIL`: none).
+    pub(super) gate_of: Vec<u32>,
+    /// Bios the scheduler had no room for, in submission order.
+    pub(super) blocked: VecDeque<Bio>,
+    pub(super) unplug_gen: u32,
+    pub(super) unplug_armed: Option<u64>,
+    /// The scheduler's queue changed since the last [`Engine::kick`].
+    pub(super) dirty: bool,
+}
+
+impl Io {
+    /// `sched` over `dev`, blocks of `spb` sectors, bios of at most `bio_blocks` blocks (`max_sectors`).
+    pub(super) fn new(sched: IoScheduler, dev: Box<dyn Device>, spb: u64, bio_blocks: u32, max_sectors: u32) -> Self {
+        Self {
+            sched,
+            dev,
+            spb,
+            bio_blocks,
+            max_sectors,
+            bios: Slab::default(),
+            gates: Slab::default(),
+            gate_of: Vec::new(),
+            blocked: VecDeque::new(),
+            unplug_gen: 0,
+            unplug_armed: None,
+            dirty: false,
+        }
+    }
+}
+
 impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     /// `prefetch_io = "apart"`: read this access's fetches (`new_ids`) of the requested blocks `first ..
     /// first + len` now and hold the others (prefetch) at a gate until those reads have arrived.
@@ -44,7 +89,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         let demand = self.new_ids.iter().filter(|&&g| answers(&self.fl.jobs[g])).count() as u32;
         let held = self.new_ids.len() as u32 - demand;
         let gate = if demand > 0 && held > 0 {
-            self.gates.alloc(Gate { remaining: demand, all_kept, held: Vec::with_capacity(held as usize) })
+            self.io.gates.alloc(Gate { remaining: demand, all_kept, held: Vec::with_capacity(held as usize) })
         } else {
             NIL
         };
@@ -53,13 +98,13 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             if gate == NIL {
                 self.read(g, all_kept, false, now)?;
             } else if answers(&self.fl.jobs[g]) {
-                if self.gate_of.len() <= g as usize {
-                    self.gate_of.resize(g as usize + 1, NIL);
+                if self.io.gate_of.len() <= g as usize {
+                    self.io.gate_of.resize(g as usize + 1, NIL);
                 }
-                self.gate_of[g as usize] = gate;
+                self.io.gate_of[g as usize] = gate;
                 self.read(g, all_kept, false, now)?;
             } else {
-                self.gates[gate].held.push(g);
+                self.io.gates[gate].held.push(g);
             }
         }
         Ok(())
@@ -67,20 +112,20 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
 
     /// A read of requested blocks (`g`) arrived: when it was its access's last, submit the held prefetch.
     pub(super) fn pass_gate(&mut self, g: u32, now: u64) -> Result<(), SourceError> {
-        let Some(gate) = self.gate_of.get_mut(g as usize).map(|x| std::mem::replace(x, NIL)) else {
+        let Some(gate) = self.io.gate_of.get_mut(g as usize).map(|x| std::mem::replace(x, NIL)) else {
             return Ok(());
         };
         if gate == NIL {
             return Ok(());
         }
-        let gt = &mut self.gates[gate];
+        let gt = &mut self.io.gates[gate];
         gt.remaining -= 1;
         if gt.remaining > 0 {
             return Ok(());
         }
         let held = std::mem::take(&mut gt.held);
         let all_kept = gt.all_kept;
-        self.gates.release(gate);
+        self.io.gates.release(gate);
         for &p in &held {
             self.read(p, all_kept, true, now)?;
         }
@@ -98,16 +143,16 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     pub(super) fn read(&mut self, g: u32, all_kept: bool, held: bool, now: u64) -> Result<(), SourceError> {
         let f = self.fl.jobs[g];
         let end = f.first + u64::from(f.len);
-        let cap = self.dev.capacity();
-        if end.checked_mul(self.spb).is_none_or(|e| e > cap) {
+        let cap = self.io.dev.capacity();
+        if end.checked_mul(self.io.spb).is_none_or(|e| e > cap) {
             return Err(ConfigError::new(
                 "device",
                 format!(
                     "block {} ({} sectors of 512 B each) lies past the end of device '{}' ({cap} sectors); \
                      choose a larger device or a trace that fits",
                     end - 1,
-                    self.spb,
-                    self.dev.name()
+                    self.io.spb,
+                    self.io.dev.name()
                 ),
             )
             .into());
@@ -188,25 +233,25 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         while x < e {
             // One bio per `max_sectors`; a bio holding demand blocks is sync (Linux reads a synchronous
             // read-ahead window as one READ), and the request's class comes from the bios' blocks.
-            let y = e.min(x + u64::from(self.bio_blocks));
+            let y = e.min(x + u64::from(self.io.bio_blocks));
             let len = (y - x) as u32;
-            let sectors = u64::from(len) * self.spb;
+            let sectors = u64::from(len) * self.io.spb;
             let sectors = u32::try_from(sectors).map_err(|_| internal("bio too large".into()))?;
-            let n_chunks = sectors.div_ceil(self.max_sectors);
+            let n_chunks = sectors.div_ceil(self.io.max_sectors);
             let (demand, prefetch) = (x < demand_end, y > demand_end);
-            let id = self.bios.alloc(BioRec { fetch: g, first: x, len, chunks: n_chunks, demand, prefetch });
-            let bio = Bio { lbn: x * self.spb, sectors, write: false, sync: demand, tag: u64::from(id) };
+            let id = self.io.bios.alloc(BioRec { fetch: g, first: x, len, chunks: n_chunks, demand, prefetch });
+            let bio = Bio { lbn: x * self.io.spb, sectors, write: false, sync: demand, tag: u64::from(id) };
             self.obs.read_start(x, len, now);
             if self.stats.measuring {
                 self.stats.dev_rep.bios += 1;
             }
-            self.dirty = true;
-            if !self.blocked.is_empty() {
-                self.blocked.push_back(bio);
+            self.io.dirty = true;
+            if !self.io.blocked.is_empty() {
+                self.io.blocked.push_back(bio);
             } else {
-                match self.sched.submit(bio, now) {
+                match self.io.sched.submit(bio, now) {
                     Ok(_) => {}
-                    Err(SchedError::Full) => self.blocked.push_back(bio),
+                    Err(SchedError::Full) => self.io.blocked.push_back(bio),
                     Err(err) => return Err(internal(format!("scheduler refused a bio: {err}"))),
                 }
             }
@@ -218,17 +263,17 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
 
     pub(super) fn on_device_done(&mut self, id: u32, now: u64) -> Result<(), SourceError> {
         self.tags.clear();
-        self.tags.extend_from_slice(self.sched.tags(id));
-        self.sched.complete(id).map_err(|e| internal(e.to_string()))?;
-        self.dirty = true;
+        self.tags.extend_from_slice(self.io.sched.tags(id));
+        self.io.sched.complete(id).map_err(|e| internal(e.to_string()))?;
+        self.io.dirty = true;
         for i in 0..self.tags.len() {
             let b = self.tags[i] as u32;
-            let rec = &mut self.bios[b];
+            let rec = &mut self.io.bios[b];
             rec.chunks -= 1;
             let rec = *rec;
             if rec.chunks == 0 {
                 self.obs.read_done(rec.first, rec.len, now);
-                self.bios.release(b);
+                self.io.bios.release(b);
             }
             let job = &mut self.fl.jobs[rec.fetch];
             job.outstanding -= 1;
@@ -236,10 +281,10 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                 self.ready.push_back(rec.fetch);
             }
         }
-        while let Some(&bio) = self.blocked.front() {
-            match self.sched.submit(bio, now) {
+        while let Some(&bio) = self.io.blocked.front() {
+            match self.io.sched.submit(bio, now) {
                 Ok(_) => {
-                    self.blocked.pop_front();
+                    self.io.blocked.pop_front();
                 }
                 Err(SchedError::Full) => break,
                 Err(err) => return Err(internal(format!("scheduler refused a bio: {err}"))),
@@ -250,14 +295,14 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
 
     /// Dispatch to the device while it has room; arm the unplug timer; account the queue.
     pub(super) fn kick(&mut self, now: u64) -> Result<(), SourceError> {
-        self.dirty = false;
-        while let Some(d) = self.sched.dispatch(now) {
-            let s = self.dev.start(&d.io, now).map_err(|e| ConfigError::new("device", e.to_string()))?;
+        self.io.dirty = false;
+        while let Some(d) = self.io.sched.dispatch(now) {
+            let s = self.io.dev.start(&d.io, now).map_err(|e| ConfigError::new("device", e.to_string()))?;
             if self.stats.measuring {
                 // The class by the blocks the request carries (demand, prefetched or both).
                 let (mut dem, mut pf) = (false, false);
-                for &t in self.sched.tags(d.id) {
-                    let b = &self.bios[t as u32];
+                for &t in self.io.sched.tags(d.id) {
+                    let b = &self.io.bios[t as u32];
                     dem |= b.demand;
                     pf |= b.prefetch;
                 }
@@ -283,15 +328,15 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         }
         // A plugged queue wants a dispatch attempt at its unplug time. When that time has come and the
         // queue is still plugged, the device is busy and its completion will dispatch (and unplug).
-        if let Some(w) = self.sched.next_wakeup().filter(|&w| w > now) {
-            if self.unplug_armed != Some(w) {
-                self.unplug_gen = self.unplug_gen.wrapping_add(1);
-                self.unplug_armed = Some(w);
-                self.q.schedule(w.max(now), DONE, Ev::Unplug(self.unplug_gen));
+        if let Some(w) = self.io.sched.next_wakeup().filter(|&w| w > now) {
+            if self.io.unplug_armed != Some(w) {
+                self.io.unplug_gen = self.io.unplug_gen.wrapping_add(1);
+                self.io.unplug_armed = Some(w);
+                self.q.schedule(w.max(now), DONE, Ev::Unplug(self.io.unplug_gen));
             }
         }
         if self.stats.measuring {
-            self.stats.queue_length(now, self.sched.queued() as u64);
+            self.stats.queue_length(now, self.io.sched.queued() as u64);
         }
         Ok(())
     }

@@ -62,17 +62,16 @@ mod stats;
 
 use super::bottom::Bottom;
 use super::events::EventQueue;
-use super::inflight::{InFlight, Job, JobKind, Slab, NIL};
+use super::inflight::{InFlight, Job, JobKind, NIL};
 use super::replay::{Reader, ReplayState, RunTotals};
 use super::{Hierarchy, Progress, RequestSource, SourceError};
 use crate::component::ConfigError;
 use crate::config::{EngineConfig, PrefetchIo, Replay, TimedSettings};
-use crate::device::iosched::Bio;
-use crate::device::{ms_to_ns, Device, IoScheduler};
+use crate::device::ms_to_ns;
 use crate::link::LinkModel;
 use crate::metrics::RunResult;
 use crate::request::{Fetch, Op, Request};
-use bottom::{BioRec, Gate};
+use bottom::Io;
 use net::Net;
 use stats::Stats;
 
@@ -138,25 +137,10 @@ struct Engine<'a, O: TimedObserver + ?Sized> {
     /// The last level is several caches over the one device: every block it reads is registered, so
     /// that another instance's read of it waits instead of overlapping it at the scheduler.
     shared_bottom: bool,
-    sched: IoScheduler,
-    dev: Box<dyn Device>,
-    /// Sectors per block.
-    spb: u64,
-    /// Blocks per bio.
-    bio_blocks: u32,
-    max_sectors: u32,
-    bios: Slab<BioRec>,
+    /// The scheduler and the device under the last level.
+    io: Io,
     /// `prefetch_io = "apart"`.
     apart: bool,
-    /// Prefetch reads held until an access's demand reads arrive.
-    gates: Slab<Gate>,
-    /// Per job index: the gate its arrival counts down (`NIL`: none).
-    gate_of: Vec<u32>,
-    blocked: VecDeque<Bio>,
-    unplug_gen: u32,
-    unplug_armed: Option<u64>,
-    /// The scheduler's queue changed since the last [`Engine::kick`].
-    dirty: bool,
     l1_hit_ns: u64,
     // Scratch.
     out: Vec<Fetch>,
@@ -225,19 +209,8 @@ pub fn run_on<O: TimedObserver + ?Sized>(
         fl: InFlight::new(),
         net,
         shared_bottom: h.levels[n - 1].is_fan_out(),
-        sched,
-        dev,
-        spb,
-        bio_blocks,
-        max_sectors,
-        bios: Slab::default(),
+        io: Io::new(sched, dev, spb, bio_blocks, max_sectors),
         apart,
-        gates: Slab::default(),
-        gate_of: Vec::new(),
-        blocked: VecDeque::new(),
-        unplug_gen: 0,
-        unplug_armed: None,
-        dirty: false,
         l1_hit_ns: ms_to_ns(lp.t_l1_hit_ms),
         out: Vec::with_capacity(64),
         new_ids: Vec::with_capacity(64),
@@ -293,14 +266,14 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                 Ev::DeviceDone(id) => self.on_device_done(id, now)?,
                 Ev::AppDone(j) => self.app_done(j, now)?,
                 Ev::Unplug(gen) => {
-                    if gen == self.unplug_gen {
-                        self.unplug_armed = None;
-                        self.dirty = true;
+                    if gen == self.io.unplug_gen {
+                        self.io.unplug_armed = None;
+                        self.io.dirty = true;
                     }
                 }
             }
             self.process_ready(now)?;
-            if self.dirty {
+            if self.io.dirty {
                 self.kick(now)?;
             }
             if !self.replay.to_schedule.is_empty() {

@@ -110,7 +110,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         self.h.log_counters_reset(now);
         self.stats.measuring = true;
         self.stats.t_measure = now;
-        self.stats.sched_base = self.sched.stats().clone();
+        self.stats.sched_base = self.io.sched.stats().clone();
         let r = &mut self.stats.dev_rep;
         *r = DeviceReport {
             name: std::mem::take(&mut r.name),
@@ -121,7 +121,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         self.stats.link_base = self.net.totals();
         self.stats.q_area = 0;
         self.stats.q_last_t = now;
-        self.stats.q_last = self.sched.queued() as u64;
+        self.stats.q_last = self.io.sched.queued() as u64;
     }
 
     pub(super) fn finish(mut self) -> RunResult {
@@ -129,7 +129,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             l.finish();
         }
         let end = self.q.now();
-        let st = self.sched.stats();
+        let st = self.io.sched.stats();
         let base = &self.stats.sched_base;
         let mut dev = std::mem::take(&mut self.stats.dev_rep);
         dev.merges =
