@@ -5,6 +5,7 @@ mod clients;
 mod device;
 mod exclusive;
 mod history;
+mod level_roles;
 mod mrc;
 mod optimal;
 mod pfc;
