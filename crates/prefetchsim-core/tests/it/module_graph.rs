@@ -4,7 +4,10 @@
 //! names. The check runs at two grains: the top-level modules (`config`, `engine`, `policy`, …), and the
 //! sibling files inside each folder module listed in [`FOLDERS`] (`engine/timed.rs` → `engine/replay.rs`;
 //! the folder's own `mod.rs` is the parent, whose re-exports and shared items are not an import circle).
-//! Every cycle found is printed as a path through the modules, with one file and line per edge.
+//! A call `Type::function` of an inherent impl counts as an import of the module the impl is in (an impl
+//! may live far from its type: `Hierarchy::build` is in `build/`); method-call syntax and paths inside
+//! macro bodies are not seen. Every cycle found is printed as a path through the modules, with one file
+//! and line per edge.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -25,6 +28,42 @@ struct Collector<'a> {
     /// The file's module path (`["engine", "timed"]`; `[]` for `lib.rs`).
     module: &'a [String],
     refs: Vec<Reference>,
+    /// Associated functions of inherent impls (`("Hierarchy", "build")`) and the module defining them.
+    assoc: &'a Assoc,
+}
+
+/// `Type::function` of every inherent impl in `src/`, with the module the impl is in: an impl may sit
+/// far from its type (`Hierarchy::build` is in `build/`), and a call through the type's name is an
+/// import of that module all the same.
+type Assoc = BTreeMap<(String, String), Vec<String>>;
+
+/// Collect [`Assoc`] from one parsed file of module `module`.
+fn collect_assoc(file: &syn::File, module: &[String], out: &mut Assoc) {
+    struct Impls<'a>(&'a [String], &'a mut Assoc);
+    impl<'ast> Visit<'ast> for Impls<'_> {
+        fn visit_item(&mut self, i: &'ast syn::Item) {
+            if let syn::Item::Mod(m) = i {
+                if is_cfg_test(&m.attrs) {
+                    return;
+                }
+            }
+            syn::visit::visit_item(self, i);
+        }
+
+        fn visit_item_impl(&mut self, i: &'ast syn::ItemImpl) {
+            if i.trait_.is_some() || is_cfg_test(&i.attrs) {
+                return;
+            }
+            let syn::Type::Path(t) = &*i.self_ty else { return };
+            let Some(ty) = t.path.segments.last() else { return };
+            for item in &i.items {
+                if let syn::ImplItem::Fn(f) = item {
+                    self.1.insert((ty.ident.to_string(), f.sig.ident.to_string()), self.0.to_vec());
+                }
+            }
+        }
+    }
+    Impls(module, out).visit_file(file);
 }
 
 impl Collector<'_> {
@@ -117,6 +156,13 @@ impl<'ast> Visit<'ast> for Collector<'_> {
         let segs: Vec<String> = p.segments.iter().map(|s| s.ident.to_string()).collect();
         let line = p.segments.first().map_or(0, |s| s.ident.span().start().line);
         self.add(&segs, line);
+        if let [.., ty, f] = segs.as_slice() {
+            if let Some(target) = self.assoc.get(&(ty.clone(), f.clone())) {
+                if !target.is_empty() {
+                    self.refs.push(Reference { target: target.clone(), line });
+                }
+            }
+        }
         syn::visit::visit_path(self, p);
     }
 }
@@ -159,11 +205,20 @@ fn graphs(src: &Path) -> (Graph, BTreeMap<String, Graph>) {
         .collect();
     let mut top = Graph::new();
     let mut inner: BTreeMap<String, Graph> = BTreeMap::new();
-    for (path, module) in &files {
-        let text = std::fs::read_to_string(path).expect("read source");
-        let file = syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-        let mut c = Collector { module, refs: Vec::new() };
-        c.visit_file(&file);
+    let parsed: Vec<syn::File> = files
+        .iter()
+        .map(|(path, _)| {
+            let text = std::fs::read_to_string(path).expect("read source");
+            syn::parse_file(&text).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        })
+        .collect();
+    let mut assoc = Assoc::new();
+    for ((_, module), file) in files.iter().zip(&parsed) {
+        collect_assoc(file, module, &mut assoc);
+    }
+    for ((path, module), file) in files.iter().zip(&parsed) {
+        let mut c = Collector { module, refs: Vec::new(), assoc: &assoc };
+        c.visit_file(file);
         let rel = path.strip_prefix(src).expect("under src").display().to_string();
         for r in c.refs {
             let at = format!("src/{rel}:{}", r.line);
