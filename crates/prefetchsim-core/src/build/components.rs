@@ -1,5 +1,7 @@
 //! A level's policy and prefetcher from their config specs, through the registry: the one place where a
-//! component name becomes a constructor ([`build_prefetcher`] and [`build_level`]).
+//! component name becomes a constructor ([`build_prefetcher`] and [`build_level`]). A component the
+//! registry does not list (a plugin named by its path) is one more branch before the registry lookup in
+//! each; a plugin policy goes into its level with [`registry::level_with`].
 
 use super::pairing::check_pairing;
 use super::registry;

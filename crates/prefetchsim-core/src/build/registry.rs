@@ -95,14 +95,26 @@ impl PolicyEntry {
     }
 }
 
-/// The level of policy `P`: the prefetcher's first-hit rule (if it has one) overrides the option, then
-/// the parameters are read.
+/// The level of registered policy `P`, its parameters read from `spec` (see [`level_with`]).
 fn build_level<P: NamedPolicy>(
     path: &str,
     spec: &ComponentSpec,
     capacity: usize,
     opts: LevelOptions,
     prefetcher: Box<dyn Prefetcher>,
+) -> Result<Box<dyn AnyLevel>, ConfigError> {
+    level_with(capacity, opts, prefetcher, |env| P::from_params(path, env, parse_params(path, spec)?))
+}
+
+/// A level of `capacity` blocks over the policy `make` returns for the level's [`PolicyEnv`]: the
+/// prefetcher is attached first, and its first-hit rule (if it has one) overrides the option `opts`
+/// gives, so that the policy is made with the rule the level will apply. Any policy, registered or not
+/// (a plugin), is put in a level this way.
+pub fn level_with<P: policy::Policy>(
+    capacity: usize,
+    opts: LevelOptions,
+    prefetcher: Box<dyn Prefetcher>,
+    make: impl FnOnce(&PolicyEnv) -> Result<P, ConfigError>,
 ) -> Result<Box<dyn AnyLevel>, ConfigError> {
     let mut prefetcher = prefetcher;
     let mut opts = opts;
@@ -112,7 +124,7 @@ fn build_level<P: NamedPolicy>(
         opts.first_hit = rule;
     }
     let env = PolicyEnv { capacity, first_hit: opts.first_hit };
-    let policy = P::from_params(path, &env, parse_params(path, spec)?)?;
+    let policy = make(&env)?;
     Ok(Box::new(Level::new(capacity, policy, prefetcher, opts)))
 }
 
