@@ -19,6 +19,7 @@ use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
 mod decoded;
 mod mrc;
+mod serve;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOverflowError, PyTypeError, PyValueError};
@@ -704,6 +705,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("TraceError", py.get_type::<TraceError>())?;
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     mrc::register(m)?;
+    serve::register(m)?;
     m.add_function(wrap_pyfunction!(footprint, m)?)?;
     m.add_function(wrap_pyfunction!(head, m)?)?;
     m.add_function(wrap_pyfunction!(registry, m)?)?;

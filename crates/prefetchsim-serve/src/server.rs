@@ -1,0 +1,119 @@
+//! Listening (a Unix socket or a TCP address), one task per connection, and a clean stop: no new
+//! connections, the requests in service finish, the backing file is synced, the recorded trace closed.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value;
+use tokio::net::{TcpListener, UnixListener};
+use tokio::sync::watch;
+use tokio::task::JoinSet;
+
+use crate::backing::Backing;
+use crate::cache::Cache;
+use crate::core_level::CoreLevel;
+use crate::record::Recorder;
+
+/// Where the server listens.
+#[derive(Clone, Debug)]
+pub enum Listen {
+    /// A Unix domain socket at this path (created; removed at the end).
+    Unix(PathBuf),
+    /// A TCP address, `host:port` (port 0: any free port).
+    Tcp(String),
+}
+
+/// What `prefetchsim serve` was asked to do.
+#[derive(Clone, Debug)]
+pub struct ServeOptions {
+    /// The hierarchy config as canonical JSON (what the simulator reads).
+    pub config_json: String,
+    /// The backing file; its length is the export's size.
+    pub backing: PathBuf,
+    /// Where to listen.
+    pub listen: Listen,
+    /// Cache block size in bytes.
+    pub block_size: u64,
+    /// A device model of the core timing the backing reads (`hdd7200`, ...).
+    pub emulate: Option<String>,
+    /// Write the served trace here.
+    pub record: Option<PathBuf>,
+}
+
+enum Listener {
+    Unix(UnixListener, PathBuf),
+    Tcp(TcpListener),
+}
+
+/// Serve until `stop` turns true. `ready` hears the address the server listens on (a TCP port 0 resolved)
+/// once it accepts connections. Returns the report: the levels' counters in the simulator's schema and the
+/// server's own.
+pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) -> Result<Value, String> {
+    if opts.block_size == 0 || opts.block_size > u64::from(crate::protocol::MAX_REQUEST_LEN) {
+        return Err(format!("--block-size {}: from 1 byte to 32 MiB", opts.block_size));
+    }
+    let backing = Backing::open(&opts.backing, opts.emulate.as_deref())?;
+    let core = CoreLevel::build(&opts.config_json, opts.block_size, backing.size.div_ceil(opts.block_size))?;
+    let recorder = opts.record.as_deref().map(Recorder::create).transpose()?;
+    let rt = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .map_err(|e| format!("cannot start the async runtime: {e}"))?;
+    rt.block_on(async move {
+        let cache = Arc::new(Cache::new(core, backing, opts.block_size, recorder));
+        let listener = match &opts.listen {
+            Listen::Unix(p) => {
+                let l = UnixListener::bind(p).map_err(|e| format!("--socket {}: {e}", p.display()))?;
+                ready(&p.display().to_string());
+                Listener::Unix(l, p.clone())
+            }
+            Listen::Tcp(a) => {
+                let l = TcpListener::bind(a).await.map_err(|e| format!("--listen {a}: {e}"))?;
+                let addr = l.local_addr().map_err(|e| format!("--listen {a}: {e}"))?;
+                ready(&addr.to_string());
+                Listener::Tcp(l)
+            }
+        };
+        let (down_tx, down_rx) = watch::channel(false);
+        let mut conns = JoinSet::new();
+        let mut next_client = 0u32;
+        let block = u32::try_from(opts.block_size).unwrap_or(u32::MAX);
+        loop {
+            while conns.try_join_next().is_some() {}
+            if stop.load(Ordering::Relaxed) {
+                break;
+            }
+            let tick = tokio::time::sleep(Duration::from_millis(50));
+            let (c, rx) = (Arc::clone(&cache), down_rx.clone());
+            match &listener {
+                Listener::Unix(l, _) => tokio::select! {
+                    r = l.accept() => if let Ok((s, _)) = r {
+                        conns.spawn(crate::connection::serve(s, c, next_client, block, rx));
+                        next_client += 1;
+                    },
+                    () = tick => {}
+                },
+                Listener::Tcp(l) => tokio::select! {
+                    r = l.accept() => if let Ok((s, _)) = r {
+                        let _ = s.set_nodelay(true);
+                        conns.spawn(crate::connection::serve(s, c, next_client, block, rx));
+                        next_client += 1;
+                    },
+                    () = tick => {}
+                },
+            }
+        }
+        down_tx.send_replace(true);
+        while conns.join_next().await.is_some() {}
+        if let Listener::Unix(_, p) = &listener {
+            let _ = std::fs::remove_file(p);
+        }
+        cache.flush().await.map_err(|e| format!("{}: final sync failed (errno {e})", opts.backing.display()))?;
+        let mut report = cache.finish()?;
+        report["clients"] = Value::from(next_client);
+        Ok(report)
+    })
+}
