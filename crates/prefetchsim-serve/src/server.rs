@@ -66,6 +66,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         let cache = Arc::new(Cache::new(core, backing, opts.block_size, recorder));
         let listener = match &opts.listen {
             Listen::Unix(p) => {
+                remove_stale_socket(p);
                 let l = UnixListener::bind(p).map_err(|e| format!("--socket {}: {e}", p.display()))?;
                 ready(&p.display().to_string());
                 Listener::Unix(l, p.clone())
@@ -116,4 +117,16 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         report["clients"] = Value::from(next_client);
         Ok(report)
     })
+}
+
+/// A socket file left by a server that died (kill -9) refuses connections: remove it so that a restart can
+/// bind. A socket someone listens on, or any other file, is left alone (the bind then fails and says so).
+fn remove_stale_socket(p: &std::path::Path) {
+    use std::os::unix::fs::FileTypeExt;
+    let is_socket = std::fs::symlink_metadata(p).is_ok_and(|m| m.file_type().is_socket());
+    if is_socket
+        && std::os::unix::net::UnixStream::connect(p).is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused)
+    {
+        let _ = std::fs::remove_file(p);
+    }
 }
