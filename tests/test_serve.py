@@ -189,10 +189,14 @@ def test_flushed_writes_survive_kill9_and_restart(tmp_path: Path) -> None:
     """Writes to distinct blocks, four in flight, FLUSH every 16 writes, kill -9 at a random point with a write
     in flight; every write acknowledged before a completed FLUSH is on the file, and reads back through a
     restarted server."""
+    kill9_check(tmp_path, 11)
+
+
+def kill9_check(tmp_path: Path, seed: int) -> None:
     config = write_config(tmp_path / "c.toml", FAMILIES["linux"])
     size = 16 * MiB
     backing = make_backing(tmp_path / "disk.img", size)
-    rng = random.Random(11)
+    rng = random.Random(seed)
     blocks = rng.sample(range(size // 4096), 2000)
     data = [rng.randbytes(4096) for _ in blocks]
     kill_at = rng.randrange(400, 1500)
@@ -227,3 +231,65 @@ def test_flushed_writes_survive_kill9_and_restart(tmp_path: Path) -> None:
             assert c.read(blocks[i] * 4096, 4096) == data[i]
         c.close()
         srv2.stop()
+
+
+def test_emulated_hdd_delays_backing_reads(tmp_path: Path) -> None:
+    """--emulate hdd7200: a random 4 KiB miss costs a seek and a rotation (milliseconds), a hit does not."""
+    import time
+
+    config = write_config(tmp_path / "c.toml", FAMILIES["none"])
+    backing = make_backing(tmp_path / "disk.img", 64 * MiB)
+    rng = random.Random(5)
+    offsets = [rng.randrange(0, 64 * MiB // 4096) * 4096 for _ in range(30)]
+    with Server(config, backing, tmp_path, emulate="hdd7200", record=False) as srv:
+        c = NbdClient(srv.address)
+        t0 = time.perf_counter()
+        for off in offsets:
+            c.read(off, 4096)
+        miss_ms = (time.perf_counter() - t0) * 1000 / len(offsets)
+        t0 = time.perf_counter()
+        for off in offsets:
+            c.read(off, 4096)
+        hit_ms = (time.perf_counter() - t0) * 1000 / len(offsets)
+        c.close()
+        report = srv.stop()
+    assert report["levels"][0]["hits"] == len(offsets)
+    # hdd7200: about 4 ms average rotation alone plus seeks; a hit is served from memory.
+    assert miss_ms > 3.0, miss_ms
+    assert hit_ms < miss_ms / 5, (hit_ms, miss_ms)
+
+
+# --- experiment-scale checks (pytest -m slow), numbers reported in docs/serve.md -----------------------------
+
+BIG = {k: [{**lv, "size": "64MiB" if lv.get("name") != "client" else "16MiB"} for lv in v]
+       for k, v in FAMILIES.items()}
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(BIG))
+def test_fio_verify_1gib_4_clients(tmp_path: Path, family: str) -> None:
+    """fio, 4 clients x 256 MiB = 1 GiB, random writes verified while writing (verify_backlog: reads and
+    writes interleaved) and again at the end, through each prefetcher family: 0 verify errors."""
+    fio = need_fio_nbd()
+    config = write_config(tmp_path / "c.toml", BIG[family])
+    backing = tmp_path / "disk.img"
+    with open(backing, "wb") as f:
+        f.truncate(1 << 30)
+    with Server(config, backing, tmp_path, record=False) as srv:
+        res = fio_verify(fio, srv.uri, tmp_path, size_per_job=256 * MiB, jobs=4, rw="randwrite", bs="16k",
+                         extra=["--verify_backlog=512", "--bsrange=4k-64k"])
+        report = srv.stop()
+    assert verify_errors(res) == 0
+    w = sum(j["write"]["io_bytes"] for j in res["jobs"])
+    r = sum(j["read"]["io_bytes"] for j in res["jobs"])
+    assert w >= 1 << 30 and r >= 1 << 30, (w, r)
+    print(f"\n{family}: wrote {w / MiB:.0f} MiB, verified {r / MiB:.0f} MiB, 0 verify errors; "
+          f"L{len(report['levels'])} hits {report['levels'][-1]['hits']} "
+          f"prefetch_issued {report['levels'][-1]['prefetch_issued']}")
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("round_", range(5))
+def test_flush_durability_kill9_repeated(tmp_path: Path, round_: int) -> None:
+    """The kill -9 check at five more random kill points."""
+    kill9_check(tmp_path, 100 + round_)
