@@ -13,12 +13,36 @@ use tokio::time::Instant;
 
 use crate::core_level::DeviceModel;
 
+/// What the emulated device did for one kind of read (demand or prefetch).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct DeviceStats {
+    /// Reads dispatched.
+    pub reads: u64,
+    /// Bytes read.
+    pub bytes: u64,
+    /// Total time reads waited in the device's queue (ns).
+    pub wait_ns: u64,
+    /// Total service time (ns).
+    pub service_ns: u64,
+    /// Reads that moved the arm (a seek of at least one cylinder).
+    pub seeks: u64,
+}
+
+/// Whether a backing read serves a request (demand) or only fills the cache ahead of one (prefetch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadKind {
+    /// Blocks a request waits for.
+    Demand,
+    /// Prefetched blocks.
+    Prefetch,
+}
+
 /// The backing store of the export.
 pub struct Backing {
     file: Arc<File>,
     /// Export size in bytes (the file's length when opened).
     pub size: u64,
-    emulate: Option<Mutex<DeviceModel>>,
+    emulate: Option<Mutex<(DeviceModel, [DeviceStats; 2])>>,
     epoch: Instant,
 }
 
@@ -44,7 +68,7 @@ impl Backing {
                         m.capacity_bytes
                     ));
                 }
-                Some(Mutex::new(m))
+                Some(Mutex::new((m, [DeviceStats::default(); 2])))
             }
         };
         Ok(Self { file: Arc::new(file), size, emulate, epoch: Instant::now() })
@@ -52,16 +76,31 @@ impl Backing {
 
     /// Read `len` bytes at `offset` (within the export). With a device model, the read completes no
     /// earlier than the model says.
-    pub async fn read(&self, offset: u64, len: usize) -> io::Result<Vec<u8>> {
-        let done_at = match &self.emulate {
-            None => None,
-            Some(m) => {
-                let mut m = m.lock().map_err(|_| io::Error::other("device model poisoned"))?;
-                let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-                let done = m.read(offset, len as u64, now).map_err(io::Error::other)?;
-                Some(self.epoch + Duration::from_nanos(done))
-            }
-        };
+    pub async fn read(&self, offset: u64, len: usize, kind: ReadKind) -> io::Result<Vec<u8>> {
+        let at = self.dispatch(offset, len, kind)?;
+        self.read_dispatched(offset, len, at).await
+    }
+
+    /// Hand a read to the device model now (in the order the server decides its reads), returning when
+    /// the model completes it; None without emulation.
+    pub fn dispatch(&self, offset: u64, len: usize, kind: ReadKind) -> io::Result<Option<Instant>> {
+        let Some(m) = &self.emulate else { return Ok(None) };
+        let mut guard = m.lock().map_err(|_| io::Error::other("device model poisoned"))?;
+        let (model, stats) = &mut *guard;
+        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
+        let (start, done, seek) = model.read(offset, len as u64, now).map_err(io::Error::other)?;
+        let s = &mut stats[usize::from(kind == ReadKind::Prefetch)];
+        s.reads += 1;
+        s.bytes += len as u64;
+        s.wait_ns += start.saturating_sub(now);
+        s.service_ns += done - start;
+        s.seeks += u64::from(seek);
+        Ok(Some(self.epoch + Duration::from_nanos(done)))
+    }
+
+    /// Read the file for a read already dispatched with [`Backing::dispatch`], completing no earlier than
+    /// `done_at`.
+    pub async fn read_dispatched(&self, offset: u64, len: usize, done_at: Option<Instant>) -> io::Result<Vec<u8>> {
         let file = Arc::clone(&self.file);
         let data = tokio::task::spawn_blocking(move || {
             let mut buf = vec![0u8; len];
@@ -73,6 +112,12 @@ impl Backing {
             tokio::time::sleep_until(t).await;
         }
         Ok(data)
+    }
+
+    /// The emulated device's statistics, demand then prefetch reads (None without emulation).
+    #[must_use]
+    pub fn device_stats(&self) -> Option<[DeviceStats; 2]> {
+        self.emulate.as_ref().and_then(|m| m.lock().ok().map(|g| g.1))
     }
 
     /// Write `data` at `offset`; with `sync`, also `fdatasync` before returning (FUA).

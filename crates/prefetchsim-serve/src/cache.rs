@@ -19,7 +19,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use serde_json::{json, Value};
 use tokio::sync::watch;
 
-use crate::backing::Backing;
+use crate::backing::{Backing, ReadKind};
 use crate::core_level::{Access, CoreLevel};
 use crate::protocol::{EIO, ENOMEM};
 use crate::record::Recorder;
@@ -93,6 +93,7 @@ struct State {
 struct LoadJob {
     first: u64,
     len: u64,
+    demand: bool,
     done: Arc<Done>,
     after: Vec<Arc<Done>>,
 }
@@ -181,7 +182,7 @@ impl Cache {
                 j.first + j.len == b && j.len < MAX_LOAD_BLOCKS && (first..=last).contains(&j.first) == demand
             });
             if !extend {
-                jobs.push(LoadJob { first: b, len: 0, done: Done::new(), after: Vec::new() });
+                jobs.push(LoadJob { first: b, len: 0, demand, done: Done::new(), after: Vec::new() });
             }
             let job = jobs.last_mut().expect("pushed above");
             job.len += 1;
@@ -191,7 +192,7 @@ impl Cache {
             st.slots.insert(b, Slot::Loading { load: Arc::clone(&job.done), patches: patch.into_iter().collect() });
         }
         for j in &jobs {
-            if (first..=last).contains(&j.first) {
+            if j.demand {
                 st.stats.demand_loads += 1;
             } else {
                 st.stats.prefetch_loads += 1;
@@ -227,20 +228,27 @@ impl Cache {
         }
     }
 
+    /// Start the loads, handing them to the device model (when emulating) in the order they were planned:
+    /// a request's own blocks before the prefetched blocks after them.
     fn start_loads(self: &Arc<Self>, jobs: Vec<LoadJob>) {
         for j in jobs {
+            let offset = j.first * self.bs;
+            let len = (j.len * self.bs).min(self.backing.size - offset) as usize;
+            let kind = if j.demand { ReadKind::Demand } else { ReadKind::Prefetch };
+            let at = self.backing.dispatch(offset, len, kind);
             let me = Arc::clone(self);
-            tokio::spawn(async move { me.run_load(j).await });
+            tokio::spawn(async move { me.run_load(j, offset, len, at).await });
         }
     }
 
-    async fn run_load(&self, j: LoadJob) {
+    async fn run_load(&self, j: LoadJob, offset: u64, len: usize, at: std::io::Result<Option<tokio::time::Instant>>) {
         for w in &j.after {
             w.wait().await;
         }
-        let offset = j.first * self.bs;
-        let len = (j.len * self.bs).min(self.backing.size - offset) as usize;
-        let result = self.backing.read(offset, len).await;
+        let result = match at {
+            Ok(at) => self.backing.read_dispatched(offset, len, at).await,
+            Err(e) => Err(e),
+        };
         if let Ok(mut st) = self.state.lock() {
             st.stats.loaded_blocks += j.len;
             if result.is_err() {
@@ -322,7 +330,7 @@ impl Cache {
             for b in uncached {
                 let start = (b * self.bs).max(offset);
                 let end = ((b + 1) * self.bs).min(offset + u64::from(len));
-                let data = self.backing.read(start, (end - start) as usize).await.map_err(|_| EIO)?;
+                let data = self.backing.read(start, (end - start) as usize, ReadKind::Demand).await.map_err(|_| EIO)?;
                 out[(start - offset) as usize..(end - offset) as usize].copy_from_slice(&data);
             }
         }
@@ -391,6 +399,13 @@ impl Cache {
             "flushes": s.flushes,
             "cached_blocks_end": st.slots.len(),
         });
+        if let Some(d) = self.backing.device_stats() {
+            let one = |s: &crate::backing::DeviceStats| {
+                json!({ "reads": s.reads, "bytes": s.bytes, "wait_ms": s.wait_ns as f64 / 1e6,
+                        "service_ms": s.service_ns as f64 / 1e6, "seeks": s.seeks })
+            };
+            report["device"] = json!({ "demand": one(&d[0]), "prefetch": one(&d[1]) });
+        }
         if let Some(r) = st.recorder.take() {
             r.finish()?;
         }

@@ -145,10 +145,11 @@ impl DeviceModel {
     }
 
     /// Dispatch a read of `len` bytes at `offset` at time `now_ns` (nondecreasing across calls); returns
-    /// when the device completes it, in the same clock. A busy device queues it (first come first served).
-    pub fn read(&mut self, offset: u64, len: u64, now_ns: u64) -> Result<u64, String> {
+    /// when the device starts and completes it, in the same clock, and whether it moved the arm. A busy device queues it (first come
+    /// first served).
+    pub fn read(&mut self, offset: u64, len: u64, now_ns: u64) -> Result<(u64, u64, bool), String> {
         let sectors = u32::try_from(len.div_ceil(512).max(1)).unwrap_or(u32::MAX);
         let io = prefetchsim_core::device::DiskIo::read(offset / 512, sectors);
-        self.dev.start(&io, now_ns).map(|s| s.done).map_err(|e| e.to_string())
+        self.dev.start(&io, now_ns).map(|s| (s.start, s.done, s.seek_cyl > 0)).map_err(|e| e.to_string())
     }
 }
