@@ -44,9 +44,10 @@ def fio_verify(fio: str, uri: str, workdir: Path, *, size_per_job: int, jobs: in
     out = workdir / "fio.json"
     cmd = [fio, "--name=serve", "--ioengine=nbd", f"--uri={uri}", f"--rw={rw}", f"--bs={bs}",
            f"--size={size_per_job}", f"--offset_increment={size_per_job}", f"--numjobs={jobs}",
-           "--iodepth=8", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--group_reporting",
+           "--iodepth=8", "--verify=crc32c", "--do_verify=1", "--verify_fatal=1", "--verify_state_save=0",
+           "--group_reporting",
            "--output-format=json", f"--output={out}", *(extra or [])]
-    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False)
+    r = subprocess.run(cmd, capture_output=True, text=True, timeout=1800, check=False, cwd=workdir)
     assert r.returncode == 0, r.stderr + r.stdout
     return json.loads(out.read_text())
 
