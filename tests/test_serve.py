@@ -294,3 +294,27 @@ def test_fio_verify_1gib_4_clients(tmp_path: Path, family: str) -> None:
 def test_flush_durability_kill9_repeated(tmp_path: Path, round_: int) -> None:
     """The kill -9 check at five more random kill points."""
     kill9_check(tmp_path, 100 + round_)
+
+
+def test_bad_arguments_are_errors_naming_what(tmp_path: Path) -> None:
+    """A missing backing file, an empty one, a bad config field and an unknown device stop the server before it
+    listens, with a message naming the culprit (exit 2, no traceback)."""
+    import sys
+
+    good = write_config(tmp_path / "c.toml", FAMILIES["ra"])
+    bad = write_config(tmp_path / "bad.toml", [{"size": "4MiB", "policy": "lru", "prefetcher": "nosuch"}])
+    backing = make_backing(tmp_path / "disk.img", MiB)
+    empty = tmp_path / "empty.img"
+    empty.write_bytes(b"")
+    sock = str(tmp_path / "s.sock")
+    cases = [
+        ([str(good), "--backing", str(tmp_path / "missing.img")], "missing.img"),
+        ([str(good), "--backing", str(empty)], "empty"),
+        ([str(bad), "--backing", str(backing)], "level[0].prefetcher"),
+        ([str(good), "--backing", str(backing), "--emulate", "floppy"], "--emulate"),
+    ]
+    for args, needle in cases:
+        r = subprocess.run([sys.executable, "-m", "prefetchsim", "serve", *args, "--socket", sock],
+                           capture_output=True, text=True, timeout=60, check=False)
+        assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
+        assert not os.path.exists(sock)
