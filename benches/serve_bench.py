@@ -213,19 +213,18 @@ def main() -> int:
                 m, p = r["measured"], r["predicted"]
                 print(f"| {r['row']} | {m['MiB_s']:.2f} | {m['mean_ms']:.2f} | {m['p99_ms']:.2f} | {p['MiB_s']:.2f} "
                       f"| {p['mean_ms']:.2f} | {p['p99_ms']:.2f} | {r['hit_ratio']:.3f} | {r['prefetch_issued']} |")
-            print("\n| device: live emulation vs timed engine | live reads (demand + prefetch) | live seeks "
-                  "| live mean service ms | live mean demand queue wait ms | timed device requests | timed merges "
-                  "| timed mean service ms | timed, noop scheduler: MiB/s | mean ms | p99 ms |")
-            print("|---|---|---|---|---|---|---|---|---|---|---|")
+            print("\n| device: live emulation vs timed engine | live demand reads | live mean demand ms "
+                  "| live prefetch reads | live device requests | live merges | live seeks | live mean service ms "
+                  "| timed device requests | timed merges | timed mean service ms "
+                  "| timed, noop scheduler: MiB/s | mean ms | p99 ms |")
+            print("|---|---|---|---|---|---|---|---|---|---|---|---|---|---|")
             for r in out["emulated"]:
                 d, p, q = r["device"], r["predicted"], r["predicted_noop"]
-                dm, pf = d["demand"], d["prefetch"]
-                n = dm["reads"] + pf["reads"]
-                per = lambda x, k: x / k if k else 0.0  # noqa: E731
-                print(f"| {r['row']} | {dm['reads']} + {pf['reads']} | {dm['seeks'] + pf['seeks']} "
-                      f"| {per(dm['service_ms'] + pf['service_ms'], n):.2f} | {per(dm['wait_ms'], dm['reads']):.2f} "
-                      f"| {p['device_requests']} | {p['sched_merges']} | {p['device_service_mean_ms']:.2f} "
-                      f"| {q['MiB_s']:.2f} | {q['mean_ms']:.2f} | {q['p99_ms']:.2f} |")
+                dm, pf, dk = d["demand"], d["prefetch"], d["disk"]
+                print(f"| {r['row']} | {dm['reads']} | {dm['mean_ms']:.2f} | {pf['reads']} | {dk['device_requests']} "
+                      f"| {dk['merges']} | {dk['seeks']} | {dk['service_mean_ms']:.2f} | {p['device_requests']} "
+                      f"| {p['sched_merges']} | {p['device_service_mean_ms']:.2f} | {q['MiB_s']:.2f} "
+                      f"| {q['mean_ms']:.2f} | {q['p99_ms']:.2f} |")
         if a.only in (None, "raw"):
             out["raw"] = raw(tmp, a.raw_runtime)
             print("\n| no emulation, warm page cache | load | MiB/s | IOPS | mean ms | p99 ms |")

@@ -1,7 +1,9 @@
 //! The backing file: positioned reads and writes on tokio's blocking thread pool (so a slow disk never
-//! stalls the connections' tasks), `fdatasync` for FLUSH, and optionally a device model of the core that
-//! delays each read to the model's completion time (`--emulate hdd7200`).
+//! stalls the connections' tasks), `fdatasync` for FLUSH, and optionally a disk of the core's device
+//! models behind the core's I/O scheduler that delays each read to its emulated completion
+//! (`--emulate hdd7200`).
 
+use std::collections::HashMap;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
@@ -9,23 +11,19 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
 use tokio::time::Instant;
 
-use crate::core_level::DeviceModel;
+use crate::core_level::{EmulatedDisk, Started};
 
-/// What the emulated device did for one kind of read (demand or prefetch).
+/// Reads of one kind (demand or prefetch) through the emulated disk.
 #[derive(Clone, Copy, Debug, Default)]
-pub struct DeviceStats {
-    /// Reads dispatched.
-    pub reads: u64,
-    /// Bytes read.
-    pub bytes: u64,
-    /// Total time reads waited in the device's queue (ns).
-    pub wait_ns: u64,
-    /// Total service time (ns).
-    pub service_ns: u64,
-    /// Reads that moved the arm (a seek of at least one cylinder).
-    pub seeks: u64,
+struct KindStats {
+    reads: u64,
+    bytes: u64,
+    /// Total time from submission to emulated completion (ns).
+    latency_ns: u64,
 }
 
 /// Whether a backing read serves a request (demand) or only fills the cache ahead of one (prefetch).
@@ -37,13 +35,89 @@ pub enum ReadKind {
     Prefetch,
 }
 
+/// A read waiting for the emulated disk: chunks not yet completed, who waits, and what to count.
+struct Waiter {
+    chunks: u32,
+    tx: Option<oneshot::Sender<()>>,
+    kind: usize,
+    submitted: u64,
+}
+
+struct EmuState {
+    disk: EmulatedDisk,
+    waiters: HashMap<u64, Waiter>,
+    next_tag: u64,
+    kinds: [KindStats; 2],
+}
+
+/// The emulated disk and the timers that complete its requests.
+struct Emulation {
+    state: Mutex<EmuState>,
+    epoch: Instant,
+}
+
+impl Emulation {
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Complete each started request at its time, then dispatch what follows.
+    fn arm(self: &Arc<Self>, started: Vec<Started>, wakeup: Option<u64>) {
+        for s in started {
+            let me = Arc::clone(self);
+            tokio::spawn(async move {
+                tokio::time::sleep_until(me.epoch + Duration::from_nanos(s.done_ns)).await;
+                me.on_complete(Some((s.id, s.done_ns)));
+            });
+        }
+        if let Some(t) = wakeup {
+            let me = Arc::clone(self);
+            tokio::spawn(async move {
+                tokio::time::sleep_until(me.epoch + Duration::from_nanos(t)).await;
+                me.on_complete(None);
+            });
+        }
+    }
+
+    /// Request `id` completed at emulated time `done` (or, with None, a scheduler wake-up): release its
+    /// readers and dispatch the next request at that time.
+    fn on_complete(self: &Arc<Self>, id: Option<(u32, u64)>) {
+        let Ok(mut guard) = self.state.lock() else { return };
+        let st = &mut *guard;
+        let now = id.map_or_else(|| self.now(), |(_, done)| done);
+        let tags = match id.map(|(id, _)| st.disk.complete(id, now)) {
+            None => Vec::new(),
+            Some(Ok(t)) => t,
+            // Cannot happen (the scheduler dispatched it); release every waiter rather than hang.
+            Some(Err(_)) => st.waiters.keys().copied().collect(),
+        };
+        for t in tags {
+            let done = st.waiters.get_mut(&t).is_some_and(|w| {
+                w.chunks = w.chunks.saturating_sub(1);
+                w.chunks == 0
+            });
+            if done {
+                if let Some(mut w) = st.waiters.remove(&t) {
+                    st.kinds[w.kind].latency_ns += now.saturating_sub(w.submitted);
+                    if let Some(tx) = w.tx.take() {
+                        let _ = tx.send(());
+                    }
+                }
+            }
+        }
+        let started = st.disk.poll(now).unwrap_or_default();
+        let wakeup = st.disk.wakeup();
+        drop(guard);
+        self.arm(started, wakeup);
+    }
+}
+
 /// The backing store of the export.
 pub struct Backing {
     file: Arc<File>,
     /// Export size in bytes (the file's length when opened).
     pub size: u64,
-    emulate: Option<Mutex<(DeviceModel, [DeviceStats; 2])>>,
-    epoch: Instant,
+    emulate: Option<Arc<Emulation>>,
 }
 
 impl Backing {
@@ -61,46 +135,69 @@ impl Backing {
         let emulate = match emulate {
             None => None,
             Some(name) => {
-                let m = DeviceModel::build(name).map_err(|e| format!("--emulate: {e}"))?;
+                let m = EmulatedDisk::build(name).map_err(|e| format!("--emulate: {e}"))?;
                 if m.capacity_bytes < size {
                     return Err(format!(
                         "--emulate {name}: the device holds {} bytes, less than the backing file's {size}",
                         m.capacity_bytes
                     ));
                 }
-                Some(Mutex::new((m, [DeviceStats::default(); 2])))
+                Some(Arc::new(Emulation {
+                    state: Mutex::new(EmuState {
+                        disk: m,
+                        waiters: HashMap::new(),
+                        next_tag: 0,
+                        kinds: [KindStats::default(); 2],
+                    }),
+                    epoch: Instant::now(),
+                }))
             }
         };
-        Ok(Self { file: Arc::new(file), size, emulate, epoch: Instant::now() })
+        Ok(Self { file: Arc::new(file), size, emulate })
     }
 
     /// Read `len` bytes at `offset` (within the export). With a device model, the read completes no
-    /// earlier than the model says.
+    /// earlier than the emulated disk says.
     pub async fn read(&self, offset: u64, len: usize, kind: ReadKind) -> io::Result<Vec<u8>> {
-        let at = self.dispatch(offset, len, kind)?;
-        self.read_dispatched(offset, len, at).await
+        let mut at = self.dispatch(&[(offset, len, kind)]);
+        self.read_dispatched(offset, len, at.pop().flatten()).await
     }
 
-    /// Hand a read to the device model now (in the order the server decides its reads), returning when
-    /// the model completes it; None without emulation.
-    pub fn dispatch(&self, offset: u64, len: usize, kind: ReadKind) -> io::Result<Option<Instant>> {
-        let Some(m) = &self.emulate else { return Ok(None) };
-        let mut guard = m.lock().map_err(|_| io::Error::other("device model poisoned"))?;
-        let (model, stats) = &mut *guard;
-        let now = u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX);
-        let (start, done, seek) = model.read(offset, len as u64, now).map_err(io::Error::other)?;
-        let s = &mut stats[usize::from(kind == ReadKind::Prefetch)];
-        s.reads += 1;
-        s.bytes += len as u64;
-        s.wait_ns += start.saturating_sub(now);
-        s.service_ns += done - start;
-        s.seeks += u64::from(seek);
-        Ok(Some(self.epoch + Duration::from_nanos(done)))
+    /// Hand reads to the emulated disk now, all at once (the scheduler sees them together, in this order:
+    /// a request's own blocks before its prefetches); for each, what signals its emulated completion.
+    /// Nothing without emulation.
+    pub fn dispatch(&self, reads: &[(u64, usize, ReadKind)]) -> Vec<Option<oneshot::Receiver<()>>> {
+        let Some(emu) = &self.emulate else { return reads.iter().map(|_| None).collect() };
+        let Ok(mut guard) = emu.state.lock() else { return reads.iter().map(|_| None).collect() };
+        let st = &mut *guard;
+        let now = emu.now();
+        let mut out = Vec::with_capacity(reads.len());
+        for &(offset, len, kind) in reads {
+            let tag = st.next_tag;
+            st.next_tag += 1;
+            let k = usize::from(kind == ReadKind::Prefetch);
+            st.kinds[k].reads += 1;
+            st.kinds[k].bytes += len as u64;
+            let chunks = st.disk.submit(tag, offset, len as u64, kind == ReadKind::Demand, now);
+            let (tx, rx) = oneshot::channel();
+            st.waiters.insert(tag, Waiter { chunks, tx: Some(tx), kind: k, submitted: now });
+            out.push(Some(rx));
+        }
+        let started = st.disk.poll(now).unwrap_or_default();
+        let wakeup = st.disk.wakeup();
+        drop(guard);
+        emu.arm(started, wakeup);
+        out
     }
 
-    /// Read the file for a read already dispatched with [`Backing::dispatch`], completing no earlier than
-    /// `done_at`.
-    pub async fn read_dispatched(&self, offset: u64, len: usize, done_at: Option<Instant>) -> io::Result<Vec<u8>> {
+    /// Read the file for a read handed to [`Backing::dispatch`], completing no earlier than its emulated
+    /// completion.
+    pub async fn read_dispatched(
+        &self,
+        offset: u64,
+        len: usize,
+        done: Option<oneshot::Receiver<()>>,
+    ) -> io::Result<Vec<u8>> {
         let file = Arc::clone(&self.file);
         let data = tokio::task::spawn_blocking(move || {
             let mut buf = vec![0u8; len];
@@ -108,16 +205,23 @@ impl Backing {
         })
         .await
         .map_err(io::Error::other)??;
-        if let Some(t) = done_at {
-            tokio::time::sleep_until(t).await;
+        if let Some(rx) = done {
+            // A dropped sender (a released waiter) also means done.
+            let _ = rx.await;
         }
         Ok(data)
     }
 
-    /// The emulated device's statistics, demand then prefetch reads (None without emulation).
+    /// What the emulated disk did (None without emulation): per kind of read, and the disk's own counts.
     #[must_use]
-    pub fn device_stats(&self) -> Option<[DeviceStats; 2]> {
-        self.emulate.as_ref().and_then(|m| m.lock().ok().map(|g| g.1))
+    pub fn device_report(&self) -> Option<Value> {
+        let emu = self.emulate.as_ref()?;
+        let st = emu.state.lock().ok()?;
+        let one = |k: &KindStats| {
+            json!({ "reads": k.reads, "bytes": k.bytes,
+                    "mean_ms": if k.reads == 0 { 0.0 } else { k.latency_ns as f64 / k.reads as f64 / 1e6 } })
+        };
+        Some(json!({ "demand": one(&st.kinds[0]), "prefetch": one(&st.kinds[1]), "disk": st.disk.stats() }))
     }
 
     /// Write `data` at `offset`; with `sync`, also `fdatasync` before returning (FUA).

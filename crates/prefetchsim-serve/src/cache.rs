@@ -228,27 +228,32 @@ impl Cache {
         }
     }
 
-    /// Start the loads, handing them to the device model (when emulating) in the order they were planned:
-    /// a request's own blocks before the prefetched blocks after them.
+    /// Start the loads, handing them to the emulated disk (when emulating) together and in the order they
+    /// were planned: a request's own blocks before the prefetched blocks after them.
     fn start_loads(self: &Arc<Self>, jobs: Vec<LoadJob>) {
-        for j in jobs {
-            let offset = j.first * self.bs;
-            let len = (j.len * self.bs).min(self.backing.size - offset) as usize;
-            let kind = if j.demand { ReadKind::Demand } else { ReadKind::Prefetch };
-            let at = self.backing.dispatch(offset, len, kind);
+        if jobs.is_empty() {
+            return;
+        }
+        let reads: Vec<(u64, usize, ReadKind)> = jobs
+            .iter()
+            .map(|j| {
+                let offset = j.first * self.bs;
+                let len = (j.len * self.bs).min(self.backing.size - offset) as usize;
+                (offset, len, if j.demand { ReadKind::Demand } else { ReadKind::Prefetch })
+            })
+            .collect();
+        let dones = self.backing.dispatch(&reads);
+        for ((j, (offset, len, _)), done) in jobs.into_iter().zip(reads).zip(dones) {
             let me = Arc::clone(self);
-            tokio::spawn(async move { me.run_load(j, offset, len, at).await });
+            tokio::spawn(async move { me.run_load(j, offset, len, done).await });
         }
     }
 
-    async fn run_load(&self, j: LoadJob, offset: u64, len: usize, at: std::io::Result<Option<tokio::time::Instant>>) {
+    async fn run_load(&self, j: LoadJob, offset: u64, len: usize, done: Option<tokio::sync::oneshot::Receiver<()>>) {
         for w in &j.after {
             w.wait().await;
         }
-        let result = match at {
-            Ok(at) => self.backing.read_dispatched(offset, len, at).await,
-            Err(e) => Err(e),
-        };
+        let result = self.backing.read_dispatched(offset, len, done).await;
         if let Ok(mut st) = self.state.lock() {
             st.stats.loaded_blocks += j.len;
             if result.is_err() {
@@ -399,12 +404,8 @@ impl Cache {
             "flushes": s.flushes,
             "cached_blocks_end": st.slots.len(),
         });
-        if let Some(d) = self.backing.device_stats() {
-            let one = |s: &crate::backing::DeviceStats| {
-                json!({ "reads": s.reads, "bytes": s.bytes, "wait_ms": s.wait_ns as f64 / 1e6,
-                        "service_ms": s.service_ns as f64 / 1e6, "seeks": s.seeks })
-            };
-            report["device"] = json!({ "demand": one(&d[0]), "prefetch": one(&d[1]) });
+        if let Some(d) = self.backing.device_report() {
+            report["device"] = d;
         }
         if let Some(r) = st.recorder.take() {
             r.finish()?;

@@ -127,29 +127,119 @@ impl CoreLevel {
     }
 }
 
-/// A device model of the core (`hdd7200`, `cheetah9lp`, ...) that times the backing reads
-/// (`--emulate`).
-pub struct DeviceModel {
+/// A disk of the core's device models behind the core's I/O scheduler (`--emulate`): the timed engine's
+/// device path, driven in wall-clock time. Reads are queued as bios (demand reads synchronous, prefetches
+/// asynchronous), merged and ordered by the scheduler (DEADLINE with Linux 2.6.12 parameters, the timed
+/// engine's default) and served by the device model one dispatch at a time.
+pub struct EmulatedDisk {
+    sched: prefetchsim_core::device::IoScheduler,
     dev: Box<dyn prefetchsim_core::device::Device>,
+    backlog: std::collections::VecDeque<prefetchsim_core::device::iosched::Bio>,
     /// The device's capacity in bytes.
     pub capacity_bytes: u64,
+    requests: u64,
+    seeks: u64,
+    service_ns: u64,
+    /// The latest time handed to the device (its calls must not go back in time).
+    clock: u64,
 }
 
-impl DeviceModel {
-    /// Build the preset `name` (with the core's defaults).
+/// A request the device started: complete it with [`EmulatedDisk::complete`] at `done_ns`.
+#[derive(Clone, Copy, Debug)]
+pub struct Started {
+    /// The scheduler's request id.
+    pub id: u32,
+    /// Completion time (ns since the server started).
+    pub done_ns: u64,
+}
+
+impl EmulatedDisk {
+    /// The preset `name` with the core's defaults, and the default scheduler.
     pub fn build(name: &str) -> Result<Self, String> {
         let spec = serde_json::from_value(Value::String(name.to_string())).map_err(|e| e.to_string())?;
         let dev = prefetchsim_core::device::build("emulate", &spec, 1).map_err(|e| e.to_string())?;
+        let sched = prefetchsim_core::device::IoScheduler::new(Default::default(), dev.queue_depth(), "emulate")
+            .map_err(|e| e.to_string())?;
         let capacity_bytes = dev.capacity().saturating_mul(512);
-        Ok(Self { dev, capacity_bytes })
+        Ok(Self {
+            sched,
+            dev,
+            backlog: std::collections::VecDeque::new(),
+            capacity_bytes,
+            requests: 0,
+            seeks: 0,
+            service_ns: 0,
+            clock: 0,
+        })
     }
 
-    /// Dispatch a read of `len` bytes at `offset` at time `now_ns` (nondecreasing across calls); returns
-    /// when the device starts and completes it, in the same clock, and whether it moved the arm. A busy device queues it (first come
-    /// first served).
-    pub fn read(&mut self, offset: u64, len: u64, now_ns: u64) -> Result<(u64, u64, bool), String> {
-        let sectors = u32::try_from(len.div_ceil(512).max(1)).unwrap_or(u32::MAX);
-        let io = prefetchsim_core::device::DiskIo::read(offset / 512, sectors);
-        self.dev.start(&io, now_ns).map(|s| (s.start, s.done, s.seek_cyl > 0)).map_err(|e| e.to_string())
+    /// Queue a read of `len` bytes at `offset` under `tag`, cut into chunks the scheduler accepts; returns
+    /// the number of chunks (each completes the tag once).
+    pub fn submit(&mut self, tag: u64, offset: u64, len: u64, sync: bool, now: u64) -> u32 {
+        use prefetchsim_core::device::iosched::Bio;
+        let max = u64::from(self.sched.params().max_sectors.max(1));
+        let (mut lbn, end) = (offset / 512, (offset + len.max(1)).div_ceil(512));
+        let mut chunks = 0;
+        while lbn < end {
+            let sectors = (end - lbn).min(max) as u32;
+            self.push(Bio { lbn, sectors, write: false, sync, tag }, now);
+            lbn += u64::from(sectors);
+            chunks += 1;
+        }
+        chunks
+    }
+
+    fn push(&mut self, bio: prefetchsim_core::device::iosched::Bio, now: u64) {
+        if !self.backlog.is_empty() || self.sched.submit(bio, now).is_err() {
+            // The request table is full, or the bio overlaps a queued one: retry after a completion.
+            self.backlog.push_back(bio);
+        }
+    }
+
+    /// Dispatch what the scheduler hands out at `now`. After a completion, `now` is the completion's
+    /// emulated time (not the later moment its timer fired), so the disk does not idle for the timer's
+    /// lateness; a request that arrived later starts at its arrival.
+    pub fn poll(&mut self, now: u64) -> Result<Vec<Started>, String> {
+        let mut out = Vec::new();
+        while let Some(d) = self.sched.dispatch(now) {
+            self.clock = self.clock.max(now).max(d.arrived);
+            let s = self.dev.start(&d.io, self.clock).map_err(|e| e.to_string())?;
+            self.requests += 1;
+            self.seeks += u64::from(s.seek_cyl > 0);
+            self.service_ns += s.done - s.start;
+            out.push(Started { id: d.id, done_ns: s.done });
+        }
+        Ok(out)
+    }
+
+    /// Request `id` completed: the tags it carried (once per chunk), after which queued bios are
+    /// resubmitted.
+    pub fn complete(&mut self, id: u32, now: u64) -> Result<Vec<u64>, String> {
+        let tags = self.sched.tags(id).to_vec();
+        self.sched.complete(id).map_err(|e| e.to_string())?;
+        let waiting: Vec<_> = self.backlog.drain(..).collect();
+        for bio in waiting {
+            self.push(bio, now);
+        }
+        Ok(tags)
+    }
+
+    /// When the scheduler wants a poll even if nothing completes (a plugged queue's deadline).
+    #[must_use]
+    pub fn wakeup(&self) -> Option<u64> {
+        self.sched.next_wakeup()
+    }
+
+    /// What the disk did: requests, merges, seeks, mean service.
+    #[must_use]
+    pub fn stats(&self) -> Value {
+        let st = self.sched.stats();
+        serde_json::json!({
+            "device_requests": self.requests,
+            "bios": st.bios,
+            "merges": st.back_merges + st.front_merges,
+            "seeks": self.seeks,
+            "service_mean_ms": if self.requests == 0 { 0.0 } else { self.service_ns as f64 / self.requests as f64 / 1e6 },
+        })
     }
 }
