@@ -319,6 +319,11 @@ def test_bad_arguments_are_errors_naming_what(tmp_path: Path) -> None:
         ([str(bad), "--backing", str(backing)], "level[0].prefetcher"),
         ([str(good), "--backing", str(backing), "--emulate", "floppy"], "--emulate"),
     ]
+    meminfo = Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists() else ""
+    mem = next((int(line.split()[1]) * 1024 for line in meminfo.splitlines() if line.startswith("MemTotal:")), None)
+    if mem is not None:
+        huge = write_config(tmp_path / "huge.toml", [{"size": f"{2 * mem}B", "policy": "lru"}])
+        cases.append(([str(huge), "--backing", str(backing)], "memory"))
     for args, needle in cases:
         r = subprocess.run([sys.executable, "-m", "prefetchsim", "serve", *args, "--socket", sock],
                            capture_output=True, text=True, timeout=60, check=False)

@@ -56,6 +56,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
     }
     let backing = Backing::open(&opts.backing, opts.emulate.as_deref())?;
     let core = CoreLevel::build(&opts.config_json, opts.block_size, backing.size.div_ceil(opts.block_size))?;
+    check_memory(core.capacity_blocks().saturating_mul(opts.block_size))?;
     let recorder = opts.record.as_deref().map(Recorder::create).transpose()?;
     let rt = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -128,5 +129,22 @@ fn remove_stale_socket(p: &std::path::Path) {
         && std::os::unix::net::UnixStream::connect(p).is_err_and(|e| e.kind() == std::io::ErrorKind::ConnectionRefused)
     {
         let _ = std::fs::remove_file(p);
+    }
+}
+
+/// Refuse a cache whose data alone would not fit in the machine's memory (the levels' own metadata is
+/// checked when they are built): the server would be killed for it after serving a while.
+fn check_memory(cache_bytes: u64) -> Result<(), String> {
+    let total = std::fs::read_to_string("/proc/meminfo").ok().and_then(|info| {
+        let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
+        line.split_whitespace().nth(1)?.parse::<u64>().ok()?.checked_mul(1024)
+    });
+    match total {
+        Some(mem) if cache_bytes > mem => Err(format!(
+            "level sizes: the levels hold {:.1} GiB of block data together, more than this machine's {:.1} GiB of memory",
+            cache_bytes as f64 / f64::from(1u32 << 30),
+            mem as f64 / f64::from(1u32 << 30)
+        )),
+        _ => Ok(()),
     }
 }
