@@ -46,7 +46,12 @@ where
     let mut stream = stream;
     let down = shutdown.clone();
     let size = cache.size();
-    match negotiate(&mut stream, size, block, move || *down.borrow()).await {
+    let negotiated = tokio::select! {
+        r = negotiate(&mut stream, size, block, move || *down.borrow()) => r,
+        // A client still negotiating when the server stops is dropped.
+        _ = shutdown.wait_for(|s| *s) => return,
+    };
+    match negotiated {
         Ok(Negotiated::Go) => {}
         Ok(Negotiated::Closed) | Err(_) => return,
     }
@@ -91,8 +96,10 @@ where
                     break;
                 }
                 let mut data = vec![0u8; h.length as usize];
-                if rd.read_exact(&mut data).await.is_err() {
-                    break;
+                tokio::select! {
+                    r = rd.read_exact(&mut data) => if r.is_err() { break },
+                    // A write whose data never comes is not acknowledged.
+                    _ = shutdown.wait_for(|s| *s) => break,
                 }
                 if !within(h.offset, h.length, size) {
                     reply(&wr, ENOSPC, h.handle, None).await;

@@ -42,6 +42,9 @@ pub struct ServeOptions {
     pub record: Option<PathBuf>,
 }
 
+/// How long a stopping server waits for its connections to finish their requests.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
+
 enum Listener {
     Unix(UnixListener, PathBuf),
     Tcp(TcpListener),
@@ -109,7 +112,13 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
             }
         }
         down_tx.send_replace(true);
-        while conns.join_next().await.is_some() {}
+        // Requests in service finish; a connection still stuck after the grace period (a client that
+        // reads no replies) is dropped, its unanswered requests unacknowledged.
+        let drained = tokio::time::timeout(SHUTDOWN_GRACE, async { while conns.join_next().await.is_some() {} }).await;
+        if drained.is_err() {
+            conns.abort_all();
+            while conns.join_next().await.is_some() {}
+        }
         if let Listener::Unix(_, p) = &listener {
             let _ = std::fs::remove_file(p);
         }

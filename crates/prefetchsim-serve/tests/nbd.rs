@@ -366,3 +366,21 @@ fn clients_vanishing_mid_request_do_not_disturb_others() {
     let report = srv.stop();
     assert_eq!(report["clients"], 6);
 }
+
+#[test]
+fn stopping_does_not_wait_for_idle_or_stalled_clients() {
+    let srv = Server::start("stop", RA);
+    // One client says nothing, one stops in the handshake, one in the middle of a write's data.
+    let _idle = connect(&srv.socket);
+    let mut half = connect(&srv.socket);
+    greet(&mut half);
+    let mut stalled = client(&srv.socket);
+    let h = RequestHeader { magic: REQUEST_MAGIC, flags: 0, cmd: CMD_WRITE, handle: 1, offset: 0, length: 8192 };
+    stalled.write_all(&h.encode()).unwrap();
+    stalled.write_all(&[1; 100]).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t = std::time::Instant::now();
+    let report = srv.stop();
+    assert!(t.elapsed() < Duration::from_secs(5), "stopped in {:?}", t.elapsed());
+    assert_eq!(report["requests"], 0, "the half-sent write was not served");
+}
