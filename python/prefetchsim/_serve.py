@@ -30,7 +30,7 @@ def _raise_stop(signum: int, frame: Any) -> None:
 
 def serve(config: Any, backing: str | os.PathLike[str], *, socket: str | None = None, listen: str | None = None,
           block_size: int = 4096, emulate: str | None = None, record: str | os.PathLike[str] | None = None,
-          ready: Callable[[str], None] | None = None) -> dict[str, Any]:
+          direct: bool = False, ready: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Serve ``backing`` over NBD through the hierarchy ``config`` (TOML path or dict) until SIGINT/SIGTERM.
 
     Returns the report: ``requests``, ``blocks``, ``levels`` (the simulator's per-level records),
@@ -43,7 +43,7 @@ def serve(config: Any, backing: str | os.PathLike[str], *, socket: str | None = 
     try:
         out = _core.serve(_dumps("config", doc), os.fspath(backing), socket=socket, listen=listen,
                           block_size=block_size, emulate=emulate,
-                          record=None if record is None else os.fspath(record), ready=ready)
+                          record=None if record is None else os.fspath(record), direct=direct, ready=ready)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -73,6 +73,8 @@ def add_parser(sub: Any) -> None:
                    help="delay backing reads to a device model's completion time (hdd7200, cheetah9lp, ...)")
     s.add_argument("--record", metavar="FILE", default=None,
                    help="write the served trace (prefetchsim CSV, bytes) for replay with `prefetchsim run`")
+    s.add_argument("--direct", action="store_true",
+                   help="read the backing file with O_DIRECT (bypass the page cache; writes stay buffered + FLUSH)")
     s.add_argument("--report", metavar="FILE", default=None, help="write the final counters as JSON here")
     s.set_defaults(func=cmd_serve)
 
@@ -83,7 +85,7 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sys.stderr.flush()
 
     report = serve(args.config, args.backing, socket=args.socket, listen=args.listen, block_size=args.block_size,
-                   emulate=args.emulate, record=args.record, ready=ready)
+                   emulate=args.emulate, record=args.record, direct=args.direct, ready=ready)
     if args.report:
         tmp = f"{args.report}.partial"
         with open(tmp, "w") as f:

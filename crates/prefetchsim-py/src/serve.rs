@@ -19,7 +19,7 @@ use super::PrefetchsimError;
 /// Returns the report as JSON: `requests`, `blocks`, `levels` (the simulator's level records), `server`,
 /// `clients`.
 #[pyfunction]
-#[pyo3(signature = (config_json, backing, *, socket=None, listen=None, block_size=4096, emulate=None, record=None, ready=None))]
+#[pyo3(signature = (config_json, backing, *, socket=None, listen=None, block_size=4096, emulate=None, record=None, direct=false, ready=None))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,
@@ -30,6 +30,7 @@ fn serve(
     block_size: u64,
     emulate: Option<String>,
     record: Option<PathBuf>,
+    direct: bool,
     ready: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let listen = match (socket, listen) {
@@ -37,7 +38,7 @@ fn serve(
         (None, Some(a)) => Listen::Tcp(a),
         _ => return Err(PyValueError::new_err("give exactly one of socket and listen")),
     };
-    let opts = ServeOptions { config_json, backing, listen, block_size, emulate, record };
+    let opts = ServeOptions { config_json, backing, listen, block_size, emulate, record, direct };
     let stop = AtomicBool::new(false);
     let (addr_tx, addr_rx) = mpsc::channel::<String>();
     let (result, callback_err) = py.detach(move || {

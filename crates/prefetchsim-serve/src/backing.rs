@@ -112,9 +112,15 @@ impl Emulation {
     }
 }
 
+/// Alignment of `O_DIRECT` reads (offset, length and buffer): 4 KiB covers 512-byte and 4K-sector disks.
+const DIRECT_ALIGN: u64 = 4096;
+
 /// The backing store of the export.
 pub struct Backing {
     file: Arc<File>,
+    /// The handle reads use: the same file, or one opened with `O_DIRECT` (`--direct`).
+    reader: Arc<File>,
+    direct: bool,
     /// Export size in bytes (the file's length when opened).
     pub size: u64,
     emulate: Option<Arc<Emulation>>,
@@ -122,7 +128,7 @@ pub struct Backing {
 
 impl Backing {
     /// Open `path` for reading and writing; `emulate` names a device model that times the reads.
-    pub fn open(path: &Path, emulate: Option<&str>) -> Result<Self, String> {
+    pub fn open(path: &Path, emulate: Option<&str>, direct: bool) -> Result<Self, String> {
         let file = std::fs::OpenOptions::new()
             .read(true)
             .write(true)
@@ -132,6 +138,18 @@ impl Backing {
         if size == 0 {
             return Err(format!("{}: the backing file is empty (its length is the export's size)", path.display()));
         }
+        let file = Arc::new(file);
+        let reader = if direct {
+            use std::os::unix::fs::OpenOptionsExt;
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECT)
+                .open(path)
+                .map_err(|e| format!("{}: cannot open with O_DIRECT (--direct): {e}", path.display()))?;
+            Arc::new(f)
+        } else {
+            Arc::clone(&file)
+        };
         let emulate = match emulate {
             None => None,
             Some(name) => {
@@ -153,7 +171,7 @@ impl Backing {
                 }))
             }
         };
-        Ok(Self { file: Arc::new(file), size, emulate })
+        Ok(Self { file, reader, direct, size, emulate })
     }
 
     /// Read `len` bytes at `offset` (within the export). With a device model, the read completes no
@@ -198,10 +216,14 @@ impl Backing {
         len: usize,
         done: Option<oneshot::Receiver<()>>,
     ) -> io::Result<Vec<u8>> {
-        let file = Arc::clone(&self.file);
+        let (file, direct) = (Arc::clone(&self.reader), self.direct);
         let data = tokio::task::spawn_blocking(move || {
-            let mut buf = vec![0u8; len];
-            file.read_exact_at(&mut buf, offset).map(|()| buf)
+            if direct {
+                read_direct(&file, offset, len)
+            } else {
+                let mut buf = vec![0u8; len];
+                file.read_exact_at(&mut buf, offset).map(|()| buf)
+            }
         })
         .await
         .map_err(io::Error::other)??;
@@ -243,4 +265,26 @@ impl Backing {
         let file = Arc::clone(&self.file);
         tokio::task::spawn_blocking(move || file.sync_data()).await.map_err(io::Error::other)?
     }
+}
+
+/// An `O_DIRECT` read of `len` bytes at `offset`: the aligned span around it into an aligned buffer (the
+/// page cache is bypassed), then the bytes asked for. Past the end of the file reads zeros.
+fn read_direct(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let start = offset / DIRECT_ALIGN * DIRECT_ALIGN;
+    let end = (offset + len as u64).div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
+    let span = (end - start) as usize;
+    let mut raw = vec![0u8; span + DIRECT_ALIGN as usize];
+    let pad = raw.as_ptr().align_offset(DIRECT_ALIGN as usize);
+    let buf = &mut raw[pad..pad + span];
+    let mut done = 0;
+    while done < span {
+        match file.read_at(&mut buf[done..], start + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let from = (offset - start) as usize;
+    Ok(buf[from..from + len].to_vec())
 }

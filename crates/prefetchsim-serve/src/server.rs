@@ -40,6 +40,8 @@ pub struct ServeOptions {
     pub emulate: Option<String>,
     /// Write the served trace here.
     pub record: Option<PathBuf>,
+    /// Read the backing file with `O_DIRECT` (bypassing the page cache).
+    pub direct: bool,
 }
 
 /// How long a stopping server waits for its connections to finish their requests.
@@ -57,7 +59,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
     if opts.block_size == 0 || opts.block_size > u64::from(crate::protocol::MAX_REQUEST_LEN) {
         return Err(format!("--block-size {}: from 1 byte to 32 MiB", opts.block_size));
     }
-    let backing = Backing::open(&opts.backing, opts.emulate.as_deref())?;
+    let backing = Backing::open(&opts.backing, opts.emulate.as_deref(), opts.direct)?;
     let core = CoreLevel::build(&opts.config_json, opts.block_size, backing.size.div_ceil(opts.block_size))?;
     check_memory(core.capacity_blocks().saturating_mul(opts.block_size))?;
     let recorder = opts.record.as_deref().map(Recorder::create).transpose()?;

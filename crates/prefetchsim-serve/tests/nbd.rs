@@ -43,6 +43,10 @@ struct Server {
 
 impl Server {
     fn start(name: &str, config: &str) -> Self {
+        Self::start_with(name, config, false)
+    }
+
+    fn start_with(name: &str, config: &str, direct: bool) -> Self {
         let dir = temp_dir(name);
         let backing = dir.join("disk.img");
         std::fs::write(&backing, pattern(SIZE)).unwrap();
@@ -54,6 +58,7 @@ impl Server {
             block_size: 4096,
             emulate: None,
             record: None,
+            direct,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
@@ -198,7 +203,23 @@ const RA: &str = r#"{"level": [{"size": 64, "policy": "lru", "prefetcher": "ra"}
 
 #[test]
 fn reads_and_writes_match_the_file_through_a_prefetching_cache() {
-    let srv = Server::start("rw", RA);
+    reads_and_writes_match(Server::start("rw", RA));
+}
+
+#[test]
+fn reads_and_writes_match_with_o_direct_reads() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = temp_dir("direct-probe").join("probe");
+    std::fs::write(&probe, [0u8; 4096]).unwrap();
+    if let Err(e) = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&probe) {
+        // tmpfs, for one, has no O_DIRECT.
+        eprintln!("skipped: the temp directory's file system refuses O_DIRECT ({e})");
+        return;
+    }
+    reads_and_writes_match(Server::start_with("direct", RA, true));
+}
+
+fn reads_and_writes_match(srv: Server) {
     let mut model = pattern(SIZE);
     let mut c = client(&srv.socket);
     // Sequential reads (the prefetcher reads ahead), unaligned reads, and writes of every alignment.
