@@ -9,10 +9,12 @@
 //! - [`prefetch`]: the [`Prefetcher`](prefetch::Prefetcher) trait and its implementations.
 //! - [`level`]: a cache node = policy + prefetcher + counters.
 //! - [`fanout`]: a level of several caches (one per client, or K servers by client or stripe).
-//! - [`engine`]: replay of an [`engine::RequestSource`] through an [`engine::Hierarchy`].
+//! - [`engine`]: replay of an [`engine::RequestSource`] through an [`engine::Hierarchy`]; [`run`] runs a
+//!   config with the engine it names, [`batch`] every config of a task over one trace decoded once.
 //! - [`device`]: disks (Cheetah 9LP after DiskSim, a 7200 rpm drive), SSDs and the Linux-like I/O
 //!   scheduler; [`link`]: the network cost between levels.
-//! - [`config`]: the serde configuration with precise errors; [`metrics`]: counters and results.
+//! - [`component`]: the configuration error, component specs and their parameters (the bottom);
+//!   [`config`]: the serde configuration schema with precise errors; [`metrics`]: counters and results.
 //! - [`optimal`]: offline bounds: Belady's MIN (policy `opt`), Cao et al.'s integrated prefetching and
 //!   caching on one disk, brute-force optima of tiny instances.
 //!
@@ -28,6 +30,9 @@
 //! assert_eq!(r.levels[0].counters.hits, 2);
 //! ```
 
+pub mod batch;
+pub mod build;
+pub mod component;
 pub mod config;
 pub mod device;
 pub mod engine;
@@ -43,8 +48,10 @@ pub mod pfc;
 pub mod policy;
 pub mod prefetch;
 pub mod request;
+pub mod run;
 
-pub use config::{ConfigError, HierarchyConfig, LevelConfig, SizeSpec};
+pub use component::{ComponentSpec, ConfigError};
+pub use config::{HierarchyConfig, LevelConfig, SizeSpec};
 pub use engine::{run_instant, Hierarchy, RequestSource};
 pub use level::{AnyLevel, Level, LevelOptions};
 pub use metrics::{LevelCounters, LevelReport, RunResult};

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use prefetchsim_core::config::ComponentSpec;
+use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::device::{self, bench};
 use pyo3::prelude::*;
 use serde_json::json;

@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport, VecSource};
+use prefetchsim_core::engine::{Hierarchy, RequestSource, SourceError, SourceReport, VecSource};
 use prefetchsim_core::mrc::{self, SampleConfig, SampledSource, ShardsConfig};
 use prefetchsim_core::Request;
 use prefetchsim_trace::TraceSpec;
@@ -16,7 +16,7 @@ use crate::detached::run_detached;
 use crate::errors::{config_err, parse_json, parse_spec, source_err, uint_arg, ConfigError};
 use crate::registry::validate_components;
 use crate::sim::{report_json, result_json};
-use prefetchsim_core::engine::batch::Interruptible;
+use prefetchsim_core::batch::Interruptible;
 
 /// The first `limit` requests of a source (all when `None`), so that a curve and a simulation can be
 /// compared on the same prefix of a trace.
@@ -172,7 +172,7 @@ fn simulate_sampled(
             .map(|cfg| -> Result<Value, PyErrLater> {
                 let mut h = Hierarchy::build(cfg, spec.block_size, None).map_err(PyErrLater::Config)?;
                 let mut vs = VecSource::new(reqs.clone());
-                let r = engine::run(&mut vs, &mut h, cfg, &mut |_| !stop.load(Ordering::Relaxed))
+                let r = prefetchsim_core::run::run(&mut vs, &mut h, cfg, &mut |_| !stop.load(Ordering::Relaxed))
                     .map_err(PyErrLater::Source)?;
                 let mut v = result_json(&r, &report);
                 if let Value::Object(m) = &mut v {

@@ -3,7 +3,8 @@
 //! Validation lives in one function, [`validate_components`], so that moving it to the core's registry
 //! is one edit.
 
-use prefetchsim_core::config::{ConfigError as CoreConfigError, HierarchyConfig};
+use prefetchsim_core::component::ConfigError as CoreConfigError;
+use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::metrics::schema;
 use prefetchsim_core::{policy, prefetch};
 use prefetchsim_trace::{formats, synth, writer};
