@@ -214,8 +214,11 @@ pub fn build_level(
     use crate::component::{parse_params, resolve_name};
     use crate::level::Level;
     let name = resolve_name(path, "policy", &spec.name, POLICIES, POLICY_ALIASES)?;
+    let mut prefetcher = prefetcher;
     let mut opts = opts;
-    if let Some(rule) = prefetcher.first_hit() {
+    // The geometry `Level::new` attaches the prefetcher with: its first-hit rule is the policy's.
+    let geometry = crate::prefetch::LevelGeometry { capacity, block_bytes: crate::level::DEFAULT_BLOCK_BYTES };
+    if let Some(rule) = prefetcher.attach(geometry).first_hit {
         opts.first_hit = rule;
     }
     let env = PolicyEnv { capacity, first_hit: opts.first_hit };
