@@ -206,16 +206,19 @@ pub struct NoParams {}
 /// name and the level.
 pub fn build_level(
     path: &str,
-    spec: &crate::config::ComponentSpec,
+    spec: &crate::component::ComponentSpec,
     capacity: usize,
     opts: crate::level::LevelOptions,
     prefetcher: Box<dyn crate::prefetch::Prefetcher>,
-) -> Result<(&'static str, Box<dyn crate::level::AnyLevel>), crate::config::ConfigError> {
-    use crate::config::{parse_params, resolve_name};
+) -> Result<(&'static str, Box<dyn crate::level::AnyLevel>), crate::component::ConfigError> {
+    use crate::component::{parse_params, resolve_name};
     use crate::level::Level;
     let name = resolve_name(path, "policy", &spec.name, POLICIES, POLICY_ALIASES)?;
+    let mut prefetcher = prefetcher;
     let mut opts = opts;
-    if let Some(rule) = prefetcher.first_hit() {
+    // The geometry `Level::new` attaches the prefetcher with: its first-hit rule is the policy's.
+    let geometry = crate::prefetch::LevelGeometry { capacity, block_bytes: crate::level::DEFAULT_BLOCK_BYTES };
+    if let Some(rule) = prefetcher.attach(geometry).first_hit {
         opts.first_hit = rule;
     }
     let env = PolicyEnv { capacity, first_hit: opts.first_hit };

@@ -32,7 +32,7 @@ use super::detect::StreamDetector;
 use super::marks::MarkMap;
 use super::stream_table::StreamTable;
 use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
-use crate::config::{parse_params, ComponentSpec, ConfigError};
+use crate::component::{parse_params, ComponentSpec, ConfigError};
 use crate::policy::{Entry, Placement};
 
 /// Which Linux read-ahead.
@@ -775,8 +775,11 @@ impl Prefetcher for Linux {
         }
     }
 
-    fn wants_evictions(&self) -> bool {
-        self.params.mode == LinuxMode::Ondemand
+    fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
+        super::Capabilities {
+            wants_evictions: self.params.mode == LinuxMode::Ondemand,
+            ..super::Capabilities::default()
+        }
     }
 
     fn on_evicted(&mut self, entry: &Entry) {

@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 
 use super::marks::MarkMap;
 use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::policy::sarc::{GROUP, SEQ};
 use crate::policy::table::{block_map, BlockMap};
 use crate::policy::{Entry, Placement};
@@ -283,8 +283,8 @@ impl Prefetcher for SarcPrefetcher {
         }
     }
 
-    fn wants_evictions(&self) -> bool {
-        true
+    fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
+        super::Capabilities { wants_evictions: true, ..super::Capabilities::default() }
     }
 
     fn on_evicted(&mut self, entry: &Entry) {

@@ -6,9 +6,10 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use prefetchsim_core::config::{ComponentSpec, HierarchyConfig};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::Hierarchy;
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{AnyLevel, CacheLevel, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::{BlockTable, Entry, FirstHit, PolicyEnv};
 use prefetchsim_core::prefetch::step::context::Queue;
@@ -40,17 +41,14 @@ impl<T: Prefetcher> Prefetcher for Shared<T> {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         self.0.lock().unwrap().on_access(ctx);
     }
-    fn wants_evictions(&self) -> bool {
-        self.0.lock().unwrap().wants_evictions()
-    }
     fn on_evicted(&mut self, e: &Entry) {
         self.0.lock().unwrap().on_evicted(e);
     }
     fn raise(&self) -> Option<Raise> {
         self.0.lock().unwrap().raise()
     }
-    fn attach(&mut self, g: LevelGeometry) {
-        self.0.lock().unwrap().attach(g);
+    fn attach(&mut self, g: LevelGeometry) -> prefetchsim_core::prefetch::Capabilities {
+        self.0.lock().unwrap().attach(g)
     }
     fn metadata_bytes(&self) -> u64 {
         self.0.lock().unwrap().metadata_bytes()
@@ -481,6 +479,9 @@ impl Prefetcher for OnceRaise {
     fn raise(&self) -> Option<Raise> {
         self.cap.map(|cap| Raise { cap, passes: u8::MAX })
     }
+    fn attach(&mut self, _g: LevelGeometry) -> prefetchsim_core::prefetch::Capabilities {
+        prefetchsim_core::prefetch::Capabilities { raises: self.cap.is_some(), ..Default::default() }
+    }
 }
 
 #[test]
@@ -521,6 +522,9 @@ fn a_raised_block_outlives_other_blocks_until_its_first_use() {
         }
         fn raise(&self) -> Option<Raise> {
             Some(Raise { cap: usize::MAX, passes: u8::MAX })
+        }
+        fn attach(&mut self, _g: LevelGeometry) -> prefetchsim_core::prefetch::Capabilities {
+            prefetchsim_core::prefetch::Capabilities { raises: true, ..Default::default() }
         }
     }
     let mut l = lru_level(3, Box::new(AllRaised));
@@ -1040,7 +1044,8 @@ impl prefetchsim_core::engine::TimedObserver for TimedReads {
 /// prefetch; before, demand and prefetch were one I/O the request waited for (still `joined`).
 #[test]
 fn steps_prefetch_is_read_after_the_demand_read_and_not_waited_for() {
-    use prefetchsim_core::engine::{run_timed_observed, Silent, VecSource};
+    use prefetchsim_core::engine::{Silent, VecSource};
+    use prefetchsim_core::run::run_timed_observed;
     const MS: u64 = 1_000_000;
     let run = |io: &str| {
         // A device of 5 ms per request plus 1 ms per 4 KiB block, FIFO, one request at a time.
