@@ -11,6 +11,7 @@ mod device;
 mod errors;
 mod mrc;
 mod registry;
+mod serve;
 mod sim;
 mod trace;
 
@@ -22,6 +23,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
     m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
     mrc::register(m)?;
+    serve::register(m)?;
     m.add_function(wrap_pyfunction!(trace::footprint, m)?)?;
     m.add_function(wrap_pyfunction!(trace::head, m)?)?;
     m.add_function(wrap_pyfunction!(registry::registry, m)?)?;

@@ -4,13 +4,13 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
+use prefetchsim_core::batch::Interruptible;
+use prefetchsim_core::batch::{run_task, Task, TaskTrace};
 use prefetchsim_core::component::ConfigError as CoreConfigError;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{Hierarchy, RequestSource, SourceError, SourceReport};
 use prefetchsim_core::metrics::{LevelReport, RunResult, Value as RecValue};
 use prefetchsim_core::optimal;
-use prefetchsim_core::run::batch::Interruptible;
-use prefetchsim_core::run::{run_task, Task, TaskTrace};
 use prefetchsim_trace::event_csv::EventCsv;
 use prefetchsim_trace::next_access::stated_next_uses;
 use prefetchsim_trace::{stats, TraceSpec};

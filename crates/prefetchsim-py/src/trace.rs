@@ -2,8 +2,8 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
+use prefetchsim_core::batch::Interruptible;
 use prefetchsim_core::engine::{RequestSource, SourceError, SourceReport};
-use prefetchsim_core::run::batch::Interruptible;
 use prefetchsim_trace::stats::{RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};
 use pyo3::exceptions::PyTypeError;

@@ -3,10 +3,6 @@
 //!
 //! Above both the construction layer and the engines, so that neither imports the other's way.
 
-pub mod batch;
-
-pub use batch::{run_task, Task, TaskError, TaskTrace};
-
 use crate::component::ConfigError;
 use crate::config::{EngineKind, HierarchyConfig};
 use crate::engine::timed::{self, NoObserver, TimedObserver};

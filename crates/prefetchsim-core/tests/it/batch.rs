@@ -1,4 +1,4 @@
-//! The batch runner (`run::batch`): every config of a task, replayed from one decoding pass on a
+//! The batch runner (`batch`): every config of a task, replayed from one decoding pass on a
 //! thread pool, gives exactly the result of running that config alone on its own stream of the trace —
 //! instant and timed engines, sizes in blocks and as shares of the footprint, a config with a request
 //! limit (streamed), and the source's report carried through the replay.
@@ -6,11 +6,11 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use prefetchsim_core::batch::{run_task, Task, TaskError, TaskTrace};
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{Hierarchy, RequestSource, Silent, SourceError, SourceReport};
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::request::{Op, Request};
-use prefetchsim_core::run::{run_task, Task, TaskError, TaskTrace};
 
 /// A trace of sequential runs over a few files mixed with random reads and some writes, with times.
 fn requests() -> Vec<Request> {

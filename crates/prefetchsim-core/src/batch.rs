@@ -1,7 +1,8 @@
 //! The batch runner: every config of a task over one trace, on a pool of threads (rayon), with the trace
 //! decoded once ([`DecodedTrace`]) and replayed to each config instead of reopened and parsed per
 //! config (issue 16, "decode once"). A size given as a share of the footprint is resolved from the same
-//! pass, so no config pays a separate footprint pass. Both engines run from it ([`super::run`]).
+//! pass, so no config pays a separate footprint pass. Both engines run from it ([`crate::run::run`]);
+//! like `run`, it sits above the engines and the construction layer.
 //!
 //! Which configs replay the decoded copy: those without a request `limit`. A config with a limit streams
 //! its own prefix of the trace, because its source report (records skipped, time going backwards) covers
@@ -181,7 +182,7 @@ fn run_config(
         last = n;
         !task.stop.load(Ordering::Relaxed)
     };
-    let r = super::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(TaskError::Source)?;
+    let r = crate::run::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(TaskError::Source)?;
     trace.finish(i, &mut h, task.stop.load(Ordering::Relaxed)).map_err(TaskError::Source)?;
     task.done.fetch_add(r.requests - last, Ordering::Relaxed);
     Ok((r, src.report()))
