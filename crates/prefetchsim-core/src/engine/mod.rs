@@ -5,7 +5,9 @@
 //! simulation in integer nanoseconds with links, an I/O scheduler and a device ([`timed`]);
 //! [`crate::run::run`] picks the engine a config names.
 
+pub mod blockset;
 pub mod bottom;
+pub mod decoded;
 pub mod events;
 pub mod hierarchy;
 pub mod inflight;
@@ -13,6 +15,7 @@ pub mod instant;
 pub mod replay;
 pub mod timed;
 
+pub use decoded::DecodedTrace;
 pub use hierarchy::Hierarchy;
 pub use instant::run_instant;
 pub use timed::TimedObserver;
