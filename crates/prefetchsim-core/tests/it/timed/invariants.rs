@@ -1,0 +1,148 @@
+//! The timed engine's invariants under real latencies and random workloads.
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------------------
+// Invariants under real latencies
+
+#[derive(Clone, Debug)]
+struct Timing {
+    replay: Replay,
+    iodepth: u32,
+    per_stream: bool,
+    think_ms: Option<f64>,
+    device: ComponentSpec,
+    alpha_ms: f64,
+    sched: &'static str,
+    plugging: &'static str,
+    max_outstanding: Option<u64>,
+    sync_writes: bool,
+    time_scale: f64,
+    prefetch_io: PrefetchIo,
+}
+
+fn timing() -> impl Strategy<Value = Timing> {
+    (
+        any::<bool>(),
+        1u32..4,
+        any::<bool>(),
+        prop::option::of(0.0f64..3.0),
+        prop_oneof![
+            (0.1f64..6.0).prop_map(fixed_device),
+            Just(ComponentSpec::named("cheetah9lp")),
+            Just(ComponentSpec::named("sata_ssd"))
+        ],
+        0.0f64..3.0,
+        prop_oneof![Just("deadline"), Just("noop"), Just("clook")],
+        prop_oneof![Just("instant"), Just("linux")],
+        prop::option::of(1u64..4),
+        any::<bool>(),
+        (prop_oneof![Just(1.0), Just(0.1), Just(0.0)], prop_oneof![Just(PrefetchIo::Joined), Just(PrefetchIo::Apart)]),
+    )
+        .prop_map(
+            |(
+                open,
+                iodepth,
+                per_stream,
+                think_ms,
+                device,
+                alpha_ms,
+                sched,
+                plugging,
+                mo,
+                sync_writes,
+                (time_scale, prefetch_io),
+            )| {
+                Timing {
+                    replay: if open { Replay::Open } else { Replay::Closed },
+                    iodepth,
+                    per_stream,
+                    think_ms,
+                    device,
+                    alpha_ms,
+                    sched,
+                    plugging,
+                    max_outstanding: mo,
+                    sync_writes,
+                    time_scale,
+                    prefetch_io,
+                }
+            },
+        )
+}
+
+fn timed(cfg: &HierarchyConfig, t: &Timing) -> HierarchyConfig {
+    let mut c = cfg.clone();
+    c.engine.kind = EngineKind::Timed;
+    c.engine.replay = Some(t.replay);
+    c.engine.time_scale = Some(t.time_scale);
+    c.engine.sync_writes = Some(t.sync_writes);
+    c.engine.prefetch_io = Some(t.prefetch_io);
+    match t.replay {
+        Replay::Open => c.engine.max_outstanding = t.max_outstanding,
+        Replay::Closed => {
+            c.engine.iodepth = Some(t.iodepth);
+            c.engine.per_stream = Some(t.per_stream);
+            c.engine.think_ms = t.think_ms;
+        }
+    }
+    c.link = Some(link(t.alpha_ms, 0.03));
+    c.device = Some(t.device.clone());
+    c.scheduler = Some(
+        serde_json::from_value(serde_json::json!({"policy": t.sched, "plugging": t.plugging, "nr_requests": 4}))
+            .unwrap(),
+    );
+    c
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(150), ..ProptestConfig::default() })]
+
+    #[test]
+    fn time_moves_forward_every_request_completes_once_and_no_block_is_read_twice_in_flight(
+        reqs in random_reqs(), cfg in hierarchy(), t in timing()
+    ) {
+        let cfg = timed(&cfg, &t);
+        let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+        let mut w = Watch::default();
+        let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut w).unwrap();
+        prop_assert_eq!(w.backwards, 0);
+        prop_assert_eq!(r.requests, reqs.len() as u64);
+        prop_assert_eq!(w.issued.len(), reqs.len());
+        prop_assert!(w.completed.values().all(|&c| c == 1), "a request completed twice");
+        prop_assert_eq!(w.completed.len(), reqs.len(), "a request never completed");
+        prop_assert!(w.double_reads.is_empty(), "blocks read twice while in flight: {:?}", w.double_reads);
+        prop_assert!(w.reading.is_empty(), "reads still in flight after the drain");
+        let timing = r.timing.as_ref().unwrap();
+        prop_assert_eq!(timing.requests_incomplete, 0);
+        prop_assert_eq!(timing.reads.requests + timing.writes.requests, reqs.len() as u64);
+        prop_assert!(timing.device.requests() <= w.reads, "dispatches {} > bios {}", timing.device.requests(), w.reads);
+        for (l, rep) in h.levels.iter().zip(&r.levels) {
+            prop_assert_eq!(l.pinned_count(), 0, "pinned blocks after the drain");
+            l.check_invariants().map_err(TestCaseError::fail)?;
+            let c = &rep.counters;
+            prop_assert_eq!(c.prefetch_inflight_end, 0);
+            prop_assert_eq!(c.hits + c.misses, c.demand_accesses);
+            prop_assert!(c.late_prefetch + c.inflight_demand_joins <= c.misses);
+            prop_assert!(c.prefetch_conserved(), "prefetch accounting broken: {c:?}");
+        }
+        // Identical inputs, identical results.
+        let mut h2 = Hierarchy::build(&cfg, 4096, None).unwrap();
+        let r2 = run_timed(&mut VecSource::new(reqs), &mut h2, &cfg, &mut Silent).unwrap();
+        prop_assert_eq!(r, r2);
+    }
+
+    #[test]
+    fn without_draining_prefetches_may_stay_in_flight_but_are_accounted_for(
+        reqs in sequential_reqs(), cfg in hierarchy(), t in timing()
+    ) {
+        let mut cfg = timed(&cfg, &t);
+        cfg.engine.drain = Some(false);
+        let r = run_t(&cfg, &reqs);
+        let timing = r.timing.as_ref().unwrap();
+        prop_assert_eq!(timing.requests_incomplete, 0);
+        for rep in &r.levels {
+            prop_assert!(rep.counters.prefetch_conserved(), "{:?}", rep.counters);
+        }
+    }
+}
