@@ -15,7 +15,7 @@ The model runs in Rust (``prefetchsim._core``); this package is the Python face:
 results, sweeps, plots and the ``prefetchsim`` command line.
 """
 
-from ._core import ConfigError, PrefetchsimError, TraceError, __version__
+from ._core import ConfigError, PluginError, PrefetchsimError, TraceError, __version__
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
 from ._events import read_events
@@ -25,15 +25,17 @@ from ._mrc import mrc
 from ._grid import plan as sweep_plan
 from ._sweep import results, sweep
 from . import plot
+from . import plugin
 
 # The core's exceptions are defined in `prefetchsim._core`; they are raised and shown as `prefetchsim.X`.
-for _exc in (ConfigError, PrefetchsimError, TraceError):
+for _exc in (ConfigError, PluginError, PrefetchsimError, TraceError):
     _exc.__module__ = "prefetchsim"
 del _exc
 
 __all__ = [
     "ConfigError",
     "Level",
+    "PluginError",
     "PrefetchsimError",
     "Result",
     "SweepPlan",
@@ -49,6 +51,7 @@ __all__ = [
     "open_trace",
     "policies",
     "plot",
+    "plugin",
     "prefetchers",
     "read_events",
     "results",

@@ -19,6 +19,7 @@ use prefetchsim_trace::writer::{self, OracleShape};
 use prefetchsim_trace::{formats, synth, TraceError as CoreTraceError, TraceSpec};
 mod decoded;
 mod mrc;
+mod plugin;
 
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOverflowError, PyTypeError, PyValueError};
@@ -31,6 +32,13 @@ create_exception!(
     ConfigError,
     PrefetchsimError,
     "A configuration names an unknown key, value or component, or an impossible size."
+);
+create_exception!(
+    _core,
+    PluginError,
+    PrefetchsimError,
+    "A plugin's callback (a Python prefetcher or policy named `module:Class`) raised or returned a bad value \
+     during a run; the message names the config key, the plugin and the Python traceback."
 );
 create_exception!(
     _core,
@@ -56,6 +64,9 @@ fn source_err(e: &SourceError) -> PyErr {
     }
     if let Some(c) = e.downcast_ref::<CoreConfigError>() {
         return config_err(c);
+    }
+    if let Some(f) = e.downcast_ref::<prefetchsim_core::plugin::PluginFault>() {
+        return PluginError::new_err(f.to_string());
     }
     PrefetchsimError::new_err(e.to_string())
 }
@@ -336,7 +347,9 @@ fn run_all(
                 if i >= configs.len() {
                     break;
                 }
-                let r = run_one(spec, &configs[i], footprint, done, stop, events, replay);
+                let r = prefetchsim_core::plugin::thread_scope(|| {
+                    run_one(spec, &configs[i], footprint, done, stop, events, replay)
+                });
                 slots_mx.lock().expect("result lock")[i] = Some(r);
             });
         }
@@ -470,7 +483,11 @@ fn single_disk(py: Python<'_>, trace_json: &str, config_json: &str, fetch_time: 
         prepare_opt(&spec, &cfg, &mut h, footprint, &stop)?;
         let model = DiskModel { cache: h.levels.first().map_or(0, |l| l.capacity()), fetch_time };
         let mut src = Interruptible { src: spec.open()?, stop: &stop, done: &done };
+        let _stale = prefetchsim_core::plugin::take_fault();
         let s = optimal::single_disk::single_disk(&mut src, &mut h, model, cfg.engine.limit)?;
+        if let Some(fault) = prefetchsim_core::plugin::take_fault() {
+            return Err(Box::new(fault));
+        }
         let level = h.reports().first().map(|l| record_json(l.record())).unwrap_or(Value::Null);
         Ok(json!({ "schedule": s, "level": level }))
     })?
@@ -702,6 +719,8 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PrefetchsimError", py.get_type::<PrefetchsimError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("PluginError", py.get_type::<PluginError>())?;
+    plugin::register();
     m.add_function(wrap_pyfunction!(simulate, m)?)?;
     mrc::register(m)?;
     m.add_function(wrap_pyfunction!(footprint, m)?)?;

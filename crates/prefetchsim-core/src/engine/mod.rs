@@ -27,9 +27,16 @@ pub fn run(
     cfg: &HierarchyConfig,
     progress: &mut dyn Progress,
 ) -> Result<RunResult, SourceError> {
-    match cfg.engine.kind {
+    // A plugin's failed callback (crate::plugin) stops the run and becomes its error.
+    let _stale = crate::plugin::take_fault();
+    let progress = &mut crate::plugin::FaultStop(progress);
+    let r = match cfg.engine.kind {
         EngineKind::Instant => run_instant(src, h, &cfg.engine, progress),
         EngineKind::Timed => run_timed(src, h, cfg, progress),
+    };
+    match crate::plugin::take_fault() {
+        Some(fault) => Err(Box::new(fault)),
+        None => r,
     }
 }
 

@@ -213,12 +213,16 @@ pub fn build_level(
 ) -> Result<(&'static str, Box<dyn crate::level::AnyLevel>), crate::config::ConfigError> {
     use crate::config::{parse_params, resolve_name};
     use crate::level::Level;
-    let name = resolve_name(path, "policy", &spec.name, POLICIES, POLICY_ALIASES)?;
     let mut opts = opts;
     if let Some(rule) = prefetcher.first_hit() {
         opts.first_hit = rule;
     }
     let env = PolicyEnv { capacity, first_hit: opts.first_hit };
+    if crate::plugin::is_plugin_name(&spec.name) {
+        let (name, policy) = crate::plugin::build_policy(path, spec, &env)?;
+        return Ok((name, Box::new(Level::new(capacity, policy, prefetcher, opts))));
+    }
+    let name = resolve_name(path, "policy", &spec.name, POLICIES, POLICY_ALIASES)?;
     let level: Box<dyn crate::level::AnyLevel> = match name {
         "lru" => {
             parse_params::<NoParams>(path, spec)?;

@@ -287,6 +287,9 @@ pub fn build(
     if let Some(pf) = stack::build_shorthand(path, spec)? {
         return Ok(("stack", pf));
     }
+    if crate::plugin::is_plugin_name(&spec.name) {
+        return crate::plugin::build_prefetcher(path, spec);
+    }
     let name = resolve_name(path, "prefetcher", &spec.name, PREFETCHERS, &[("off", "none")])?;
     let pf: Box<dyn Prefetcher> = match name {
         "none" => {
