@@ -3,7 +3,7 @@
 //!
 //! `cargo run --release -p prefetchsim-core --example device_speed`
 
-use prefetchsim_core::config::ComponentSpec;
+use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::device::{build, DiskIo};
 
 fn main() {

@@ -11,7 +11,7 @@
 
 use std::error::Error;
 
-use prefetchsim_core::config::ComponentSpec;
+use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::policy::build_level;
 use prefetchsim_core::prefetch::none::NoPrefetch;
 use prefetchsim_core::{LevelOptions, Request};

@@ -12,7 +12,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
-use prefetchsim_core::config::ComponentSpec;
+use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::Entry;

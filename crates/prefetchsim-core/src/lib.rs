@@ -12,7 +12,8 @@
 //! - [`engine`]: replay of an [`engine::RequestSource`] through an [`engine::Hierarchy`].
 //! - [`device`]: disks (Cheetah 9LP after DiskSim, a 7200 rpm drive), SSDs and the Linux-like I/O
 //!   scheduler; [`link`]: the network cost between levels.
-//! - [`config`]: the serde configuration with precise errors; [`metrics`]: counters and results.
+//! - [`component`]: the configuration error, component specs and their parameters (the bottom);
+//!   [`config`]: the serde configuration schema with precise errors; [`metrics`]: counters and results.
 //! - [`optimal`]: offline bounds: Belady's MIN (policy `opt`), Cao et al.'s integrated prefetching and
 //!   caching on one disk, brute-force optima of tiny instances.
 //!
@@ -28,6 +29,8 @@
 //! assert_eq!(r.levels[0].counters.hits, 2);
 //! ```
 
+pub mod build;
+pub mod component;
 pub mod config;
 pub mod device;
 pub mod engine;
@@ -44,8 +47,10 @@ pub mod plugin;
 pub mod policy;
 pub mod prefetch;
 pub mod request;
+pub mod run;
 
-pub use config::{ConfigError, HierarchyConfig, LevelConfig, SizeSpec};
+pub use component::{ComponentSpec, ConfigError};
+pub use config::{HierarchyConfig, LevelConfig, SizeSpec};
 pub use engine::{run_instant, Hierarchy, RequestSource};
 pub use level::{AnyLevel, Level, LevelOptions};
 pub use metrics::{LevelCounters, LevelReport, RunResult};

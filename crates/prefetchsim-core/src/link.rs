@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::device::ms_to_ns;
 
 /// Who pays `alpha`.

@@ -6,14 +6,14 @@
 //!
 //! The [`Prefetcher`] and [`Policy`] traits have no error channel (their hooks sit on the per-block hot
 //! path). A plugin whose callback fails therefore reports a [`PluginFault`] on its thread with
-//! [`report_fault`] and stops acting (no more prefetches, no victims); [`crate::engine::run`] stops the run
+//! [`report_fault`] and stops acting (no more prefetches, no victims); [`crate::run::run`] stops the run
 //! at its next progress tick and returns the fault as the run's error.
 
 use std::cell::RefCell;
 use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
-use crate::config::{ComponentSpec, ConfigError};
+use crate::component::{ComponentSpec, ConfigError};
 use crate::policy::{BlockTable, Insert, Origin, Policy, PolicyEnv, Slot};
 use crate::prefetch::Prefetcher;
 

@@ -8,8 +8,9 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::Duration;
 
-use prefetchsim_core::config::{ComponentSpec, ConfigError as CoreConfigError, HierarchyConfig};
-use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport};
+use prefetchsim_core::component::{ComponentSpec, ConfigError as CoreConfigError};
+use prefetchsim_core::config::HierarchyConfig;
+use prefetchsim_core::engine::{Hierarchy, RequestSource, SourceError, SourceReport};
 use prefetchsim_core::metrics::{LevelReport, RunResult, Value as RecValue};
 use prefetchsim_core::{device, optimal, policy, prefetch};
 use prefetchsim_trace::event_csv::EventCsv;
@@ -385,7 +386,7 @@ fn run_one(
         last = n;
         !stop.load(Ordering::Relaxed)
     };
-    let r = engine::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(WorkerError::Source)?;
+    let r = prefetchsim_core::run::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(WorkerError::Source)?;
     if let Some(sink) = h.take_event_sink() {
         if stop.load(Ordering::Relaxed) {
             // Interrupted: the log is dropped unfinished (no file).
@@ -664,7 +665,7 @@ fn device_random_read_ms(
     let sectors = uint_arg(sectors, "sectors", 1, 1 << 20)? as u32;
     let count = uint_arg(count, "count", 10_000, 10_000_000)? as u32;
     let seed = uint_arg(seed, "seed", 1, u64::MAX)?;
-    use prefetchsim_core::config::ComponentSpec;
+    use prefetchsim_core::component::ComponentSpec;
     use prefetchsim_core::device::{self, bench};
     let mut dev = device::build("device", &ComponentSpec::named(model), seed).map_err(|e| config_err(&e))?;
     let pattern = bench::Pattern::RandomIsolated { sectors, align: sectors.max(1), gap_ms: 100.0, count };

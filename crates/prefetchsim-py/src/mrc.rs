@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{self, Hierarchy, RequestSource, SourceError, SourceReport, VecSource};
+use prefetchsim_core::engine::{Hierarchy, RequestSource, SourceError, SourceReport, VecSource};
 use prefetchsim_core::mrc::{self, SampleConfig, SampledSource, ShardsConfig};
 use prefetchsim_core::Request;
 use prefetchsim_trace::TraceSpec;
@@ -171,7 +171,7 @@ fn simulate_sampled(
             .map(|cfg| -> Result<Value, PyErrLater> {
                 let mut h = Hierarchy::build(cfg, spec.block_size, None).map_err(PyErrLater::Config)?;
                 let mut vs = VecSource::new(reqs.clone());
-                let r = engine::run(&mut vs, &mut h, cfg, &mut |_| !stop.load(Ordering::Relaxed))
+                let r = prefetchsim_core::run::run(&mut vs, &mut h, cfg, &mut |_| !stop.load(Ordering::Relaxed))
                     .map_err(PyErrLater::Source)?;
                 let mut v = result_json(&r, &report);
                 if let Value::Object(m) = &mut v {

@@ -7,7 +7,7 @@
 //! A callback that raises or returns something that is not a block number is a `PluginFault`
 //! (`prefetchsim_core::plugin`): the adapter stops calling Python and the run ends with that error.
 
-use prefetchsim_core::config::{ComponentSpec, ConfigError};
+use prefetchsim_core::component::{ComponentSpec, ConfigError};
 use prefetchsim_core::plugin::{self, PluginFault, PluginHost};
 use prefetchsim_core::policy::{BlockTable, Entry, FirstHit, Insert, Origin, Placement, Policy, PolicyEnv, Slot};
 use prefetchsim_core::prefetch::{LevelGeometry, Outcome, PrefetchCtx, Prefetcher};

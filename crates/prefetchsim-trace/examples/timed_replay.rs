@@ -13,7 +13,8 @@
 use std::time::Instant;
 
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{run_timed, Hierarchy, Silent};
+use prefetchsim_core::engine::{Hierarchy, Silent};
+use prefetchsim_core::run::run_timed;
 use prefetchsim_trace::{stats, TraceSpec};
 
 fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {

@@ -6,7 +6,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 
 /// On-disk cache parameters (defaults: Cheetah 9LP in DiskSim 4.0).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

@@ -16,7 +16,7 @@ use super::geometry::{Layout, Pba, ZoneSpec};
 use super::rng::SimRng;
 use super::seek::{SeekCurve, SeekModel};
 use super::{ms_to_ns, CacheOutcome, Device, DeviceError, DiskIo, Served};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 
 /// Rotational waits closer than this to a full turn (in revolutions) count as zero: the sector is under
 /// the head exactly when the head arrives (disk.md §3; also absorbs nanosecond rounding).

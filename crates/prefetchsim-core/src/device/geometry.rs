@@ -11,7 +11,7 @@ use std::ops::Range;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 
 /// One recording zone as configured (a row of the DiskSim/DIXtrac zone table).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]

@@ -14,7 +14,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ms_to_ns, DiskIo};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 
 /// Dispatch policy.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]

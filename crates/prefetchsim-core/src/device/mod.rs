@@ -17,7 +17,7 @@
 //! - [`bench`](mod@bench): service-time statistics for standard patterns (`prefetchsim device bench MODEL`).
 //!
 //! ```
-//! use prefetchsim_core::config::ComponentSpec;
+//! use prefetchsim_core::component::ComponentSpec;
 //! use prefetchsim_core::device::{build, DiskIo};
 //!
 //! let mut disk = build("device", &ComponentSpec::named("cheetah9lp"), 1).unwrap();
@@ -37,7 +37,7 @@ pub mod ssd;
 
 use serde_json::{Map, Value};
 
-use crate::config::{resolve_name, ComponentSpec, ConfigError};
+use crate::component::{resolve_name, ComponentSpec, ConfigError};
 
 pub use disk::{Disk, DiskParams};
 pub use iosched::{IoScheduler, SchedParams};

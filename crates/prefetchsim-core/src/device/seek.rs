@@ -5,7 +5,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 
 /// How seek time depends on the cylinder distance `d` (always 0 ms at `d = 0`).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

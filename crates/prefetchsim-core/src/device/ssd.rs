@@ -9,7 +9,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{ms_to_ns, CacheOutcome, Device, DeviceError, DiskIo, Served};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 
 /// Parameters of a flash (or fixed-latency) device. Defaults: the `sata_ssd` preset.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]

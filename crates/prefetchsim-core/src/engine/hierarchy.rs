@@ -1,6 +1,7 @@
 //! Wiring: a [`HierarchyConfig`] becomes levels with their policies and prefetchers.
 
-use crate::config::{ConfigError, HierarchyConfig, LevelConfig};
+use crate::component::ConfigError;
+use crate::config::{HierarchyConfig, LevelConfig};
 use crate::eventlog::{Event, EventKind, EventSink, LevelEvent, Origin};
 use crate::exclusive::Exclusive;
 use crate::fanout::{Factory, FanOut, Route, Routing};

@@ -2,9 +2,10 @@
 //!
 //! `instant` has no notion of time: a miss at one level is at once a request to the next and prefetched
 //! blocks arrive immediately (hit-ratio studies, the fastest path). `timed` is a discrete-event
-//! simulation in integer nanoseconds with links, an I/O scheduler and a device ([`timed`]); [`run`]
-//! picks the engine a config names.
+//! simulation in integer nanoseconds with links, an I/O scheduler and a device ([`timed`]);
+//! [`crate::run::run`] picks the engine a config names.
 
+pub mod bottom;
 pub mod events;
 pub mod hierarchy;
 pub mod inflight;
@@ -14,31 +15,9 @@ pub mod timed;
 
 pub use hierarchy::Hierarchy;
 pub use instant::run_instant;
-pub use timed::{run_timed, run_timed_observed, TimedObserver};
+pub use timed::TimedObserver;
 
-use crate::config::{EngineKind, HierarchyConfig};
-use crate::metrics::RunResult;
 use crate::request::Request;
-
-/// Replay `src` through `h` with the engine `cfg.engine.kind` names.
-pub fn run(
-    src: &mut dyn RequestSource,
-    h: &mut Hierarchy,
-    cfg: &HierarchyConfig,
-    progress: &mut dyn Progress,
-) -> Result<RunResult, SourceError> {
-    // A plugin's failed callback (crate::plugin) stops the run and becomes its error.
-    let _stale = crate::plugin::take_fault();
-    let progress = &mut crate::plugin::FaultStop(progress);
-    let r = match cfg.engine.kind {
-        EngineKind::Instant => run_instant(src, h, &cfg.engine, progress),
-        EngineKind::Timed => run_timed(src, h, cfg, progress),
-    };
-    match crate::plugin::take_fault() {
-        Some(fault) => Err(Box::new(fault)),
-        None => r,
-    }
-}
 
 /// An error from a request source (a trace reader or generator), already carrying its context
 /// (file, record, field).

@@ -48,14 +48,16 @@
 
 use std::collections::VecDeque;
 
+use super::bottom::Bottom;
 use super::events::EventQueue;
 use super::inflight::{InFlight, Job, JobKind, Slab, NIL};
 use super::replay::{Reader, ReplayState};
 use super::{Hierarchy, Progress, RequestSource, SourceError};
-use crate::config::{ConfigError, HierarchyConfig, PrefetchIo, Replay, TimedSettings};
+use crate::component::ConfigError;
+use crate::config::{EngineConfig, PrefetchIo, Replay, TimedSettings};
 use crate::device::iosched::{Bio, SchedError, SchedStats};
-use crate::device::{self, ms_to_ns, Device, IoScheduler};
-use crate::link::{Link, LinkModel, MsgKind, RespGranularity};
+use crate::device::{ms_to_ns, Device, IoScheduler};
+use crate::link::{Link, LinkModel, MsgKind};
 use crate::metrics::{ClientTiming, DeviceReport, Histogram, RtSummary, RunResult, TimingReport};
 use crate::policy::table::{block_map, BlockMap};
 use crate::prefetch::Outcome;
@@ -64,7 +66,7 @@ use crate::request::{Fetch, Op, Request};
 /// Progress is reported about every this many issued requests.
 const TICK: u64 = 1 << 16;
 /// Levels a timed run supports (event classes are a byte).
-const MAX_LEVELS: usize = 64;
+pub const MAX_LEVELS: usize = 64;
 /// Event class of completions.
 const DONE: u8 = 0;
 
@@ -223,71 +225,38 @@ fn internal(msg: String) -> SourceError {
     format!("internal error in the timed engine (please report): {msg}").into()
 }
 
-/// A component seed from the run seed (splitmix64 finaliser).
-fn derive_seed(seed: u64, component: u64) -> u64 {
-    let mut z = seed ^ component.wrapping_mul(0x9E37_79B9_7F4A_7C15);
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-/// Replay `src` through `h` in simulated time, with the link, device and scheduler of `cfg`.
-///
-/// `h` must have been built from `cfg` (or an equivalent config); its levels are switched to timed
-/// mode and stay in it. Errors: the source's, configuration errors (as [`ConfigError`] inside the
-/// box, e.g. a level that cannot run timed, a block past the end of the device), and internal ones.
-pub fn run_timed(
-    src: &mut dyn RequestSource,
-    h: &mut Hierarchy,
-    cfg: &HierarchyConfig,
-    progress: &mut dyn Progress,
-) -> Result<RunResult, SourceError> {
-    run_timed_observed(src, h, cfg, progress, &mut NoObserver)
-}
-
-/// [`run_timed`] with an observer (monomorphised: [`NoObserver`] costs nothing).
-pub fn run_timed_observed<O: TimedObserver + ?Sized>(
-    src: &mut dyn RequestSource,
-    h: &mut Hierarchy,
-    cfg: &HierarchyConfig,
-    progress: &mut dyn Progress,
-    obs: &mut O,
-) -> Result<RunResult, SourceError> {
-    let s = cfg
-        .validate_timing()?
-        .ok_or_else(|| ConfigError::new("engine.kind", "run_timed needs engine.kind = 'timed'"))?;
-    crate::optimal::refuse_timed(h)?;
+/// Check that `h` can run timed (1 to [`MAX_LEVELS`] levels, each able to) and switch its levels to
+/// timed mode, where they stay.
+pub fn switch_levels(h: &mut Hierarchy) -> Result<(), ConfigError> {
     let n = h.levels.len();
     if n == 0 || n > MAX_LEVELS {
-        return Err(ConfigError::new("level", format!("a timed run needs 1 to {MAX_LEVELS} levels")).into());
+        return Err(ConfigError::new("level", format!("a timed run needs 1 to {MAX_LEVELS} levels")));
     }
     for (i, l) in h.levels.iter_mut().enumerate() {
         if !l.supports_timed() {
-            return Err(ConfigError::new(format!("level[{i}]"), "this level cannot run in the timed engine").into());
+            return Err(ConfigError::new(format!("level[{i}]"), "this level cannot run in the timed engine"));
         }
         l.set_timed(true);
     }
-    let lp = cfg.link.clone().unwrap_or_default();
-    if lp.resp == RespGranularity::PerRun {
-        return Err(
-            ConfigError::new("link.resp", "'per_run' is not supported by the timed engine yet; use 'whole'").into()
-        );
-    }
-    let links = (0..n - 1).map(|_| Link::new(lp.clone(), "link")).collect::<Result<Vec<_>, _>>()?;
-    let probe = Link::new(lp.clone(), "link")?;
-    let req_delay_ns = ms_to_ns(probe.delay_ms(MsgKind::ReadReq, 0));
-    let dev = device::build("device", &cfg.device_spec(), derive_seed(s.seed, 1))?;
-    let sched = IoScheduler::new(cfg.scheduler.clone().unwrap_or_default(), dev.queue_depth(), "scheduler")?;
+    Ok(())
+}
+
+/// Replay `src` through `h` (switched by [`switch_levels`]) in simulated time over `bottom` (the links,
+/// device and scheduler built for it), with the engine settings `engine` and their timed values `s`.
+/// The config-level entry is [`crate::run::run_timed`].
+pub fn run_on<O: TimedObserver + ?Sized>(
+    src: &mut dyn RequestSource,
+    h: &mut Hierarchy,
+    engine: &EngineConfig,
+    s: TimedSettings,
+    bottom: Bottom,
+    progress: &mut dyn Progress,
+    obs: &mut O,
+) -> Result<RunResult, SourceError> {
+    let n = h.levels.len();
+    let Bottom { link: lp, links, req_delay_ns, dev, sched, spb, bio_blocks, max_sectors, dev_report: dev_rep } =
+        bottom;
     let block_size = h.block_size();
-    let spb = block_size.div_ceil(512).max(1);
-    let max_sectors = sched.params().max_sectors;
-    let bio_blocks = u32::try_from((u64::from(max_sectors) / spb).max(1)).unwrap_or(u32::MAX);
-    let dev_rep = DeviceReport {
-        name: dev.name().to_string(),
-        queue_depth: cfg.scheduler.as_ref().and_then(|p| p.device_qdepth).unwrap_or(dev.queue_depth()),
-        block_sectors: spb as u32,
-        ..DeviceReport::default()
-    };
     let apart = s.prefetch_io == PrefetchIo::Apart;
     if apart && !h.levels[n - 1].set_prefetch_apart(true) {
         return Err(ConfigError::new(
@@ -296,9 +265,9 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
         )
         .into());
     }
-    let warmup = cfg.engine.warmup_requests;
+    let warmup = engine.warmup_requests;
     let mut e = Engine {
-        rd: Reader::new(src, cfg.engine.limit),
+        rd: Reader::new(src, engine.limit),
         obs,
         replay: ReplayState::new(&s),
         n,

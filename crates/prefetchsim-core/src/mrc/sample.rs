@@ -14,7 +14,7 @@
 use serde::Deserialize;
 
 use super::hash;
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::engine::{RequestSource, SourceError, SourceReport};
 use crate::request::Request;
 

@@ -19,7 +19,7 @@ use serde::Deserialize;
 use super::curve::DistanceHistogram;
 use super::hash;
 use super::stack::StackDistances;
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::request::Request;
 
 /// How the curve is sampled. The default is the exact curve.

@@ -19,7 +19,8 @@ pub mod single_disk;
 
 pub use next_use::{Mismatch, NextUse, NextUseBuilder, Oracle, NEVER};
 
-use crate::config::{ConfigError, EngineKind, HierarchyConfig};
+use crate::component::ConfigError;
+use crate::config::{EngineKind, HierarchyConfig};
 use crate::engine::{run_instant, Hierarchy, RequestSource, Silent, SourceError};
 
 /// What a future-knowing policy knows of its level's stream.
@@ -47,7 +48,7 @@ pub fn opt_levels_in(cfg: &HierarchyConfig) -> Vec<usize> {
         .iter()
         .enumerate()
         .filter(|(i, l)| {
-            crate::config::resolve_name(
+            crate::component::resolve_name(
                 &format!("level[{i}].policy"),
                 "policy",
                 &l.policy.name,

@@ -29,10 +29,10 @@ pub fn single_disk(
     limit: Option<u64>,
 ) -> Result<Schedule, SourceError> {
     if h.levels.len() != 1 {
-        return Err(crate::config::ConfigError::new("level", "the single-disk model times one cache level").into());
+        return Err(crate::component::ConfigError::new("level", "the single-disk model times one cache level").into());
     }
     if model.fetch_time == 0 {
-        return Err(crate::config::ConfigError::new("fetch_time", "must be at least 1").into());
+        return Err(crate::component::ConfigError::new("fetch_time", "must be at least 1").into());
     }
     super::check_ready(h)?;
     let f = model.fetch_time;

@@ -18,7 +18,7 @@ pub mod queue;
 
 use serde::{Deserialize, Serialize};
 
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 pub use algorithm::{Decision, PfcState};
 pub use level::PfcLevel;
 

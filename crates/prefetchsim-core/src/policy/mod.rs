@@ -206,12 +206,12 @@ pub struct NoParams {}
 /// name and the level.
 pub fn build_level(
     path: &str,
-    spec: &crate::config::ComponentSpec,
+    spec: &crate::component::ComponentSpec,
     capacity: usize,
     opts: crate::level::LevelOptions,
     prefetcher: Box<dyn crate::prefetch::Prefetcher>,
-) -> Result<(&'static str, Box<dyn crate::level::AnyLevel>), crate::config::ConfigError> {
-    use crate::config::{parse_params, resolve_name};
+) -> Result<(&'static str, Box<dyn crate::level::AnyLevel>), crate::component::ConfigError> {
+    use crate::component::{parse_params, resolve_name};
     use crate::level::Level;
     let mut opts = opts;
     if let Some(rule) = prefetcher.first_hit() {

@@ -46,9 +46,9 @@ impl MqParams {
     pub const MAX_HISTORY: usize = 1 << 26;
 
     /// Check `history` (`path` is the policy's key path).
-    pub fn validate(&self, path: &str) -> Result<(), crate::config::ConfigError> {
+    pub fn validate(&self, path: &str) -> Result<(), crate::component::ConfigError> {
         match self.history {
-            Some(h) if h > Self::MAX_HISTORY => Err(crate::config::ConfigError::new(
+            Some(h) if h > Self::MAX_HISTORY => Err(crate::component::ConfigError::new(
                 format!("{path}.history"),
                 format!("{h} blocks is more than the {} a Qout history may hold", Self::MAX_HISTORY),
             )),

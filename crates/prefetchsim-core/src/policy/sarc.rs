@@ -41,7 +41,7 @@ use serde::{Deserialize, Serialize};
 
 use super::list::{grow, Links, List, NIL};
 use super::{BlockTable, FirstHit, Insert, Origin, Placement, Policy, PolicyEnv, Slot};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 
 /// `Placement::List` index of RANDOM.
 pub const RANDOM: u8 = 0;

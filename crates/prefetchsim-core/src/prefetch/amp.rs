@@ -42,7 +42,7 @@ use serde::{Deserialize, Serialize};
 
 use super::flat_map::FlatMap;
 use super::{CacheView, Outcome, PrefetchCtx, Prefetcher};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::policy::{Entry, FirstHit};
 
 /// Parameters of AMP.

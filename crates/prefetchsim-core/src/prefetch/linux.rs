@@ -32,7 +32,7 @@ use super::detect::StreamDetector;
 use super::marks::MarkMap;
 use super::stream_table::StreamTable;
 use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
-use crate::config::{parse_params, ComponentSpec, ConfigError};
+use crate::component::{parse_params, ComponentSpec, ConfigError};
 use crate::policy::{Entry, Placement};
 
 /// Which Linux read-ahead.

@@ -281,9 +281,9 @@ pub const PREFETCHERS: &[(&str, &str)] = &[
 /// Build the prefetcher named by `spec` (the prefetcher registry). Returns its canonical name.
 pub fn build(
     path: &str,
-    spec: &crate::config::ComponentSpec,
-) -> Result<(&'static str, Box<dyn Prefetcher>), crate::config::ConfigError> {
-    use crate::config::{parse_params, resolve_name};
+    spec: &crate::component::ComponentSpec,
+) -> Result<(&'static str, Box<dyn Prefetcher>), crate::component::ConfigError> {
+    use crate::component::{parse_params, resolve_name};
     if let Some(pf) = stack::build_shorthand(path, spec)? {
         return Ok(("stack", pf));
     }

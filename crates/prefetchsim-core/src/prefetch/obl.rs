@@ -43,9 +43,9 @@ impl OblParams {
     pub const MAX_K: u32 = 1 << 16;
 
     /// Check `k` (`path` is the prefetcher's key path).
-    pub fn validate(&self, path: &str) -> Result<(), crate::config::ConfigError> {
+    pub fn validate(&self, path: &str) -> Result<(), crate::component::ConfigError> {
         if self.k > Self::MAX_K {
-            return Err(crate::config::ConfigError::new(
+            return Err(crate::component::ConfigError::new(
                 format!("{path}.k"),
                 format!("{} previous requests is more than the {} the rule may look at", self.k, Self::MAX_K),
             ));

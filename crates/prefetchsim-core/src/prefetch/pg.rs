@@ -20,7 +20,7 @@ use serde::{Deserialize, Serialize};
 
 use super::pg_heap::Heaps;
 use super::{LevelGeometry, PrefetchCtx, Prefetcher};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::policy::table::{block_map, BlockHasher, BlockMap};
 
 /// Parameter sets of PG.

@@ -27,7 +27,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 use super::detect::StreamDetector;
 use super::marks::MarkMap;
 use super::{Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
-use crate::config::{parse_params, ComponentSpec, ConfigError};
+use crate::component::{parse_params, ComponentSpec, ConfigError};
 use crate::policy::{Entry, Placement};
 
 /// When RA prefetches.

@@ -45,7 +45,7 @@ use serde::{Deserialize, Serialize};
 
 use super::marks::MarkMap;
 use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::policy::sarc::{GROUP, SEQ};
 use crate::policy::table::{block_map, BlockMap};
 use crate::policy::{Entry, Placement};

@@ -15,7 +15,7 @@
 use serde::Deserialize;
 
 use super::{LevelGeometry, PrefetchCtx, Prefetcher};
-use crate::config::{ComponentSpec, ConfigError};
+use crate::component::{ComponentSpec, ConfigError};
 use crate::policy::{Entry, Placement};
 
 /// Parameters of `stack`: the two components, each a prefetcher name or table.

@@ -28,7 +28,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{LevelGeometry, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::policy::list::KeyedList;
 use crate::policy::table::{block_map, BlockMap};
 use crate::policy::{Entry, Placement};

@@ -2,14 +2,16 @@
 //! L1, disjoint clients behave like separate runs, both engines count the same with zero latencies, DEMOTE
 //! keeps every client's L1 disjoint from the server, and bad keys are errors naming them.
 
-use prefetchsim_core::config::{ComponentSpec, EngineKind, HierarchyConfig, LevelConfig, Replay, SizeSpec};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::{EngineKind, HierarchyConfig, LevelConfig, Replay, SizeSpec};
 use prefetchsim_core::engine::instant::serve;
-use prefetchsim_core::engine::{run_instant, run_timed, Hierarchy, Silent, VecSource};
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_core::exclusive::Exclusive;
 use prefetchsim_core::fanout::Route;
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::request::{Fetch, Request};
+use prefetchsim_core::run::run_timed;
 use proptest::prelude::*;
 
 const MS: u64 = 1_000_000;

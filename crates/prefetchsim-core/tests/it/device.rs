@@ -5,7 +5,7 @@
 //! unmodified `valid/cheetah9LP` model) are embedded below; when the shared folder sits beside the
 //! repository the test also checks that the embedded copy matches it.
 
-use prefetchsim_core::config::ComponentSpec;
+use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::device::bench::{self, BenchStats, Pattern};
 use prefetchsim_core::device::{build, Device, DiskIo};
 

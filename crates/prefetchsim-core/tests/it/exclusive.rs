@@ -4,10 +4,11 @@
 
 use prefetchsim_core::config::{EngineKind, HierarchyConfig, LevelConfig, Replay, SizeSpec};
 use prefetchsim_core::engine::instant::serve;
-use prefetchsim_core::engine::{run_timed, Hierarchy, Silent, VecSource};
+use prefetchsim_core::engine::{Hierarchy, Silent, VecSource};
 use prefetchsim_core::exclusive::Exclusive;
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::request::{Fetch, Request};
+use prefetchsim_core::run::run_timed;
 use proptest::prelude::*;
 
 fn two_levels(l1: u64, l2: u64, l1_pf: &str, l2_pf: &str, ex: Exclusive) -> HierarchyConfig {

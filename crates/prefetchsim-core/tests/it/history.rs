@@ -3,7 +3,8 @@
 //! level's metadata charge, Mithril end to end through a level, and the level invariants under random
 //! workloads with Mithril, PG and stacks.
 
-use prefetchsim_core::config::{ComponentSpec, HierarchyConfig};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
 use prefetchsim_core::policy::{fifo::Fifo, lru::Lru, Entry, FirstHit, PolicyEnv};

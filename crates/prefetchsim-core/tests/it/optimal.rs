@@ -3,13 +3,14 @@
 //! problem and their published bounds; the errors where `opt` cannot run.
 
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{run_instant, run_timed, Hierarchy, RequestSource, Silent, SourceError, VecSource};
+use prefetchsim_core::engine::{run_instant, Hierarchy, RequestSource, Silent, SourceError, VecSource};
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::optimal::integrated::{aggressive, conservative, demand, min_replacements, DiskModel};
 use prefetchsim_core::optimal::single_disk::single_disk;
 use prefetchsim_core::optimal::{brute, prepare, NextUse};
 use prefetchsim_core::policy::POLICIES;
 use prefetchsim_core::request::Request;
+use prefetchsim_core::run::run_timed;
 use proptest::prelude::*;
 
 /// Build `toml`'s hierarchy, prepare its `opt` levels from `reqs` and run `reqs` through it.

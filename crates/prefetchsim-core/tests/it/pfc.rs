@@ -4,13 +4,15 @@
 //! counts what the instant engine counts, and with real latencies every request completes and nothing
 //! stays pinned.
 
-use prefetchsim_core::config::{ComponentSpec, EngineKind, HierarchyConfig, PrefetchIo, Replay};
-use prefetchsim_core::engine::{run_instant, run_timed, Hierarchy, Silent, VecSource};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::{EngineKind, HierarchyConfig, PrefetchIo, Replay};
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_core::level::{AnyLevel, LevelOptions};
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::pfc::{Decision, PfcLevel, PfcMode, PfcParams, PfcState, PfcVersion};
 use prefetchsim_core::prefetch::Outcome;
 use prefetchsim_core::request::{Fetch, Request};
+use prefetchsim_core::run::run_timed;
 use prefetchsim_core::{policy, prefetch};
 use proptest::prelude::*;
 

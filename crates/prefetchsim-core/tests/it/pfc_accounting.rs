@@ -3,12 +3,14 @@
 //! native level keeps treating them as the blocks of an ordinary request. Counters only: what is cached
 //! and what the native prefetcher sees do not change.
 
-use prefetchsim_core::config::{ComponentSpec, HierarchyConfig};
-use prefetchsim_core::engine::{run_instant, run_timed, Hierarchy, Silent, VecSource};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::HierarchyConfig;
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_core::level::{AnyLevel, LevelOptions};
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::pfc::{Decision, PfcLevel, PfcParams};
 use prefetchsim_core::request::Request;
+use prefetchsim_core::run::run_timed;
 use prefetchsim_core::{policy, prefetch};
 
 fn l2(cap: usize, pf: &str) -> PfcLevel {

@@ -1,7 +1,7 @@
 //! CLOCK, ARC, MQ and 2Q: hand-worked sequences (derived from the papers' rules, replacement.md §1-4),
 //! pinned-entry and prefetch rules, and property tests driving whole levels.
 
-use prefetchsim_core::config::ComponentSpec;
+use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
 use prefetchsim_core::policy::arc::{Arc, ArcParams};
 use prefetchsim_core::policy::clock::{Clock, ClockParams};

@@ -4,9 +4,10 @@
 //! request; a request finding such a block in flight waits for it.
 
 use prefetchsim_core::config::{HierarchyConfig, PrefetchIo};
-use prefetchsim_core::engine::{run_timed_observed, Hierarchy, Silent, TimedObserver, VecSource};
+use prefetchsim_core::engine::{Hierarchy, Silent, TimedObserver, VecSource};
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::request::Request;
+use prefetchsim_core::run::run_timed_observed;
 
 const MS: u64 = 1_000_000;
 

@@ -2,7 +2,8 @@
 //! exceeded, hits + misses = demand accesses, every prefetched block is accounted for, runs are
 //! deterministic, and a chain of levels sees exactly the misses and prefetches of the level above.
 
-use prefetchsim_core::config::{ComponentSpec, HierarchyConfig, LevelConfig, SizeSpec};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::{HierarchyConfig, LevelConfig, SizeSpec};
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
 use prefetchsim_core::policy::{fifo::Fifo, lru::Lru, FirstHit, PolicyEnv};

@@ -6,7 +6,8 @@
 use std::collections::BTreeSet;
 use std::sync::{Arc, Mutex};
 
-use prefetchsim_core::config::{ComponentSpec, HierarchyConfig};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::Hierarchy;
 use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;

@@ -5,7 +5,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use prefetchsim_core::config::{ComponentSpec, HierarchyConfig};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;

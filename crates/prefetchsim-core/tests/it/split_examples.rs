@@ -315,11 +315,11 @@ fn split_two_to_one_configuration() {
         let toml = format!("[[level]]\nsize = 90\npolicy = {{ name = 'splitlru', {spec} }}\n");
         let cfg = HierarchyConfig::from_toml(&toml).unwrap();
         let p: SplitLruParams =
-            prefetchsim_core::config::parse_params("level[0].policy", &cfg.level[0].policy).unwrap();
+            prefetchsim_core::component::parse_params("level[0].policy", &cfg.level[0].policy).unwrap();
         assert_eq!(SplitLru::new(&env(90), p).c_up(), 60, "{spec}");
     }
     let bad = HierarchyConfig::from_toml("[[level]]\nsize = 9\npolicy = { name = 'splitlru', up_ratio = 2 }\n")
-        .and_then(|cfg| prefetchsim_core::config::parse_params::<SplitLruParams>("p", &cfg.level[0].policy));
+        .and_then(|cfg| prefetchsim_core::component::parse_params::<SplitLruParams>("p", &cfg.level[0].policy));
     assert!(bad.is_err());
     // With c_up = 3 of 4, the paper's workload still gets its 3 hits under T2.
     let p = SplitLru::new(&env(4), SplitLruParams::with_up_ratio(2.0 / 3.0));

@@ -6,7 +6,8 @@
 
 use std::sync::{Arc, Mutex, MutexGuard};
 
-use prefetchsim_core::config::{ComponentSpec, HierarchyConfig};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::Hierarchy;
 use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
@@ -1040,7 +1041,8 @@ impl prefetchsim_core::engine::TimedObserver for TimedReads {
 /// prefetch; before, demand and prefetch were one I/O the request waited for (still `joined`).
 #[test]
 fn steps_prefetch_is_read_after_the_demand_read_and_not_waited_for() {
-    use prefetchsim_core::engine::{run_timed_observed, Silent, VecSource};
+    use prefetchsim_core::engine::{Silent, VecSource};
+    use prefetchsim_core::run::run_timed_observed;
     const MS: u64 = 1_000_000;
     let run = |io: &str| {
         // A device of 5 ms per request plus 1 ms per 4 KiB block, FIFO, one request at a time.

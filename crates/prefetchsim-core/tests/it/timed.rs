@@ -6,15 +6,13 @@
 
 use std::collections::{BTreeMap, HashSet};
 
-use prefetchsim_core::config::{
-    ComponentSpec, EngineKind, HierarchyConfig, LevelConfig, PrefetchIo, Replay, SizeSpec, Think,
-};
-use prefetchsim_core::engine::{
-    run_instant, run_timed, run_timed_observed, Hierarchy, Silent, TimedObserver, VecSource,
-};
+use prefetchsim_core::component::ComponentSpec;
+use prefetchsim_core::config::{EngineKind, HierarchyConfig, LevelConfig, PrefetchIo, Replay, SizeSpec, Think};
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, TimedObserver, VecSource};
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::request::{Op, Request};
+use prefetchsim_core::run::{run_timed, run_timed_observed};
 use proptest::prelude::*;
 
 const MS: u64 = 1_000_000;

@@ -3,7 +3,8 @@
 //! Cheetah 9LP it drains completely and accounts for every prefetch.
 
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{run_instant, run_timed, Hierarchy, Silent};
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent};
+use prefetchsim_core::run::run_timed;
 use prefetchsim_trace::{stats, TraceSpec};
 
 use crate::common;

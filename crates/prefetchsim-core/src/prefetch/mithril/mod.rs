@@ -45,7 +45,7 @@ use self::mining::Rules;
 use self::ptable::{Growth, PrefetchTable};
 use self::recording::Tables;
 use super::{LevelGeometry, Outcome, PrefetchCtx, Prefetcher};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::policy::Entry;
 
 /// Parameter sets of Mithril.

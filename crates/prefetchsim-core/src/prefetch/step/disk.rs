@@ -12,7 +12,7 @@
 //! end of the modelled disk are folded onto it (taken modulo its capacity) \[ours\], so every seek costs
 //! what some seek on that disk costs.
 
-use crate::config::{ComponentSpec, ConfigError};
+use crate::component::{ComponentSpec, ConfigError};
 use crate::device::geometry::Layout;
 use crate::device::seek::SeekCurve;
 use crate::device::{resolve, DeviceParams};

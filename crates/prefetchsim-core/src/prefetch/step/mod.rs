@@ -49,7 +49,7 @@ use self::disk::DiskView;
 use self::queues::{Queues, Thresholds};
 use self::thrash::SeekTracker;
 use super::{LevelGeometry, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
-use crate::config::ConfigError;
+use crate::component::ConfigError;
 use crate::policy::Placement;
 
 /// Where `ST` of the earning function comes from.

@@ -1,0 +1,70 @@
+//! Detection of hand-made files by content.
+
+#[allow(unused_imports)]
+use super::*;
+
+// ---------------------------------------------------------------------------------------------------------
+// Detection of hand-made files by content
+
+#[test]
+fn unnamed_text_traces_are_detected_by_their_fields() {
+    let dir = Scratch::new("detect-text");
+    let cases: [(&str, &[u8]); 10] = [
+        ("spc", b"0,20941264,8192,W,0.551706\n1,20939840,8192,r,0.554041\n"),
+        ("msr", b"128166372003061629,wdev,2,Read,3154059264,4096,1240\n128166372003061630,wdev,2,Write,0,512,9\n"),
+        ("tencent", b"1538323200,4247200,128,1,1058\n1538323199,13896880,128,0,1063\n"),
+        ("systor17", b"Timestamp,Response,IOType,LUN,Offset,Size\n1.5,0.1,R,0,4096,512\n"),
+        ("multi_real", b"time_s,process,file_id,offset,size,op\n0.0,0,0,0,10,R\n"),
+        ("arc", b"1 1 0 0\n2 8 0 1\n"),
+        ("disksim", b"0.000000 0 3712 8 1\n12.500 1 99 16 0\n"),
+        ("mqsim", b"11413000 0 657728 16 1\n11565000 1 31244784 64 0\n"),
+        ("lirs", b"5\n*\n6\n7\n"),
+        ("twitter", b"# time, object, size, next_access_vtime\n0, 5, 7, 3\n"),
+    ];
+    for (i, (format, data)) in cases.into_iter().enumerate() {
+        // Names that say nothing: the content decides.
+        let p = dir.file(&format!("unnamed-{i}.dat"), data);
+        assert_eq!(detect(&p).unwrap_or_else(|e| panic!("{format}: {e}")), format);
+        // Compressed, the content is the same.
+        let gz = dir.file(&format!("unnamed-{i}.dat.gz"), &gzip(data));
+        assert_eq!(detect(&gz).unwrap(), format);
+    }
+}
+
+#[test]
+fn unnamed_binary_traces_are_detected_by_record_structure() {
+    let dir = Scratch::new("detect-binary");
+    let p = dir.file("unnamed-v1", &[vscsi_v1(1, 0x28, 100, 7), vscsi_v1(2, 0x2a, 108, 9)].concat());
+    assert_eq!(detect(&p).unwrap(), "vscsi");
+    let p = dir.file("unnamed-v2", &[vscsi_v2(0x28, 100, 7, 5), vscsi_v2(0x2a, 108, 9, 5)].concat());
+    assert_eq!(detect(&p).unwrap(), "vscsi");
+    let p = dir.file("unnamed-og", &[oracle(1, 10, 512, 2), oracle(1, 11, 512, -1), oracle(2, 10, 512, -1)].concat());
+    assert_eq!(detect(&p).unwrap(), "oracle_general");
+    // A bare u32 array has no structure to recognise.
+    let p = dir.file("unnamed-u32", &[0x00u8, 0x01, 0xff, 0x02, 0x00, 0x00, 0x12, 0x34].repeat(4));
+    let e = detect(&p).unwrap_err();
+    assert!(
+        matches!(&e, TraceError::Undetected { file, choices, .. } if *file == p && choices.contains("u32be")),
+        "{e}"
+    );
+}
+
+#[test]
+fn detection_says_why_when_unsure() {
+    let dir = Scratch::new("detect-unsure");
+    let p = dir.file("notes.txt", b"hello world, this is not a trace\n");
+    let e = detect(&p).unwrap_err();
+    assert!(matches!(&e, TraceError::Undetected { why, .. } if why.contains("matches no format")), "{e}");
+    let p = dir.file("empty.dat", b"");
+    assert!(matches!(detect(&p), Err(TraceError::Undetected { .. })));
+    // A name that promises a format the content does not hold.
+    let p = dir.file("x.vscsi", b"1,2,3\n");
+    let e = detect(&p).unwrap_err();
+    assert!(matches!(&e, TraceError::Undetected { why, .. } if why.contains("name suggests vscsi")), "{e}");
+    // An empty file with a telling name is that format (and has no records).
+    let p = dir.file("empty.lis", b"");
+    assert_eq!(detect(&p).unwrap(), "arc");
+    assert!(TraceSpec::new(&p).open_file().unwrap().next().is_none());
+    let e = detect(&dir.0.join("absent.lis").to_string_lossy()).unwrap_err();
+    assert!(matches!(e, TraceError::Io { .. }), "{e}");
+}
