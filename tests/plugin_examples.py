@@ -68,3 +68,31 @@ class Lru(Policy):
 
     def demote(self, block):
         self.order.move_to_end(block, last=False)
+
+
+class LruNoDemote(Lru):
+    """Lru without demote (the level options that need it stop the run)."""
+
+    demote = None
+
+
+class Recorder(Prefetcher):
+    """Records what the engine tells it: the geometry and the evictions (`Recorder.last` is the newest)."""
+
+    last: "Recorder | None" = None
+
+    def __init__(self):
+        self.attached = None
+        self.evicted = 0
+        self.evicted_unused = 0
+        Recorder.last = self
+
+    def attach(self, capacity, block_bytes):
+        self.attached = (capacity, block_bytes)
+
+    def on_access(self, block, nblocks, misses, prefetch_hits):
+        return block + nblocks if misses else None
+
+    def on_evict(self, block, prefetched, used):
+        self.evicted += 1
+        self.evicted_unused += prefetched and not used

@@ -85,10 +85,7 @@ fn intern(name: &str) -> &'static str {
 }
 
 /// Build the plugin prefetcher `spec` names; returns its path as its name.
-pub fn build_prefetcher(
-    path: &str,
-    spec: &ComponentSpec,
-) -> Result<(&'static str, Box<dyn Prefetcher>), ConfigError> {
+pub fn build_prefetcher(path: &str, spec: &ComponentSpec) -> Result<(&'static str, Box<dyn Prefetcher>), ConfigError> {
     let pf = host(path, spec)?.prefetcher(path, spec)?;
     Ok((intern(spec.name.trim()), pf))
 }

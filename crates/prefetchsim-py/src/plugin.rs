@@ -61,7 +61,8 @@ impl Label {
 /// The exception with its traceback, as Python prints it.
 fn describe(py: Python<'_>, err: &PyErr) -> String {
     let formatted = (|| -> PyResult<String> {
-        let lines = py.import("traceback")?.call_method1("format_exception", (err.value(py),))?;
+        let tb = err.traceback(py).map(Bound::into_any).unwrap_or_else(|| py.None().into_bound(py));
+        let lines = py.import("traceback")?.call_method1("format_exception", (err.get_type(py), err.value(py), tb))?;
         let lines: Vec<String> = lines.extract()?;
         Ok(lines.concat())
     })();
@@ -79,9 +80,9 @@ fn instantiate<'py>(py: Python<'py>, label: &Label, spec: &ComponentSpec) -> Res
         .map_err(|e| label.config_error(format!("cannot import module '{module}':\n{}", describe(py, &e))))?
         .into_any();
     for part in qual.split('.') {
-        cls = cls.getattr(part).map_err(|e| {
-            label.config_error(format!("module '{module}' has no '{qual}':\n{}", describe(py, &e)))
-        })?;
+        cls = cls
+            .getattr(part)
+            .map_err(|e| label.config_error(format!("module '{module}' has no '{qual}':\n{}", describe(py, &e))))?;
     }
     if !cls.is_callable() {
         return Err(label.config_error(format!("'{qual}' in module '{module}' is not a class")));
@@ -133,9 +134,8 @@ fn block_of(item: &Bound<'_, PyAny>, callback: &str) -> PyResult<u64> {
             item.get_type()
         )));
     }
-    item.extract::<u64>().map_err(|_| {
-        PyValueError::new_err(format!("{callback} returned block {item}, outside 0 to 2**64-1"))
-    })
+    item.extract::<u64>()
+        .map_err(|_| PyValueError::new_err(format!("{callback} returned block {item}, outside 0 to 2**64-1")))
 }
 
 /// Consecutive ascending blocks of a prefetcher's answer, gathered into runs (one I/O each, nearest block
@@ -176,9 +176,8 @@ fn add_prefetches(out: &Bound<'_, PyAny>, ctx: &mut PrefetchCtx<'_>) -> PyResult
             if stop > start {
                 let first = u64::try_from(start)
                     .map_err(|_| PyValueError::new_err(format!("{WHAT} returned {out}: negative blocks")))?;
-                let len = u32::try_from(stop - start).map_err(|_| {
-                    PyValueError::new_err(format!("{WHAT} returned {out}: more than 2**32-1 blocks"))
-                })?;
+                let len = u32::try_from(stop - start)
+                    .map_err(|_| PyValueError::new_err(format!("{WHAT} returned {out}: more than 2**32-1 blocks")))?;
                 ctx.prefetch(first, len);
             }
             return Ok(());
@@ -234,8 +233,13 @@ impl PyPrefetcher {
         let label = Label { path: path.to_string(), plugin: spec.name.trim().to_string() };
         let obj = instantiate(py, &label, spec)?;
         Ok(Self {
-            on_access: callback(&obj, &label, "on_access", Some("on_access(self, block, nblocks, misses, prefetch_hits)"))?
-                .expect("required"),
+            on_access: callback(
+                &obj,
+                &label,
+                "on_access",
+                Some("on_access(self, block, nblocks, misses, prefetch_hits)"),
+            )?
+            .expect("required"),
             on_evict: callback(&obj, &label, "on_evict", None)?,
             on_late: callback(&obj, &label, "on_late", None)?,
             attach: callback(&obj, &label, "attach", None)?,
