@@ -184,3 +184,45 @@ impl crate::engine::Progress for FaultStop<'_> {
         !has_fault() && self.0.tick(requests)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::level::LevelOptions;
+    use crate::prefetch::none::NoPrefetch;
+
+    #[test]
+    fn a_plugin_name_without_a_host_is_an_error_naming_the_key() {
+        // The core's tests register no host (as the Rust CLI): the name is refused, not looked up.
+        let spec = ComponentSpec::named("mymod:Next");
+        let err = crate::prefetch::build("level[0].prefetcher", &spec).err().expect("no host");
+        assert_eq!(
+            err.to_string(),
+            "level[0].prefetcher: 'mymod:Next' names a plugin (module:Class), which only the Python package can load"
+        );
+        let err = crate::policy::build_level("level[1].policy", &spec, 8, LevelOptions::default(), Box::new(NoPrefetch))
+            .err()
+            .expect("no host");
+        assert!(err.to_string().starts_with("level[1].policy: 'mymod:Next' names a plugin"), "{err}");
+        assert!(!is_plugin_name("lru") && is_plugin_name("a.b:C"));
+    }
+
+    #[test]
+    fn the_first_fault_of_a_thread_is_kept_until_taken() {
+        let fault = |m: &str| PluginFault { path: "level[0].policy".into(), plugin: "m:P".into(), message: m.into() };
+        assert!(!has_fault());
+        report_fault(fault("first"));
+        report_fault(fault("second"));
+        // Another thread has its own slot.
+        assert!(!std::thread::spawn(has_fault).join().unwrap());
+        let f = take_fault().expect("reported");
+        assert_eq!(f.to_string(), "level[0].policy: plugin 'm:P': first");
+        assert!(take_fault().is_none());
+        assert_eq!(thread_scope(|| 7), 7, "without a host the job runs as is");
+    }
+
+    #[test]
+    fn plugin_names_are_interned_once() {
+        assert!(std::ptr::eq(intern("x:Y"), intern("x:Y")));
+    }
+}
