@@ -13,11 +13,11 @@ use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use prefetchsim_core::component::ComponentSpec;
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{CacheLevel, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::Entry;
 use prefetchsim_core::policy::{FirstHit, PolicyEnv};
-use prefetchsim_core::prefetch::{self, PrefetchCtx, PrefetchRun, Prefetcher};
+use prefetchsim_core::prefetch::{self, Capabilities, LevelGeometry, PrefetchCtx, PrefetchRun, Prefetcher};
 use prefetchsim_core::request::{Fetch, Request};
 use serde_json::{json, Value};
 
@@ -79,8 +79,8 @@ impl Prefetcher for Recorder {
         let n = ctx.plan.runs.len() as u32;
         t.per_request.push((from, n, ctx.plan.demand_stream));
     }
-    fn wants_evictions(&self) -> bool {
-        self.inner.wants_evictions()
+    fn attach(&mut self, geometry: LevelGeometry) -> Capabilities {
+        self.inner.attach(geometry)
     }
     fn on_evicted(&mut self, e: &Entry) {
         self.inner.on_evicted(e);

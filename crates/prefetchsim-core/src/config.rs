@@ -202,7 +202,7 @@ pub struct LevelConfig {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub pfc: Option<crate::pfc::PfcParams>,
     /// One independent cache per client (`Request::client`), each with this level's size, policy,
-    /// prefetcher, options and PFC, made on the client's first request ([`crate::fanout`]).
+    /// prefetcher, options and PFC, made on the client's first request ([`crate::level::fanout`]).
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub per_client: bool,
     /// Instances of this level (servers), each a full cache of `size` (default 1); `route` picks one.
@@ -210,7 +210,7 @@ pub struct LevelConfig {
     pub instances: u32,
     /// How a request picks one of `instances` (default `client`: client mod K).
     #[serde(default, skip_serializing_if = "is_default_route")]
-    pub route: crate::fanout::Route,
+    pub route: crate::level::fanout::Route,
     /// Stripe unit in blocks for `route = "stripe"` (default 64).
     #[serde(default = "default_stripe", skip_serializing_if = "is_default_stripe")]
     pub stripe_blocks: u64,
@@ -223,8 +223,8 @@ fn one() -> u32 {
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
-fn is_default_route(r: &crate::fanout::Route) -> bool {
-    *r == crate::fanout::Route::default()
+fn is_default_route(r: &crate::level::fanout::Route) -> bool {
+    *r == crate::level::fanout::Route::default()
 }
 fn default_stripe() -> u64 {
     64
@@ -247,7 +247,7 @@ impl LevelConfig {
             pfc: None,
             per_client: false,
             instances: 1,
-            route: crate::fanout::Route::default(),
+            route: crate::level::fanout::Route::default(),
             stripe_blocks: default_stripe(),
         }
     }

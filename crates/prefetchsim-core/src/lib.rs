@@ -35,8 +35,6 @@ pub mod config;
 pub mod device;
 pub mod engine;
 pub mod eventlog;
-pub mod exclusive;
-pub mod fanout;
 pub mod level;
 pub mod link;
 pub mod metrics;

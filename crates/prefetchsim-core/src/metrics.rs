@@ -214,7 +214,7 @@ pub struct LevelReport {
     pub instances: Vec<InstanceReport>,
 }
 
-/// The counters of one cache of a level of several ([`crate::fanout::FanOut`]).
+/// The counters of one cache of a level of several ([`crate::level::fanout::FanOut`]).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub struct InstanceReport {
     /// The client id of a per-client level, else the server index.

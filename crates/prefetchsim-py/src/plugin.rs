@@ -10,7 +10,7 @@
 use prefetchsim_core::component::{ComponentSpec, ConfigError};
 use prefetchsim_core::plugin::{self, PluginFault, PluginHost};
 use prefetchsim_core::policy::{BlockTable, Entry, FirstHit, Insert, Origin, Placement, Policy, PolicyEnv, Slot};
-use prefetchsim_core::prefetch::{LevelGeometry, Outcome, PrefetchCtx, Prefetcher};
+use prefetchsim_core::prefetch::{Capabilities, LevelGeometry, Outcome, PrefetchCtx, Prefetcher};
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PyRangeMethods, PySet, PyTuple};
@@ -291,10 +291,6 @@ impl Prefetcher for PyPrefetcher {
         });
     }
 
-    fn wants_evictions(&self) -> bool {
-        self.on_evict.is_some()
-    }
-
     fn on_evicted(&mut self, entry: &Entry) {
         let (block, prefetched, used) = (entry.block, entry.prefetched(), entry.accessed());
         self.guarded("on_evict", |me, py| match &me.on_evict {
@@ -312,9 +308,10 @@ impl Prefetcher for PyPrefetcher {
         }
     }
 
-    fn attach(&mut self, geometry: LevelGeometry) {
+    fn attach(&mut self, geometry: LevelGeometry) -> Capabilities {
         // Python's `attach` is called once, before the first request, with the final geometry.
         self.geometry = geometry;
+        Capabilities { wants_evictions: self.on_evict.is_some(), ..Capabilities::default() }
     }
 }
 

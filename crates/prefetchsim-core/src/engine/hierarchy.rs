@@ -3,8 +3,8 @@
 use crate::component::ConfigError;
 use crate::config::{HierarchyConfig, LevelConfig};
 use crate::eventlog::{Event, EventKind, EventSink, LevelEvent, Origin};
-use crate::exclusive::Exclusive;
-use crate::fanout::{Factory, FanOut, Route, Routing};
+use crate::level::exclusive::Exclusive;
+use crate::level::fanout::{Factory, FanOut, Route, Routing};
 use crate::level::AnyLevel;
 use crate::metrics::LevelReport;
 use crate::pfc::PfcLevel;

@@ -22,7 +22,7 @@
 //! no second read is issued. Under the last level the engine also keeps the reads of blocks the level
 //! did not keep (no room, or evicted again within the same access): a later fetch of such a block waits
 //! for the read in flight instead of reading it twice. When the last level is several caches (K servers
-//! or per-client caches over one device, [`crate::fanout`]) it keeps every read: a server reading a block
+//! or per-client caches over one device, [`crate::level::fanout`]) it keeps every read: a server reading a block
 //! another server is reading waits for that read (the scheduler holds no two overlapping requests).
 //!
 //! # Order of events at one instant

@@ -26,9 +26,8 @@ use std::collections::HashMap;
 use super::algorithm::{Decision, PfcState};
 use super::PfcParams;
 use crate::eventlog::{EventKind, LevelEvent, Origin};
-use crate::exclusive::Exclusive;
-use crate::level::AnyLevel;
-use crate::metrics::LevelCounters;
+use crate::forward_level;
+use crate::level::{AnyLevel, CacheLevel, Coordination, Demotion, EventLog, Instances, Pinning};
 use crate::prefetch::Outcome;
 use crate::request::{Fetch, Request};
 
@@ -114,7 +113,7 @@ impl PfcLevel {
     }
 
     /// Serve `req` as decision `d` says (bypass prefix, forwarded part with readmore) and leave the
-    /// outcomes, pending tags and fetches the engines read. [`AnyLevel::access`] is Algorithm 2 then this;
+    /// outcomes, pending tags and fetches the engines read. [`CacheLevel::access`] is Algorithm 2 then this;
     /// tests drive it with a fixed decision (the paper's Figure 3).
     pub fn serve_with(&mut self, req: &Request, demand_len: u32, d: &Decision, out: &mut Vec<Fetch>) {
         self.outcomes.clear();
@@ -219,7 +218,7 @@ impl PfcLevel {
     }
 }
 
-impl AnyLevel for PfcLevel {
+impl CacheLevel for PfcLevel {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.outcomes.clear();
         self.pending.clear();
@@ -248,48 +247,18 @@ impl AnyLevel for PfcLevel {
         state.record(s, &d);
     }
 
-    fn finish(&mut self) {
-        self.inner.finish();
+    fn last_outcomes(&self) -> &[Outcome] {
+        &self.outcomes
     }
-    fn counters(&self) -> &LevelCounters {
-        self.inner.counters()
+    /// Not offered through PFC: the wrapped level sees the requests PFC forwards, not the trace's.
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        None
     }
-    fn reset_counters(&mut self) {
-        self.inner.reset_counters();
-    }
-    fn capacity(&self) -> usize {
-        self.inner.capacity()
-    }
-    fn len(&self) -> usize {
-        self.inner.len()
-    }
-    fn contains(&self, block: u64) -> bool {
-        self.inner.contains(block)
-    }
-    fn resident_blocks(&self) -> Vec<u64> {
-        self.inner.resident_blocks()
-    }
-    fn check_invariants(&self) -> Result<(), String> {
-        self.inner.check_invariants()
-    }
-    fn take_evicted(&mut self) -> Vec<u64> {
-        self.inner.take_evicted()
-    }
-    fn record_evictions(&mut self, on: bool) {
-        self.inner.record_evictions(on);
-    }
-    fn set_block_bytes(&mut self, bytes: u64) {
-        self.inner.set_block_bytes(bytes);
-    }
-    fn metadata_bytes(&self) -> u64 {
-        self.inner.metadata_bytes()
-    }
-    fn data_capacity(&self) -> usize {
-        self.inner.data_capacity()
-    }
-    fn supports_timed(&self) -> bool {
-        self.inner.supports_timed()
-    }
+    forward_level!(inner: finish, counters, reset_counters, capacity, data_capacity, len, contains, resident_blocks,
+        check_invariants, set_block_bytes, metadata_bytes);
+}
+
+impl Pinning for PfcLevel {
     fn set_timed(&mut self, on: bool) {
         self.timed = on;
         self.inner.set_timed(on);
@@ -297,9 +266,6 @@ impl AnyLevel for PfcLevel {
     fn set_prefetch_apart(&mut self, on: bool) -> bool {
         self.prefetch_apart = on;
         self.inner.set_prefetch_apart(on)
-    }
-    fn last_outcomes(&self) -> &[Outcome] {
-        &self.outcomes
     }
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
         if self.params.cache_bypassed {
@@ -313,9 +279,6 @@ impl AnyLevel for PfcLevel {
     fn pending_tags(&self) -> &[u32] {
         &self.pending
     }
-    fn pinned_tag(&self, block: u64) -> Option<u32> {
-        self.inner.pinned_tag(block)
-    }
     fn complete(&mut self, first: u64, len: u32, tag: u32) {
         self.inner.complete(first, len, tag);
         if let Some(i) = self.bypass_tags.iter().position(|&t| t == tag) {
@@ -325,41 +288,34 @@ impl AnyLevel for PfcLevel {
             }
         }
     }
-    fn is_pinned(&self, block: u64) -> bool {
-        self.inner.is_pinned(block)
-    }
-    fn pinned_count(&self) -> usize {
-        self.inner.pinned_count()
-    }
-    fn demote_in(&mut self, block: u64, client: u32) {
-        self.inner.demote_in(block, client);
-    }
-    fn exclusive(&self) -> Exclusive {
-        self.inner.exclusive()
-    }
-    fn peek(&self, block: u64) -> bool {
-        self.inner.peek(block)
-    }
-    fn is_full(&self) -> bool {
-        self.inner.is_full()
-    }
-    fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
-        self.inner.count_coordinated(silent_hits, bypass_reads, readmore);
-    }
-    fn silent_use(&mut self, block: u64) {
-        self.inner.silent_use(block);
-    }
-    fn mark_readmore(&mut self, access_first: u64, first: u64, len: u32) {
-        self.inner.mark_readmore(access_first, first, len);
-    }
+    forward_level!(inner: supports_timed, pinned_tag, is_pinned, pinned_count);
+}
+
+impl Coordination for PfcLevel {
+    forward_level!(inner: peek, is_full, set_answer_end, insert_cold, count_coordinated, silent_use, mark_readmore);
+}
+
+impl Demotion for PfcLevel {
+    forward_level!(inner: exclusive, record_evictions, take_evicted, demote_in);
+}
+
+impl EventLog for PfcLevel {
     fn record_events(&mut self, on: bool) {
         self.log = on;
         self.inner.record_events(on);
     }
-    fn drain_events(&mut self, sink: &mut dyn FnMut(u32, &LevelEvent)) {
-        self.inner.drain_events(sink);
+    forward_level!(inner: drain_events, log_event);
+}
+
+/// One cache: PFC wraps a level of one cache (a level of several caches wraps PFC levels instead).
+impl Instances for PfcLevel {
+    fn instances(&self) -> Vec<(u32, &dyn AnyLevel)> {
+        Vec::new()
     }
-    fn log_event(&mut self, ev: LevelEvent) {
-        self.inner.log_event(ev);
+    fn is_fan_out(&self) -> bool {
+        false
+    }
+    fn instance_reports(&self) -> Vec<crate::metrics::InstanceReport> {
+        Vec::new()
     }
 }

@@ -213,8 +213,11 @@ pub fn build_level(
 ) -> Result<(&'static str, Box<dyn crate::level::AnyLevel>), crate::component::ConfigError> {
     use crate::component::{parse_params, resolve_name};
     use crate::level::Level;
+    let mut prefetcher = prefetcher;
     let mut opts = opts;
-    if let Some(rule) = prefetcher.first_hit() {
+    // The geometry `Level::new` attaches the prefetcher with: its first-hit rule is the policy's.
+    let geometry = crate::prefetch::LevelGeometry { capacity, block_bytes: crate::level::DEFAULT_BLOCK_BYTES };
+    if let Some(rule) = prefetcher.attach(geometry).first_hit {
         opts.first_hit = rule;
     }
     let env = PolicyEnv { capacity, first_hit: opts.first_hit };

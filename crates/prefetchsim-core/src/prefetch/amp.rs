@@ -390,10 +390,6 @@ impl Prefetcher for Amp {
         self.planned.clear();
     }
 
-    fn second_chances(&self) -> u8 {
-        1
-    }
-
     /// An unused prefetched page reached the LRU end: it loses its tag, and its stream's `p` shrinks by
     /// one (at least 1) with `g = max(min(g-1, p-1), 0)`.
     fn on_second_chance(&mut self, entry: &Entry, cache: CacheView<'_>) {
@@ -405,10 +401,6 @@ impl Prefetcher for Amp {
                 m.g = m.g.map(|g| g.saturating_sub(1).min(m.p - 1));
             });
         }
-    }
-
-    fn wants_evictions(&self) -> bool {
-        true
     }
 
     fn on_evicted(&mut self, entry: &Entry) {
@@ -439,8 +431,15 @@ impl Prefetcher for Amp {
         }
     }
 
-    fn first_hit(&self) -> Option<FirstHit> {
-        self.params.first_hit_stay.then_some(FirstHit::Stay)
+    /// One second chance for an unused prefetched page; every eviction heard; with `first_hit_stay`, a
+    /// prefetched page moves to MRU only on its second access.
+    fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
+        super::Capabilities {
+            second_chances: 1,
+            wants_evictions: true,
+            first_hit: self.params.first_hit_stay.then_some(FirstHit::Stay),
+            ..super::Capabilities::default()
+        }
     }
 
     fn metadata_bytes(&self) -> u64 {

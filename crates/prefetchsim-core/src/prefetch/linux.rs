@@ -775,8 +775,11 @@ impl Prefetcher for Linux {
         }
     }
 
-    fn wants_evictions(&self) -> bool {
-        self.params.mode == LinuxMode::Ondemand
+    fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
+        super::Capabilities {
+            wants_evictions: self.params.mode == LinuxMode::Ondemand,
+            ..super::Capabilities::default()
+        }
     }
 
     fn on_evicted(&mut self, entry: &Entry) {

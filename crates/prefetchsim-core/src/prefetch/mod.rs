@@ -196,29 +196,51 @@ pub struct LevelGeometry {
     pub block_bytes: u64,
 }
 
+/// What a prefetcher asks of the cache side of the level it serves: returned by [`Prefetcher::attach`],
+/// read by the level once, so that it skips the calls a prefetcher does not need.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Capabilities {
+    /// Whether the prefetcher ever prefetches; `none` says no, so levels skip the per-request call.
+    pub active: bool,
+    /// How many second chances an unused prefetched block gets at eviction (AMP: 1); the level takes the
+    /// larger of this and its own `pf_second_chance` option. Each one calls
+    /// [`Prefetcher::on_second_chance`].
+    pub second_chances: u8,
+    /// Whether [`Prefetcher::on_evicted`] should be called (saves a virtual call per eviction).
+    pub wants_evictions: bool,
+    /// Whether the level asks [`Prefetcher::raise`] at its evictions; false must hold for the whole run.
+    pub raises: bool,
+    /// Whether the level should take this prefetcher's metadata out of its capacity (Mithril's paper
+    /// preset, as the paper counts it). The level option `charge_metadata` does the same for any
+    /// prefetcher.
+    pub charge_metadata: bool,
+    /// The first-hit rule of the prefetcher's own cache side, if its algorithm has one (AMP: `Stay`, a
+    /// prefetched block moves to MRU only on its second access). [`crate::policy::build_level`] gives it
+    /// to the policy in place of the level's `first_hit` option; a level built by hand passes it in the
+    /// policy's `PolicyEnv`.
+    pub first_hit: Option<FirstHit>,
+}
+
+impl Default for Capabilities {
+    fn default() -> Self {
+        Self {
+            active: true,
+            second_chances: 0,
+            wants_evictions: false,
+            raises: false,
+            charge_metadata: false,
+            first_hit: None,
+        }
+    }
+}
+
 /// A prefetcher. Object-safe: levels hold a `Box<dyn Prefetcher>` and call it once per request.
 pub trait Prefetcher: Send {
     /// Decide what to prefetch for this request.
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>);
 
-    /// Whether the prefetcher ever prefetches; `none` says no, so levels skip the per-request call.
-    fn is_active(&self) -> bool {
-        true
-    }
-
-    /// How many second chances an unused prefetched block gets at eviction (AMP: 1). The level takes
-    /// the larger of this and its own `pf_second_chance` option.
-    fn second_chances(&self) -> u8 {
-        0
-    }
-
     /// An unused prefetched block was given a second chance instead of being evicted.
     fn on_second_chance(&mut self, _entry: &Entry, _cache: CacheView<'_>) {}
-
-    /// Whether [`Prefetcher::on_evicted`] should be called (saves a virtual call per eviction).
-    fn wants_evictions(&self) -> bool {
-        false
-    }
 
     /// `entry` left the cache (after any second chances).
     fn on_evicted(&mut self, _entry: &Entry) {}
@@ -231,32 +253,20 @@ pub trait Prefetcher: Send {
         0
     }
 
-    /// The first-hit rule of the prefetcher's own cache side, if its algorithm has one (AMP: `Stay`, a
-    /// prefetched block moves to MRU only on its second access). [`crate::policy::build_level`] gives it
-    /// to the policy in place of the level's `first_hit` option; a level built by hand passes it in the
-    /// policy's `PolicyEnv`.
-    fn first_hit(&self) -> Option<FirstHit> {
-        None
-    }
-
     /// Raised priority of unused prefetched blocks (STEP §4.4, "raise the priority of prefetched blocks
     /// before they are requested"); see [`Raise`]. Called at each eviction, so it may change during a run
-    /// (TaP's prefetch-cache size); `None` (default) means no raise and must then hold for the whole run,
-    /// as the level asks once at construction whether to call it at all.
+    /// (TaP's prefetch-cache size). The level calls it only when [`Capabilities::raises`] says so.
     fn raise(&self) -> Option<Raise> {
         None
     }
 
-    /// The level this prefetcher serves. Called by [`Level::new`](crate::level::Level::new) (with a
-    /// 4096-byte block) and again when the hierarchy sets the real block size; may be called more than
-    /// once before the first request.
-    fn attach(&mut self, _geometry: LevelGeometry) {}
-
-    /// Whether the level should take this prefetcher's metadata out of its capacity (Mithril's paper
-    /// preset, as the paper counts it). The level option `charge_metadata` does the same for any
-    /// prefetcher.
-    fn charge_metadata(&self) -> bool {
-        false
+    /// The level this prefetcher serves; returns what the prefetcher asks of the level's cache side
+    /// ([`Capabilities`], default: active and nothing else). Called by
+    /// [`Level::new`](crate::level::Level::new) (with a 4096-byte block), which keeps the capabilities it
+    /// returns, and again when the hierarchy sets the real block size; may be called more than once before
+    /// the first request.
+    fn attach(&mut self, _geometry: LevelGeometry) -> Capabilities {
+        Capabilities::default()
     }
 }
 

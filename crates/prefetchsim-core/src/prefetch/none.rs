@@ -10,7 +10,7 @@ impl Prefetcher for NoPrefetch {
     #[inline]
     fn on_access(&mut self, _ctx: &mut PrefetchCtx<'_>) {}
 
-    fn is_active(&self) -> bool {
-        false
+    fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
+        super::Capabilities { active: false, ..super::Capabilities::default() }
     }
 }

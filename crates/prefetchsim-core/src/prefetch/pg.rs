@@ -340,11 +340,12 @@ impl Prefetcher for Pg {
         self.meta
     }
 
-    fn attach(&mut self, geometry: LevelGeometry) {
+    fn attach(&mut self, geometry: LevelGeometry) -> crate::prefetch::Capabilities {
         self.limit = self.cfg.max_metadata * geometry.capacity as f64 * geometry.block_bytes as f64;
         if self.meta as f64 >= self.limit {
             self.frozen = true;
         }
+        crate::prefetch::Capabilities::default()
     }
 }
 

@@ -325,8 +325,8 @@ impl Prefetcher for Readahead {
         }
     }
 
-    fn wants_evictions(&self) -> bool {
-        self.params.mode == RaMode::Trigger
+    fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
+        super::Capabilities { wants_evictions: self.params.mode == RaMode::Trigger, ..super::Capabilities::default() }
     }
 
     fn on_evicted(&mut self, entry: &Entry) {

@@ -283,8 +283,8 @@ impl Prefetcher for SarcPrefetcher {
         }
     }
 
-    fn wants_evictions(&self) -> bool {
-        true
+    fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
+        super::Capabilities { wants_evictions: true, ..super::Capabilities::default() }
     }
 
     fn on_evicted(&mut self, entry: &Entry) {

@@ -14,7 +14,7 @@
 
 use serde::Deserialize;
 
-use super::{LevelGeometry, PrefetchCtx, Prefetcher};
+use super::{Capabilities, LevelGeometry, PrefetchCtx, Prefetcher};
 use crate::component::{ComponentSpec, ConfigError};
 use crate::policy::{Entry, Placement};
 
@@ -33,10 +33,9 @@ pub struct StackParams {
 pub struct Stack {
     first: Box<dyn Prefetcher>,
     second: Box<dyn Prefetcher>,
-    first_active: bool,
-    second_active: bool,
-    first_evictions: bool,
-    second_evictions: bool,
+    /// What each part asked for when attached ([`Prefetcher::attach`]).
+    first_caps: Capabilities,
+    second_caps: Capabilities,
 }
 
 impl std::fmt::Debug for Stack {
@@ -49,14 +48,7 @@ impl Stack {
     /// Combine two prefetchers; `first` decides first.
     #[must_use]
     pub fn new(first: Box<dyn Prefetcher>, second: Box<dyn Prefetcher>) -> Self {
-        Self {
-            first_active: first.is_active(),
-            second_active: second.is_active(),
-            first_evictions: first.wants_evictions(),
-            second_evictions: second.wants_evictions(),
-            first,
-            second,
-        }
+        Self { first, second, first_caps: Capabilities::default(), second_caps: Capabilities::default() }
     }
 
     /// Build both components from their specs (errors name `path.first…` / `path.second…`).
@@ -88,10 +80,10 @@ pub fn build_shorthand(path: &str, spec: &ComponentSpec) -> Result<Option<Box<dy
 
 impl Prefetcher for Stack {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
-        if self.first_active {
+        if self.first_caps.active {
             self.first.on_access(ctx);
         }
-        if self.second_active {
+        if self.second_caps.active {
             let (placement, stream) = (ctx.plan.demand_placement, ctx.plan.demand_stream);
             let from = ctx.plan.runs.len();
             self.second.on_access(ctx);
@@ -105,28 +97,16 @@ impl Prefetcher for Stack {
         }
     }
 
-    fn is_active(&self) -> bool {
-        self.first_active || self.second_active
-    }
-
-    fn second_chances(&self) -> u8 {
-        self.first.second_chances().max(self.second.second_chances())
-    }
-
     fn on_second_chance(&mut self, entry: &Entry, cache: super::CacheView<'_>) {
         self.first.on_second_chance(entry, cache);
         self.second.on_second_chance(entry, cache);
     }
 
-    fn wants_evictions(&self) -> bool {
-        self.first_evictions || self.second_evictions
-    }
-
     fn on_evicted(&mut self, entry: &Entry) {
-        if self.first_evictions {
+        if self.first_caps.wants_evictions {
             self.first.on_evicted(entry);
         }
-        if self.second_evictions {
+        if self.second_caps.wants_evictions {
             self.second.on_evicted(entry);
         }
     }
@@ -140,13 +120,19 @@ impl Prefetcher for Stack {
         self.first.metadata_bytes() + self.second.metadata_bytes()
     }
 
-    fn attach(&mut self, geometry: LevelGeometry) {
-        self.first.attach(geometry);
-        self.second.attach(geometry);
-    }
-
-    fn charge_metadata(&self) -> bool {
-        self.first.charge_metadata() || self.second.charge_metadata()
+    /// The union of the parts' asks: the larger number of second chances; a cache-side first-hit rule of
+    /// either part applies to the level (Mithril over AMP keeps AMP's `stay`).
+    fn attach(&mut self, geometry: LevelGeometry) -> Capabilities {
+        let (a, b) = (self.first.attach(geometry), self.second.attach(geometry));
+        (self.first_caps, self.second_caps) = (a, b);
+        Capabilities {
+            active: a.active || b.active,
+            second_chances: a.second_chances.max(b.second_chances),
+            wants_evictions: a.wants_evictions || b.wants_evictions,
+            raises: a.raises || b.raises,
+            charge_metadata: a.charge_metadata || b.charge_metadata,
+            first_hit: a.first_hit.or(b.first_hit),
+        }
     }
 
     /// Either part's raise applies to the level (the larger cap and passes when both raise).
@@ -155,10 +141,5 @@ impl Prefetcher for Stack {
             (Some(a), Some(b)) => Some(super::Raise { cap: a.cap.max(b.cap), passes: a.passes.max(b.passes) }),
             (a, b) => a.or(b),
         }
-    }
-
-    /// A cache-side rule of either part applies to the level (Mithril over AMP keeps AMP's `stay`).
-    fn first_hit(&self) -> Option<crate::policy::FirstHit> {
-        self.first.first_hit().or_else(|| self.second.first_hit())
     }
 }

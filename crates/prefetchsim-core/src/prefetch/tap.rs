@@ -352,10 +352,6 @@ impl Prefetcher for Tap {
         }
     }
 
-    fn wants_evictions(&self) -> bool {
-        true
-    }
-
     fn on_evicted(&mut self, entry: &Entry) {
         if !self.marks.is_empty() {
             self.marks.remove(&entry.block);
@@ -372,13 +368,14 @@ impl Prefetcher for Tap {
         Some(super::Raise { cap: self.cp, passes: u8::MAX })
     }
 
-    fn attach(&mut self, geometry: LevelGeometry) {
+    fn attach(&mut self, geometry: LevelGeometry) -> super::Capabilities {
         if geometry.capacity != self.capacity {
             self.capacity = geometry.capacity;
             self.cp = ((self.params.cp_init * self.capacity as f64).round() as usize)
                 .max(self.params.p_min as usize)
                 .min(self.cp_max());
         }
+        super::Capabilities { wants_evictions: true, raises: true, ..super::Capabilities::default() }
     }
 
     fn metadata_bytes(&self) -> u64 {

@@ -5,7 +5,7 @@
 use prefetchsim_core::config::{EngineKind, HierarchyConfig, LevelConfig, Replay, SizeSpec};
 use prefetchsim_core::engine::instant::serve;
 use prefetchsim_core::engine::{Hierarchy, Silent, VecSource};
-use prefetchsim_core::exclusive::Exclusive;
+use prefetchsim_core::level::exclusive::Exclusive;
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::request::{Fetch, Request};
 use prefetchsim_core::run::run_timed;

@@ -6,7 +6,7 @@
 use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{AnyLevel, CacheLevel, Level, LevelOptions};
 use prefetchsim_core::policy::{fifo::Fifo, lru::Lru, Entry, FirstHit, PolicyEnv};
 use prefetchsim_core::prefetch::mithril::{Mithril, MithrilParams, RecordOn};
 use prefetchsim_core::prefetch::obl::{Obl, OblParams, OblVariant};
@@ -77,8 +77,14 @@ impl Prefetcher for Fixed {
         let b = ctx.req.last() + self.offset;
         ctx.prefetch(b, 1);
     }
-    fn second_chances(&self) -> u8 {
-        self.chances
+    fn attach(
+        &mut self,
+        _geometry: prefetchsim_core::prefetch::LevelGeometry,
+    ) -> prefetchsim_core::prefetch::Capabilities {
+        prefetchsim_core::prefetch::Capabilities {
+            second_chances: self.chances,
+            ..prefetchsim_core::prefetch::Capabilities::default()
+        }
     }
     fn metadata_bytes(&self) -> u64 {
         self.meta
@@ -89,8 +95,8 @@ impl Prefetcher for Fixed {
 fn a_stack_runs_both_prefetchers_and_counts_the_second_apart() {
     let first = Box::new(Fixed { offset: 100, meta: 10, chances: 0 });
     let second = Box::new(Fixed { offset: 200, meta: 5, chances: 2 });
-    let stack = Stack::new(first, second);
-    assert_eq!((stack.second_chances(), stack.metadata_bytes()), (2, 15));
+    let mut stack = Stack::new(first, second);
+    assert_eq!((stack.attach(GEOMETRY).second_chances, stack.metadata_bytes()), (2, 15));
     let env = PolicyEnv { capacity: 100, first_hit: FirstHit::Promote };
     let mut level = Level::new(100, Lru::new(&env), Box::new(stack), LevelOptions::default());
     let mut out: Vec<Fetch> = Vec::new();
@@ -167,14 +173,18 @@ fn mithril_learns_an_association_and_prefetches_through_a_level() {
 
 #[test]
 fn mithril_gives_its_prefetched_blocks_one_second_chance() {
-    let m = Mithril::from_params("m", MithrilParams::default()).unwrap();
-    assert_eq!(m.second_chances(), 1);
+    let mut m = Mithril::from_params("m", MithrilParams::default()).unwrap();
+    assert_eq!(m.attach(GEOMETRY).second_chances, 1);
     let lcs: MithrilParams = serde_json::from_str(r#"{"preset": "libcachesim", "second_chances": 3}"#).unwrap();
-    assert_eq!(Mithril::from_params("m", lcs).unwrap().second_chances(), 3);
+    assert_eq!(Mithril::from_params("m", lcs).unwrap().attach(GEOMETRY).second_chances, 3);
     let ev: MithrilParams = serde_json::from_str(r#"{"record": "evict"}"#).unwrap();
     assert_eq!(ev.record, Some(RecordOn::Evict));
-    assert!(Mithril::from_params("m", ev).unwrap().wants_evictions());
+    assert!(Mithril::from_params("m", ev).unwrap().attach(GEOMETRY).wants_evictions);
 }
+
+/// The geometry prefetchers are attached with in these tests.
+const GEOMETRY: prefetchsim_core::prefetch::LevelGeometry =
+    prefetchsim_core::prefetch::LevelGeometry { capacity: 100, block_bytes: 4096 };
 
 // ---------------------------------------------------------------------------------------------------
 // Invariants under random workloads

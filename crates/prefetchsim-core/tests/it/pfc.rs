@@ -7,7 +7,7 @@
 use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::config::{EngineKind, HierarchyConfig, PrefetchIo, Replay};
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
-use prefetchsim_core::level::{AnyLevel, LevelOptions};
+use prefetchsim_core::level::{CacheLevel, LevelOptions};
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::pfc::{Decision, PfcLevel, PfcMode, PfcParams, PfcState, PfcVersion};
 use prefetchsim_core::prefetch::Outcome;

@@ -6,7 +6,7 @@
 use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
-use prefetchsim_core::level::{AnyLevel, LevelOptions};
+use prefetchsim_core::level::{CacheLevel, LevelOptions};
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::pfc::{Decision, PfcLevel, PfcParams};
 use prefetchsim_core::request::Request;

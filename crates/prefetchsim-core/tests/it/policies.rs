@@ -2,7 +2,7 @@
 //! pinned-entry and prefetch rules, and property tests driving whole levels.
 
 use prefetchsim_core::component::ComponentSpec;
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{AnyLevel, CacheLevel, Demotion, Level, LevelOptions};
 use prefetchsim_core::policy::arc::{Arc, ArcParams};
 use prefetchsim_core::policy::clock::{Clock, ClockParams};
 use prefetchsim_core::policy::mq::{Mq, MqParams};

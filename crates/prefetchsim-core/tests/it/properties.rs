@@ -5,7 +5,7 @@
 use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::config::{HierarchyConfig, LevelConfig, SizeSpec};
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{AnyLevel, CacheLevel, Level, LevelOptions};
 use prefetchsim_core::policy::{fifo::Fifo, lru::Lru, FirstHit, PolicyEnv};
 use prefetchsim_core::prefetch::obl::{Obl, OblParams, OblVariant};
 use prefetchsim_core::request::{Fetch, Request};

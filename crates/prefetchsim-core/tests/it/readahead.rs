@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::Hierarchy;
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{AnyLevel, CacheLevel, Demotion, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::split_lru::{SplitLru, SplitLruParams};
 use prefetchsim_core::policy::stream_lru::{StreamLru, StreamLruParams};
@@ -201,8 +201,11 @@ fn trigger_marks_start_the_next_group_and_die_with_their_block() {
             self.0.on_access(ctx);
             self.1.lock().unwrap().push(self.0.marks());
         }
-        fn wants_evictions(&self) -> bool {
-            self.0.wants_evictions()
+        fn attach(
+            &mut self,
+            geometry: prefetchsim_core::prefetch::LevelGeometry,
+        ) -> prefetchsim_core::prefetch::Capabilities {
+            self.0.attach(geometry)
         }
         fn on_evicted(&mut self, e: &Entry) {
             self.0.on_evicted(e);
@@ -272,8 +275,11 @@ impl Prefetcher for Probe {
         let st = self.inner.last_state().expect("a state after a request");
         self.log.lock().unwrap().push((st, self.inner.marks()));
     }
-    fn wants_evictions(&self) -> bool {
-        self.inner.wants_evictions()
+    fn attach(
+        &mut self,
+        geometry: prefetchsim_core::prefetch::LevelGeometry,
+    ) -> prefetchsim_core::prefetch::Capabilities {
+        self.inner.attach(geometry)
     }
     fn on_evicted(&mut self, e: &Entry) {
         self.inner.on_evicted(e);

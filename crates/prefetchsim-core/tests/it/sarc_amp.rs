@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{AnyLevel, CacheLevel, Demotion, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::sarc::{BottomMode, InitDesired, Sarc, SarcParams, SEQ};
 use prefetchsim_core::policy::{build_level, Entry, FirstHit, Placement, PolicyEnv};
@@ -29,14 +29,8 @@ impl<P: Prefetcher> Prefetcher for Shared<P> {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         self.0.lock().unwrap().on_access(ctx);
     }
-    fn second_chances(&self) -> u8 {
-        self.0.lock().unwrap().second_chances()
-    }
     fn on_second_chance(&mut self, entry: &Entry, cache: CacheView<'_>) {
         self.0.lock().unwrap().on_second_chance(entry, cache);
-    }
-    fn wants_evictions(&self) -> bool {
-        self.0.lock().unwrap().wants_evictions()
     }
     fn on_evicted(&mut self, entry: &Entry) {
         self.0.lock().unwrap().on_evicted(entry);
@@ -44,8 +38,11 @@ impl<P: Prefetcher> Prefetcher for Shared<P> {
     fn on_late(&mut self, block: u64) {
         self.0.lock().unwrap().on_late(block);
     }
-    fn first_hit(&self) -> Option<FirstHit> {
-        self.0.lock().unwrap().first_hit()
+    fn attach(
+        &mut self,
+        geometry: prefetchsim_core::prefetch::LevelGeometry,
+    ) -> prefetchsim_core::prefetch::Capabilities {
+        self.0.lock().unwrap().attach(geometry)
     }
 }
 
@@ -94,8 +91,11 @@ fn marked_level(cap: usize, params: SarcParams) -> Level<Sarc> {
 
 /// An LRU level with AMP (and AMP's first-hit rule, as `build_level` would give it).
 fn amp_level(cap: usize, params: AmpParams) -> (Level<Lru>, Arc<Mutex<Amp>>) {
-    let amp = Amp::new(params);
-    let first_hit = amp.first_hit().unwrap_or_default();
+    let mut amp = Amp::new(params);
+    let first_hit = amp
+        .attach(prefetchsim_core::prefetch::LevelGeometry { capacity: cap, block_bytes: 4096 })
+        .first_hit
+        .unwrap_or_default();
     let env = PolicyEnv { capacity: cap, first_hit };
     let opts = LevelOptions { first_hit, ..LevelOptions::default() };
     let shared = Arc::new(Mutex::new(amp));
@@ -799,8 +799,8 @@ proptest! {
         stay in any::<bool>(),
     ) {
         let params = AmpParams { apt, p_max, k, p_init, first_hit_stay: stay };
-        let amp = Amp::new(params);
-        let first_hit = amp.first_hit().unwrap_or_default();
+        let mut amp = Amp::new(params);
+        let first_hit = amp.attach(prefetchsim_core::prefetch::LevelGeometry { capacity: cap, block_bytes: 4096 }).first_hit.unwrap_or_default();
         let env = PolicyEnv { capacity: cap, first_hit };
         let opts = LevelOptions { first_hit, ..LevelOptions::default() };
         let shared = Arc::new(Mutex::new(amp));

@@ -5,7 +5,7 @@
 
 use std::collections::{BTreeSet, HashMap};
 
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{CacheLevel, Demotion, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::split_lru::{SplitLru, SplitLruParams};
 use prefetchsim_core::policy::stream_lru::{StreamLru, StreamLruParams};

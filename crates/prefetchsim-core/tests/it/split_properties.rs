@@ -14,7 +14,7 @@ use std::collections::{BTreeSet, HashMap, VecDeque};
 
 use proptest::prelude::*;
 
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{CacheLevel, Demotion, Level, LevelOptions};
 use prefetchsim_core::policy::split_lru::{SplitLru, SplitLruParams};
 use prefetchsim_core::policy::stream_lru::{StreamLru, StreamLruParams};
 use prefetchsim_core::policy::{flags, BlockTable, FirstHit, Insert, Origin, Placement, Policy, PolicyEnv, Slot};

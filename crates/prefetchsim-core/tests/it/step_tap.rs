@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::Hierarchy;
-use prefetchsim_core::level::{AnyLevel, Level, LevelOptions};
+use prefetchsim_core::level::{AnyLevel, CacheLevel, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::{BlockTable, Entry, FirstHit, PolicyEnv};
 use prefetchsim_core::prefetch::step::context::Queue;
@@ -41,17 +41,14 @@ impl<T: Prefetcher> Prefetcher for Shared<T> {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         self.0.lock().unwrap().on_access(ctx);
     }
-    fn wants_evictions(&self) -> bool {
-        self.0.lock().unwrap().wants_evictions()
-    }
     fn on_evicted(&mut self, e: &Entry) {
         self.0.lock().unwrap().on_evicted(e);
     }
     fn raise(&self) -> Option<Raise> {
         self.0.lock().unwrap().raise()
     }
-    fn attach(&mut self, g: LevelGeometry) {
-        self.0.lock().unwrap().attach(g);
+    fn attach(&mut self, g: LevelGeometry) -> prefetchsim_core::prefetch::Capabilities {
+        self.0.lock().unwrap().attach(g)
     }
     fn metadata_bytes(&self) -> u64 {
         self.0.lock().unwrap().metadata_bytes()
@@ -482,6 +479,9 @@ impl Prefetcher for OnceRaise {
     fn raise(&self) -> Option<Raise> {
         self.cap.map(|cap| Raise { cap, passes: u8::MAX })
     }
+    fn attach(&mut self, _g: LevelGeometry) -> prefetchsim_core::prefetch::Capabilities {
+        prefetchsim_core::prefetch::Capabilities { raises: self.cap.is_some(), ..Default::default() }
+    }
 }
 
 #[test]
@@ -522,6 +522,9 @@ fn a_raised_block_outlives_other_blocks_until_its_first_use() {
         }
         fn raise(&self) -> Option<Raise> {
             Some(Raise { cap: usize::MAX, passes: u8::MAX })
+        }
+        fn attach(&mut self, _g: LevelGeometry) -> prefetchsim_core::prefetch::Capabilities {
+            prefetchsim_core::prefetch::Capabilities { raises: true, ..Default::default() }
         }
     }
     let mut l = lru_level(3, Box::new(AllRaised));

@@ -490,14 +490,6 @@ impl Prefetcher for Mithril {
         }
     }
 
-    fn second_chances(&self) -> u8 {
-        self.cfg.second_chances
-    }
-
-    fn wants_evictions(&self) -> bool {
-        self.evict
-    }
-
     fn on_evicted(&mut self, entry: &Entry) {
         if self.evict {
             self.record(entry.block, self.now);
@@ -508,12 +500,14 @@ impl Prefetcher for Mithril {
         self.ptable.metadata_bytes()
     }
 
-    fn attach(&mut self, geometry: LevelGeometry) {
+    fn attach(&mut self, geometry: LevelGeometry) -> crate::prefetch::Capabilities {
         self.size_for(geometry);
-    }
-
-    fn charge_metadata(&self) -> bool {
-        self.cfg.charge_metadata
+        crate::prefetch::Capabilities {
+            second_chances: self.cfg.second_chances,
+            wants_evictions: self.evict,
+            charge_metadata: self.cfg.charge_metadata,
+            ..crate::prefetch::Capabilities::default()
+        }
     }
 }
 
@@ -533,9 +527,11 @@ mod tests {
             ..MithrilParams::default()
         };
         let mut m = Mithril::from_params("m", p).unwrap();
-        m.attach(LevelGeometry { capacity: 2, block_bytes: 4096 });
+        let _ = m.attach(SMALL);
         m
     }
+
+    const SMALL: LevelGeometry = LevelGeometry { capacity: 2, block_bytes: 4096 };
 
     /// One request of `block` with `outcome`; returns the blocks Mithril prefetches.
     fn access(m: &mut Mithril, block: u64, outcome: Outcome) -> Vec<u64> {
@@ -653,14 +649,14 @@ mod tests {
         access(&mut each, 5, Outcome::Hit);
         assert_eq!(each.tables().lookup(5), Some((false, &[0][..])));
         let mut evict = small(RecordOn::Evict);
-        assert!(evict.wants_evictions());
+        assert!(small(RecordOn::Evict).attach(SMALL).wants_evictions);
         access(&mut evict, 5, Outcome::Miss);
         assert_eq!(evict.tables().lookup(5), None);
         access(&mut evict, 6, Outcome::Miss);
         // An eviction during request 1 is recorded at timestamp 1.
         evict.on_evicted(&Entry { block: 5, ..Entry::default() });
         assert_eq!(evict.tables().lookup(5), Some((false, &[1][..])));
-        assert!(!small(RecordOn::Miss).wants_evictions());
+        assert!(!small(RecordOn::Miss).attach(SMALL).wants_evictions);
     }
 
     #[test]

@@ -721,7 +721,7 @@ impl Prefetcher for Step {
         self.raised
     }
 
-    fn attach(&mut self, geometry: LevelGeometry) {
+    fn attach(&mut self, geometry: LevelGeometry) -> super::Capabilities {
         let share = (self.params.upper_bound_share * geometry.capacity as f64).floor() as u64;
         self.sizing.upper_bound = u64::from(self.params.upper_bound).min(share).max(1);
         self.disk.set_block_bytes(geometry.block_bytes);
@@ -731,6 +731,7 @@ impl Prefetcher for Step {
         if let Some(r) = &mut self.raised {
             r.cap = (self.params.raised_cap * geometry.capacity as f64).floor() as usize;
         }
+        super::Capabilities { raises: self.raised.is_some(), ..super::Capabilities::default() }
     }
 }
 

@@ -5,8 +5,9 @@
 //! the instance it concerns and keeps what the engines need to route the calls that carry no request:
 //! the instance of the last access (its outcomes, pending tags, evictions and the bottom level's
 //! `pinned_tag`, which the timed engine asks right after that access) and, per fetch tag, the instance
-//! that pinned the fetch's blocks (its arrival, [`AnyLevel::complete`]). DEMOTE's evictions come down
-//! with the evicting client ([`AnyLevel::demote_in`]), so they reach that client's server.
+//! that pinned the fetch's blocks (its arrival, [`Pinning::complete`]). DEMOTE's evictions come down
+//! with the evicting client ([`Demotion::demote_in`]), so they reach that client's server. PFC's hooks
+//! ([`Coordination`]) go to the instance of the last access.
 //!
 //! Routing by stripe sends a whole request to the server of its first block (`first / stripe_blocks`
 //! mod K); a request that crosses a stripe-unit boundary is not split, and a server's prefetches stay at
@@ -14,13 +15,24 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::{AnyLevel, CacheLevel, Coordination, Demotion, EventLog, Exclusive, Pinning};
 use crate::eventlog::LevelEvent;
-use crate::exclusive::Exclusive;
-use crate::level::AnyLevel;
 use crate::metrics::{InstanceReport, LevelCounters};
 use crate::policy::table::{block_map, BlockMap};
 use crate::prefetch::Outcome;
 use crate::request::{Fetch, Request};
+
+/// A level made of several caches: what reports and the timed engine need to know of them.
+pub trait Instances {
+    /// The independent caches of this level with their keys (client id or server index), in key order;
+    /// empty for a level that is one cache.
+    fn instances(&self) -> Vec<(u32, &dyn AnyLevel)>;
+    /// Whether the level is several caches that may each read the same block (the timed engine then
+    /// makes a read of a block another instance is reading wait for that read).
+    fn is_fan_out(&self) -> bool;
+    /// Per-instance counters (the level's [`CacheLevel::counters`] are their sum); empty for one cache.
+    fn instance_reports(&self) -> Vec<InstanceReport>;
+}
 
 /// How a request picks one of K instances.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -64,7 +76,7 @@ pub struct FanOut {
     last: usize,
     /// Per fetch tag: the instance whose access issued it.
     tag_owner: Vec<u32>,
-    /// Sum of the instances' counters (kept by [`AnyLevel::finish`] and [`AnyLevel::reset_counters`]).
+    /// Sum of the instances' counters (kept by [`CacheLevel::finish`] and [`CacheLevel::reset_counters`]).
     sum: LevelCounters,
     /// One instance's capacity, timed support and exclusive mode (from a probe instance).
     probe: (usize, bool, Exclusive),
@@ -77,7 +89,7 @@ pub struct FanOut {
     /// With the log on: instances that may hold events not drained yet.
     log_touched: Vec<u32>,
     prefetch_apart: bool,
-    /// [`AnyLevel::set_answer_end`] for the next access, passed to the instance it routes to.
+    /// [`Coordination::set_answer_end`] for the next access, passed to the instance it routes to.
     answer_end: Option<u64>,
 }
 
@@ -161,7 +173,7 @@ impl FanOut {
     }
 }
 
-impl AnyLevel for FanOut {
+impl CacheLevel for FanOut {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.last = self.route(req.client, req.first);
         self.touch(self.last);
@@ -176,7 +188,7 @@ impl AnyLevel for FanOut {
         }
         self.resum();
     }
-    /// The instances' counters summed at the last [`AnyLevel::finish`] or reset.
+    /// The instances' counters summed at the last [`CacheLevel::finish`] or reset.
     fn counters(&self) -> &LevelCounters {
         &self.sum
     }
@@ -208,16 +220,6 @@ impl AnyLevel for FanOut {
         }
         Ok(())
     }
-    /// Evictions happen within an access: the last accessed instance's.
-    fn take_evicted(&mut self) -> Vec<u64> {
-        self.inst.get_mut(self.last).map(|l| l.take_evicted()).unwrap_or_default()
-    }
-    fn record_evictions(&mut self, on: bool) {
-        self.record = on;
-        for l in &mut self.inst {
-            l.record_evictions(on);
-        }
-    }
     fn set_block_bytes(&mut self, bytes: u64) {
         self.block_bytes = Some(bytes);
         for l in &mut self.inst {
@@ -230,6 +232,16 @@ impl AnyLevel for FanOut {
     fn data_capacity(&self) -> usize {
         self.inst.get(self.last).map_or_else(|| self.capacity(), |l| l.data_capacity())
     }
+    fn last_outcomes(&self) -> &[Outcome] {
+        self.inst.get(self.last).map_or(&[], |l| l.last_outcomes())
+    }
+    /// The instances' policies have no knowledge of the future (`opt` is not offered per instance).
+    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+        None
+    }
+}
+
+impl Pinning for FanOut {
     fn supports_timed(&self) -> bool {
         self.probe.1
     }
@@ -246,12 +258,6 @@ impl AnyLevel for FanOut {
             ok &= l.set_prefetch_apart(on);
         }
         ok
-    }
-    fn set_answer_end(&mut self, end: u64) {
-        self.answer_end = Some(end);
-    }
-    fn last_outcomes(&self) -> &[Outcome] {
-        self.inst.get(self.last).map_or(&[], |l| l.last_outcomes())
     }
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
         let Some(l) = self.inst.get_mut(self.last) else { return 0 };
@@ -286,19 +292,43 @@ impl AnyLevel for FanOut {
     fn pinned_count(&self) -> usize {
         self.inst.iter().map(|l| l.pinned_count()).sum()
     }
+}
+
+impl Demotion for FanOut {
+    fn exclusive(&self) -> Exclusive {
+        self.probe.2
+    }
+    fn record_evictions(&mut self, on: bool) {
+        self.record = on;
+        for l in &mut self.inst {
+            l.record_evictions(on);
+        }
+    }
+    /// Evictions happen within an access: the last accessed instance's.
+    fn take_evicted(&mut self) -> Vec<u64> {
+        self.inst.get_mut(self.last).map(|l| l.take_evicted()).unwrap_or_default()
+    }
     fn demote_in(&mut self, block: u64, client: u32) {
         let i = self.route(client, block);
         self.touch(i);
         self.inst[i].demote_in(block, client);
     }
-    fn exclusive(&self) -> Exclusive {
-        self.probe.2
-    }
+}
+
+impl Coordination for FanOut {
     fn peek(&self, block: u64) -> bool {
         self.inst.get(self.last).is_some_and(|l| l.peek(block))
     }
     fn is_full(&self) -> bool {
         self.inst.get(self.last).is_some_and(|l| l.is_full())
+    }
+    fn set_answer_end(&mut self, end: u64) {
+        self.answer_end = Some(end);
+    }
+    fn insert_cold(&mut self, block: u64) {
+        if let Some(l) = self.inst.get_mut(self.last) {
+            l.insert_cold(block);
+        }
     }
     fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
         if let Some(l) = self.inst.get_mut(self.last) {
@@ -315,6 +345,9 @@ impl AnyLevel for FanOut {
             l.mark_readmore(access_first, first, len);
         }
     }
+}
+
+impl EventLog for FanOut {
     fn record_events(&mut self, on: bool) {
         self.log = on;
         self.log_touched.clear();
@@ -339,6 +372,9 @@ impl AnyLevel for FanOut {
             l.log_event(ev);
         }
     }
+}
+
+impl Instances for FanOut {
     fn is_fan_out(&self) -> bool {
         true
     }

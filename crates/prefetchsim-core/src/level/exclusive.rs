@@ -1,0 +1,125 @@
+//! Exclusive caching between a level and the level above it: DU and DEMOTE
+//! (`shared/docs/algorithms/multilevel.md`).
+//!
+//! - **DU**: Z. Chen, Y. Zhang, Y. Zhou, H. Scott, B. Schiefer, "Empirical Evaluation of Multi-level
+//!   Buffer Cache Collaboration for Storage Systems", SIGMETRICS 2005, as described and used as a
+//!   baseline in Z. Zhang, K. Lee, X. Ma, Y. Zhou, "PFC: Transparent Optimization of Existing
+//!   Prefetching Strategies for Multi-level Storage Systems", ICDCS 2008, §4.3: every block the level
+//!   sends up gets the highest eviction priority (the eviction end of its list), because the level above
+//!   now holds it. Blocks the level prefetched on its own keep their place until they are asked for.
+//! - **DEMOTE**: T. M. Wong, J. Wilkes, "My Cache or Yours? Making Storage More Exclusive", USENIX ATC
+//!   2002: the level above sends every block it evicts down (`DEMOTE`), this level caches it at MRU, and
+//!   drops the blocks it sends up (a hit leaves the cache; a missed block is passed up without being
+//!   cached). Blocks this level's own prefetcher brings in stay until asked for, so with a prefetcher
+//!   at this level a block can briefly be in both caches; without one the two levels are disjoint.
+//!
+//! The option belongs to the lower level (`level[i].options.exclusive`, i >= 1); the engines pass the
+//! evictions of level `i - 1` down when level `i` is `demote`. Every block is treated as clean (the
+//! engines model no dirty data), so every eviction is demoted.
+
+use serde::{Deserialize, Serialize};
+
+use super::Level;
+use crate::eventlog::{EventKind as K, LevelEvent, Origin};
+use crate::policy::{Placement, Policy};
+use crate::request::Request;
+
+/// How a level keeps itself exclusive of the level above.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Exclusive {
+    /// Inclusive (default): the level caches what it sends up like any other block.
+    #[default]
+    None,
+    /// DU: blocks sent up move to the eviction end.
+    Du,
+    /// DEMOTE: blocks sent up leave the level; the level above's evictions come down.
+    Demote,
+}
+
+/// What the engines need of a level for exclusive caching: its mode, the evictions of the level above
+/// (recorded here, passed down by the engine) and the demoted blocks coming in.
+pub trait Demotion {
+    /// The level's exclusive-caching mode (whether the engines must pass the level above's evictions).
+    fn exclusive(&self) -> Exclusive;
+    /// Switch eviction recording on or off.
+    fn record_evictions(&mut self, on: bool);
+    /// Blocks evicted since the last call, in eviction order (exclusive caching and tests), if recording
+    /// was switched on with [`Demotion::record_evictions`].
+    fn take_evicted(&mut self) -> Vec<u64>;
+    /// DEMOTE: the level above (its instance serving `client`) evicted `block` and sends it down; cache
+    /// it at the MRU end (a resident block is refreshed).
+    fn demote_in(&mut self, block: u64, client: u32);
+}
+
+impl<P: Policy> Demotion for Level<P> {
+    fn exclusive(&self) -> Exclusive {
+        self.opts.exclusive
+    }
+
+    fn record_evictions(&mut self, on: bool) {
+        self.evicted = on.then(Vec::new);
+    }
+
+    fn take_evicted(&mut self) -> Vec<u64> {
+        self.evicted.as_mut().map(std::mem::take).unwrap_or_default()
+    }
+
+    fn demote_in(&mut self, block: u64, _client: u32) {
+        self.counters.demoted_in += 1;
+        self.note(K::DemoteIn, Origin::None, block);
+        if let Some(slot) = self.table.get(block) {
+            let e = *self.table.entry(slot);
+            // A block this level prefetched and nobody used yet keeps its prefetch accounting.
+            if !e.pinned() && !e.unused_prefetch() {
+                self.policy.on_hit(slot, &self.table, false);
+            }
+            return;
+        }
+        if self.capacity == 0 {
+            return;
+        }
+        // The data comes with the demotion: the block is ready, never pinned.
+        self.admit_ready(block, Placement::Mru);
+    }
+}
+
+impl<P: Policy> Level<P> {
+    /// DU, after an access: every block of the request goes up to the level above, which now holds it,
+    /// so it moves to the eviction end.
+    #[inline]
+    pub(super) fn du_sent_up(&mut self, req: &Request) {
+        for block in req.blocks() {
+            if let Some(slot) = self.table.get(block) {
+                self.policy.demote(slot, &self.table);
+            }
+        }
+    }
+
+    /// DEMOTE in timed mode: blocks sent up while in flight leave once their read has arrived.
+    pub(super) fn drop_arrived(&mut self) {
+        if self.pins.drop_on_arrival.is_empty() {
+            return;
+        }
+        let mut list = std::mem::take(&mut self.pins.drop_on_arrival);
+        list.retain(|&block| {
+            let Some(slot) = self.table.get(block) else { return false };
+            let e = *self.table.entry(slot);
+            if e.pinned() {
+                return true;
+            }
+            self.counters.prefetch_invalidated += u64::from(e.counts_unused());
+            if let Some(log) = &mut self.log {
+                let kind = if e.counts_unused() { K::Invalidated } else { K::Removed };
+                log.push(LevelEvent::block(kind, super::events::origin_of(e), block));
+            }
+            if e.unused_prefetch() {
+                self.protect.release(slot);
+            }
+            self.policy.on_remove(slot, &self.table);
+            self.table.remove(slot);
+            false
+        });
+        self.pins.drop_on_arrival = list;
+    }
+}
