@@ -5,6 +5,10 @@ and (for Python failures) the traceback."""
 
 from __future__ import annotations
 
+import csv
+import io
+import os
+import subprocess
 import sys
 import textwrap
 from pathlib import Path
@@ -89,6 +93,28 @@ def test_a_python_lru_under_du_and_demote_gives_the_counters_of_lru(oltp, exclus
     builtin = ps.simulate(oltp, levels=levels("lru"))
     assert counters(ps.simulate(oltp, levels=levels("plugin_examples:Lru"))) == counters(builtin)
     assert builtin.levels[1]["demoted_in" if exclusive == "demote" else "hits"] > 100
+
+
+def test_several_plugin_configs_on_parallel_threads_give_each_its_own_counters(oltp):
+    # Decoded once, replayed on 3 threads that take the GIL in turn; each plugin instance is its own.
+    ns = [1, 2, 3, 4, 5, 6]
+    plugin = ps.simulate_many(oltp, [{"level": [{"size": "2%", "prefetcher": {"name": "plugin_examples:NextN",
+                                                                              "n": n}}]} for n in ns], threads=3)
+    builtin = ps.simulate_many(oltp, [{"level": [{"size": "2%", "prefetcher": {"name": "ra", "mode": "pa",
+                                                                               "p": n}}]} for n in ns], threads=1)
+    assert [counters(r) for r in plugin] == [counters(r) for r in builtin]
+    assert len({r.levels[0]["prefetch_issued"] for r in builtin}) == len(ns)
+
+
+def test_the_command_line_runs_plugins_from_pythonpath(tmp_path):
+    env = {**os.environ, "PYTHONPATH": HERE}
+    p = subprocess.run([sys.executable, "-m", "prefetchsim", "sim", "zipf", "synthetic",
+                        "lru+plugin_examples:NextN(n=2),plugin_examples:Lru+obl,lru+ra(mode=pa,p=2),lru+obl", "5%",
+                        "-t", "requests=5000,seed=1", "-f", "csv"], capture_output=True, text=True, cwd=tmp_path, env=env)
+    assert p.returncode == 0, p.stderr
+    rows = list(csv.DictReader(io.StringIO(p.stdout)))
+    assert [r["prefetcher"] for r in rows] == ["plugin_examples:NextN", "obl", "ra", "obl"]
+    assert rows[0]["hits"] == rows[2]["hits"] and rows[1]["hits"] == rows[3]["hits"]
 
 
 # ----------------------------------------------------------------------------- sweeps
