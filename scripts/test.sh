@@ -19,6 +19,9 @@ venv="${PREFETCHSIM_VENV:-.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"
 "$venv/bin/python" -m pip install --quiet --upgrade pip
 "$venv/bin/python" -m pip install --quiet ".[test,docs]"
+echo "== type stubs of the extension (mypy.stubtest: python/prefetchsim/_core.pyi against the built module)"
+# The stub ships in the wheel beside _core (with py.typed); the installed package is what is checked.
+"$venv/bin/python" -m mypy.stubtest prefetchsim._core
 # pytest exits 5 when it collects no tests; with `set -e` that fails the run, as it must. It also runs the
 # README's and the guide's examples and the notebooks of docs/examples.
 "$venv/bin/python" -m pytest -q tests

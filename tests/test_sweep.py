@@ -478,12 +478,12 @@ def test_the_run_bar_uses_tqdm_when_installed_and_a_plain_line_otherwise(monkeyp
 
     monkeypatch.setattr(_progress, "optional", lambda name: None)
     out = io.StringIO()
-    bar = _progress.RunBar(10, initial=4, progress=True, desc="grid", stream=out)
+    bar = _progress.Progress(10, initial=4, progress=True, desc="grid", stream=out)
     bar.update(6)
     bar.close()
     assert "grid: 10/10 runs (100%)" in out.getvalue() and out.getvalue().endswith("\n")
     quiet = io.StringIO()
-    bar = _progress.RunBar(10, progress=None, stream=quiet)  # not a terminal, not forced
+    bar = _progress.Progress(10, progress=None, stream=quiet)  # not a terminal, not forced
     bar.update(10)
     bar.close()
     assert quiet.getvalue() == ""
@@ -504,7 +504,7 @@ def test_the_run_bar_uses_tqdm_when_installed_and_a_plain_line_otherwise(monkeyp
             calls.append(("close",))
 
     monkeypatch.setattr(_progress, "optional", lambda name: types.SimpleNamespace(tqdm=FakeTqdm))
-    bar = _progress.RunBar(10, initial=2, progress=True, stream=io.StringIO())
+    bar = _progress.Progress(10, initial=2, progress=True, stream=io.StringIO())
     bar.set_requests(3_000_000)
     bar.update(8)
     bar.close()

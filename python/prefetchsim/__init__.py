@@ -16,7 +16,7 @@ results, sweeps, plots and the ``prefetchsim`` command line.
 """
 
 from ._core import ConfigError, PluginError, PrefetchsimError, TraceError, __version__
-from ._registry import formats, generators, policies, prefetchers
+from ._registry import formats, generators, policies, prefetchers, result_schema
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
 from ._events import read_events
 from ._trace import Trace, merge_traces, open_trace, synthetic
@@ -27,10 +27,8 @@ from ._sweep import results, sweep
 from . import plot
 from . import plugin
 
-# The core's exceptions are defined in `prefetchsim._core`; they are raised and shown as `prefetchsim.X`.
-for _exc in (ConfigError, PluginError, PrefetchsimError, TraceError):
-    _exc.__module__ = "prefetchsim"
-del _exc
+# The core's exceptions are defined in `prefetchsim._core` with module `prefetchsim`: they are raised,
+# pickled and shown as `prefetchsim.X`.
 
 __all__ = [
     "ConfigError",
@@ -54,6 +52,7 @@ __all__ = [
     "plugin",
     "prefetchers",
     "read_events",
+    "result_schema",
     "results",
     "simulate",
     "simulate_many",

@@ -1,4 +1,6 @@
-"""A progress bar over the runs of a sweep: tqdm when installed, otherwise one rewritten stderr line.
+"""The one progress display of the package: over the runs of a sweep (tqdm when installed, otherwise one
+rewritten stderr line), or, with no total, over the requests of one call (``prefetchsim sim``, ``run``,
+``reproduce``): the count and the rate.
 
 Shown only when stderr is a terminal or when forced (``progress=True``, ``--progress``); silent
 otherwise, so logs and CI output stay clean.
@@ -22,10 +24,12 @@ def _enabled(progress: bool | None, stream: IO[str]) -> bool:
         return False
 
 
-class RunBar:
-    """Runs done out of the grid, the rate, and requests replayed inside the running tasks."""
+class Progress:
+    """Runs done out of the grid, the rate, and requests replayed inside the running tasks; with
+    ``total=None``, requests replayed and their rate only. Calling it with a request count is the core's
+    progress callback."""
 
-    def __init__(self, total: int, initial: int = 0, progress: bool | None = None, desc: str = "sweep",
+    def __init__(self, total: int | None, initial: int = 0, progress: bool | None = None, desc: str = "sweep",
                  stream: IO[str] | None = None):
         self.stream = stream or sys.stderr
         self.enabled = _enabled(progress, self.stream)
@@ -36,7 +40,7 @@ class RunBar:
         self._last = 0.0
         self._drawn: tuple[int, int] | None = None
         self._tqdm = None
-        if self.enabled:
+        if self.enabled and total is not None:
             tqdm = optional("tqdm")
             if tqdm is not None:
                 self._tqdm = tqdm.tqdm(total=total, initial=initial, unit="run", desc=desc, file=self.stream,
@@ -49,10 +53,17 @@ class RunBar:
         if self._tqdm is not None:
             self._tqdm.update(n)
         elif self.enabled:
-            self._draw(force=self.n >= self.total)
+            self._draw(force=self.total is not None and self.n >= self.total)
+
+    def __call__(self, requests: int) -> None:
+        self.set_requests(requests)
 
     def set_requests(self, requests: int) -> None:
         """Requests replayed so far by the tasks now running (from the core's progress callback)."""
+        if self.total is None:
+            self.requests = requests
+            self._draw_requests()
+            return
         if requests == self.requests:
             return
         self.requests = requests
@@ -61,7 +72,17 @@ class RunBar:
         elif self.enabled:
             self._draw()
 
+    def _draw_requests(self) -> None:
+        if not self.enabled:
+            return
+        dt = max(time.monotonic() - self.t0, 1e-9)
+        self.stream.write(f"\r  {self.requests:,} requests  ({self.requests / dt / 1e6:.2f} M/s)   ")
+        self.stream.flush()
+        self._drawn = (0, self.requests)
+
     def _draw(self, force: bool = False) -> None:
+        if self.total is None:
+            return
         t = time.monotonic()
         if not force and t - self._last < 0.2:
             return
@@ -81,6 +102,11 @@ class RunBar:
         if self._tqdm is not None:
             self._tqdm.close()
             self._tqdm = None
+        elif self.enabled and self.total is None:
+            if self._drawn is not None:
+                self.stream.write("\n")
+                self.stream.flush()
+            self.enabled = False
         elif self.enabled:
             self._draw(force=True)
             self.stream.write("\n")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from functools import cache
+from typing import Any
 
 from . import _core
 
@@ -32,3 +33,15 @@ def formats() -> dict[str, str]:
 def generators() -> dict[str, str]:
     """Synthetic workload generators: name -> summary."""
     return dict(_registry()["generators"])
+
+
+@cache
+def _schema() -> dict[str, list[dict[str, Any]]]:
+    return json.loads(_core.result_schema())
+
+
+def result_schema() -> dict[str, list[dict[str, str]]]:
+    """The fields of a result, as the core defines them: ``{"run": [...], "level": [...]}``, each field
+    ``{"name", "kind", "meaning"}`` in record order (``kind``: int, float, text, bool or textlist).
+    ``run`` are a result's totals, ``level`` the keys of each level's record (`Result.levels`)."""
+    return {part: [dict(f) for f in fields] for part, fields in _schema().items()}

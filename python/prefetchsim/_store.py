@@ -37,6 +37,7 @@ from functools import cache
 from typing import Any
 
 from . import _core
+from ._registry import result_schema
 
 SCHEMA_VERSION = 1
 
@@ -49,10 +50,8 @@ _INFO = [("config", "TEXT"), ("trace_spec", "TEXT"), ("sweep", "TEXT"), ("grid_i
 
 @cache
 def level_record_keys() -> tuple[str, ...]:
-    """The keys of a level record, as the core defines them (from a one-request run)."""
-    trace = json.dumps({"path": "sequential", "format": "synthetic", "block_size": 4096, "params": {"requests": 1}})
-    raw = json.loads(_core.simulate(trace, json.dumps([{"level": [{"size": 1}]}]), None, 1))
-    return tuple(raw[0]["levels"][0])
+    """The keys of a level record, in record order, as the core's result schema lists them."""
+    return tuple(f["name"] for f in result_schema()["level"])
 
 
 def reserved_columns() -> set[str]:

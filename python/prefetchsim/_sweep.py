@@ -33,7 +33,7 @@ from typing import Any
 
 from . import _core
 from ._grid import SweepPlan, Task, _dumps, plan
-from ._progress import RunBar
+from ._progress import Progress
 from ._store import Store, level_record_keys, now
 from ._trace import Trace
 
@@ -359,7 +359,7 @@ def sweep(
             "already_done": already, "executor": "local processes" if owned else type(executor).__name__,
             "spec": p.spec,
         })
-        bar = RunBar(len(p.runs), already, progress, desc=p.name)
+        bar = Progress(len(p.runs), already, progress, desc=p.name)
         status = "failed"
         failures: list[tuple[str, str]] = []
         pool = _LocalPool(nworkers) if owned and tasks else None
@@ -392,7 +392,7 @@ _MAX_WORKER_DEATHS = 3
 
 
 def _drive(p: SweepPlan, store: Store, session: int, tasks: list[Task], ex: Executor | None, threads: int,
-           window: int, bar: RunBar, pool: _LocalPool | None, kinds: dict[str, str]) -> list[tuple[str, str]]:
+           window: int, bar: Progress, pool: _LocalPool | None, kinds: dict[str, str]) -> list[tuple[str, str]]:
     """Submit tasks (at most ``window`` at a time), write each as it finishes; on any exception or
     Ctrl-C cancel what has not started and keep what has finished."""
     failures: list[tuple[str, str]] = []

@@ -18,6 +18,7 @@ from typing import Any
 
 from . import _core
 from ._deps import MissingDependency
+from ._progress import Progress
 from ._registry import formats, generators, policies, prefetchers
 from ._sim import device_bench, devices, load_config, simulate_many
 from ._table import emit as _emit
@@ -28,27 +29,6 @@ _TABLE_COLUMNS = [
     "name", "policy", "prefetcher", "size", "capacity_blocks", "requests", "demand_accesses", "hit_ratio",
     "miss_ratio", "prefetch_issued", "precision", "unused_prefetch",
 ]
-
-
-class _Progress:
-    """Requests processed and rate, on stderr, only when stderr is a terminal (or forced)."""
-
-    def __init__(self, enabled: bool):
-        self.enabled = enabled
-        self.t0 = time.monotonic()
-        self.shown = False
-
-    def __call__(self, n: int) -> None:
-        if not self.enabled:
-            return
-        dt = max(time.monotonic() - self.t0, 1e-9)
-        sys.stderr.write(f"\r  {n:,} requests  ({n / dt / 1e6:.2f} M/s)   ")
-        sys.stderr.flush()
-        self.shown = True
-
-    def close(self) -> None:
-        if self.shown:
-            sys.stderr.write("\n")
 
 
 def _count(text: str) -> int:
@@ -196,7 +176,7 @@ def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace
     events = getattr(args, "events", None)
     if events is not None and len(docs) != 1:
         raise _core.ConfigError(f"--events records one run: give one algorithm and one size, not {len(docs)} runs")
-    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    prog = Progress(None, progress=args.progress)
     try:
         results = simulate_many(trace, docs, progress=prog, threads=getattr(args, "threads", 0), events=events)
     finally:
@@ -391,7 +371,7 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     """Run the chosen experiment module (``reproduce/<name>.py``) under a progress bar, then print its tables
     (``write_tables``) or, for CSV and JSON, its rows (``records``)."""
     experiment = args.experiment_module
-    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    prog = Progress(None, progress=args.progress)
     try:
         result = experiment.run_from_args(args, prog)
     finally:

@@ -2,7 +2,7 @@
 //! which level and cache instance, and when.
 //!
 //! A level records [`LevelEvent`]s (kind, origin, block, length) into a buffer of its own while the log is
-//! on ([`crate::level::AnyLevel::record_events`]); it knows neither the time nor its instance number. The
+//! on ([`crate::level::EventLog::record_events`]); it knows neither the time nor its instance number. The
 //! engines drain the buffers after each step ([`crate::engine::Hierarchy::log_level`]) and hand each event
 //! with its time, level and instance to an [`EventSink`] (a CSV writer in `prefetchsim-trace`). With the
 //! log off, a level pays one test of an empty `Option` per event site and the engines one per step.

@@ -9,22 +9,27 @@
 //! fields at all (metrics.md §4: absent, not zero).
 
 mod histogram;
+pub mod schema;
 
 pub use histogram::Histogram;
 
 use serde::{Deserialize, Serialize};
 
 macro_rules! counters {
-    ($($(#[$meta:meta])* $name:ident),* $(,)?) => {
+    ($($(#[doc = $doc:literal])* $name:ident),* $(,)?) => {
         /// Raw per-level counters.
         #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
         pub struct LevelCounters {
-            $($(#[$meta])* pub $name: u64,)*
+            $($(#[doc = $doc])* pub $name: u64,)*
         }
 
         impl LevelCounters {
             /// Counter names, in schema order.
             pub const NAMES: &'static [&'static str] = &[$(stringify!($name)),*];
+
+            /// Each counter's documentation (its meaning), in schema order: the doc comment's lines
+            /// joined, for the result schema ([`schema`]).
+            pub const MEANINGS: &'static [&'static str] = &[$(concat!($($doc),*)),*];
 
             /// (name, value) pairs in schema order.
             #[must_use]

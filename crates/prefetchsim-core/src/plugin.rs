@@ -176,15 +176,6 @@ pub fn take_fault() -> Option<PluginFault> {
     FAULT.with(|f| f.borrow_mut().take())
 }
 
-/// Progress that also stops the run when a plugin has failed on this thread.
-pub(crate) struct FaultStop<'a>(pub &'a mut dyn crate::engine::Progress);
-
-impl crate::engine::Progress for FaultStop<'_> {
-    fn tick(&mut self, requests: u64) -> bool {
-        !has_fault() && self.0.tick(requests)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -12,10 +12,11 @@ use pyo3::exceptions::PyTypeError;
 use pyo3::prelude::*;
 use serde_json::{json, Value};
 
-use super::{
-    config_err, parse_json, parse_spec, report_json, result_json, run_detached, source_err, uint_arg,
-    validate_components, ConfigError, Interruptible,
-};
+use crate::detached::run_detached;
+use crate::errors::{config_err, parse_json, parse_spec, source_err, uint_arg, ConfigError};
+use crate::registry::validate_components;
+use crate::sim::{report_json, result_json};
+use prefetchsim_core::engine::batch::Interruptible;
 
 /// The first `limit` requests of a source (all when `None`), so that a curve and a simulation can be
 /// compared on the same prefix of a trace.
@@ -53,7 +54,7 @@ fn open<'a>(
     stop: &'a AtomicBool,
     done: &'a AtomicU64,
 ) -> Result<Prefix<Interruptible<'a>>, SourceError> {
-    Ok(Prefix { inner: Interruptible { src: spec.open()?, stop, done }, left: limit.unwrap_or(u64::MAX) })
+    Ok(Prefix { inner: Interruptible::new(spec.open()?, stop, done), left: limit.unwrap_or(u64::MAX) })
 }
 
 /// The LRU miss-ratio curve of a trace in one pass: exact, or SHARDS as `sampling_json` says

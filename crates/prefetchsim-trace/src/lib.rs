@@ -13,7 +13,8 @@
 //! }
 //! ```
 
-pub mod blockset;
+/// The footprint's block set lives in the core (its batch runner counts the footprint while decoding).
+pub use prefetchsim_core::engine::blockset;
 pub mod clients;
 pub mod compress;
 pub mod detect;

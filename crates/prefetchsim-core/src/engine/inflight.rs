@@ -5,12 +5,12 @@
 //!
 //! The in-flight table proper is split between the levels and the engine. A block a level brought in
 //! and kept is resident and pinned, tagged with the fetch carrying it, so a request that finds it pinned
-//! learns from the level which fetch to wait for ([`AnyLevel::pending_tags`]). A fetched block a level
+//! learns from the level which fetch to wait for ([`Pinning::pending_tags`]). A fetched block a level
 //! did not keep (no room, or evicted again within the same access) is an *orphan*: it is recorded here,
 //! for the last level only, so that a later fetch of it waits for the read in flight instead of reading
 //! it again.
 //!
-//! [`AnyLevel::pending_tags`]: crate::level::AnyLevel::pending_tags
+//! [`Pinning::pending_tags`]: crate::level::Pinning::pending_tags
 //!
 //! Everything lives in slabs with free lists, so a run in steady state allocates nothing.
 

@@ -1,13 +1,11 @@
 //! The instant engine: no time; a miss at one level is at once a request to the next, and every fetched
 //! block (demand or prefetch) is present as soon as it is decided.
 
+use super::replay::{Reader, RunTotals};
 use super::{Hierarchy, Progress, RequestSource, SourceError};
 use crate::config::EngineConfig;
 use crate::metrics::RunResult;
 use crate::request::{Fetch, Request};
-
-/// Requests decoded per batch.
-const BATCH: usize = 8192;
 /// Progress is reported about every this many requests.
 const TICK: u64 = 1 << 16;
 
@@ -40,57 +38,43 @@ pub fn run_instant(
 ) -> Result<RunResult, SourceError> {
     crate::optimal::check_ready(h)?;
     let mut scratch: Vec<Vec<Fetch>> = (0..h.levels.len()).map(|_| Vec::with_capacity(64)).collect();
-    let mut buf = Vec::with_capacity(BATCH);
-    let (mut requests, mut blocks) = (0u64, 0u64);
-    let limit = cfg.limit.unwrap_or(u64::MAX);
+    let mut rd = Reader::new(src, cfg.limit);
+    let mut totals = RunTotals::default();
     let mut next_tick = TICK;
-    let mut stopped_early = false;
     let mut warm = cfg.warmup_requests == 0;
     let logging = h.logging();
-    'outer: loop {
-        buf.clear();
-        let want = BATCH.min(usize::try_from(limit - requests).unwrap_or(BATCH));
-        if want == 0 {
-            stopped_early = true;
+    loop {
+        let batch = rd.next_batch()?;
+        if batch.is_empty() {
             break;
         }
-        if src.fill(&mut buf, want)? == 0 {
-            break;
-        }
-        for req in &buf {
+        for req in batch {
             serve(h, &mut scratch, req);
             if logging {
                 // Time of the instant engine's events: the request's index.
-                h.log_all(requests);
+                h.log_all(totals.requests);
             }
-            requests += 1;
-            blocks += u64::from(req.len);
-            if !warm && requests == cfg.warmup_requests {
+            totals.count(req);
+            if !warm && totals.requests == cfg.warmup_requests {
                 warm = true;
                 for l in &mut h.levels {
                     l.reset_counters();
                 }
-                h.log_counters_reset(requests - 1);
+                h.log_counters_reset(totals.requests - 1);
             }
         }
-        if requests >= next_tick {
-            next_tick = requests + TICK;
-            if !progress.tick(requests) {
-                stopped_early = true;
-                break 'outer;
+        if totals.requests >= next_tick {
+            next_tick = totals.requests + TICK;
+            if !progress.tick(totals.requests) {
+                totals.stopped_early = true;
+                break;
             }
         }
     }
+    totals.stopped_early |= rd.limited;
     for l in &mut h.levels {
         l.finish();
     }
-    crate::optimal::finish(h, stopped_early)?;
-    Ok(RunResult {
-        requests,
-        blocks,
-        warmup_requests: cfg.warmup_requests.min(requests),
-        stopped_early,
-        levels: h.reports(),
-        timing: None,
-    })
+    crate::optimal::finish(h, totals.stopped_early)?;
+    Ok(totals.result(cfg.warmup_requests, h, None))
 }

@@ -1,5 +1,6 @@
-//! Replay sources of the timed engine: when each trace request is issued (`shared/docs/models/
-//! event-engine.md` §4; DiskSim's lazy trace input, where only the next arrival sits in the queue, and its
+//! The replay reader both engines read their requests with ([`Reader`]: batches, the request limit) and
+//! the run totals they count ([`RunTotals`]); and the replay sources of the timed engine: when each trace
+//! request is issued (`shared/docs/models/event-engine.md` §4; DiskSim's lazy trace input, where only the next arrival sits in the queue, and its
 //! closed mode of `closedios` requests with a think time; the Butt, Gniady & Hu simulator's synchronous
 //! per-process replay).
 //!
@@ -16,9 +17,10 @@
 use std::collections::VecDeque;
 
 use super::inflight::Slab;
-use super::{RequestSource, SourceError};
+use super::{Hierarchy, RequestSource, SourceError};
 use crate::config::{Replay, StreamKey, Think, TimedSettings};
 use crate::device::ms_to_ns;
+use crate::metrics::{RunResult, TimingReport};
 use crate::policy::table::{block_map, BlockMap};
 use crate::request::Request;
 
@@ -54,22 +56,8 @@ impl<'a> Reader<'a> {
     /// The next request, `None` at the end (or at the limit).
     #[inline]
     pub fn next_request(&mut self) -> Result<Option<Request>, SourceError> {
-        if self.pos == self.buf.len() {
-            if self.exhausted {
-                return Ok(None);
-            }
-            if self.read >= self.limit {
-                self.limited = true;
-                self.exhausted = true;
-                return Ok(None);
-            }
-            self.buf.clear();
-            self.pos = 0;
-            let want = BATCH.min(usize::try_from(self.limit - self.read).unwrap_or(BATCH));
-            if self.src.fill(&mut self.buf, want)? == 0 {
-                self.exhausted = true;
-                return Ok(None);
-            }
+        if self.pos == self.buf.len() && !self.refill()? {
+            return Ok(None);
         }
         let r = self.buf[self.pos];
         self.pos += 1;
@@ -77,10 +65,78 @@ impl<'a> Reader<'a> {
         Ok(Some(r))
     }
 
+    /// The requests read and not handed out yet, or the next batch; empty at the end (or at the limit).
+    /// The instant engine reads this way; [`Reader::next_request`] hands out the same requests one by one.
+    #[inline]
+    pub fn next_batch(&mut self) -> Result<&[Request], SourceError> {
+        if self.pos == self.buf.len() && !self.refill()? {
+            return Ok(&[]);
+        }
+        let from = self.pos;
+        self.pos = self.buf.len();
+        self.read += (self.pos - from) as u64;
+        Ok(&self.buf[from..])
+    }
+
     /// Whether the source has ended (or the limit was reached) and everything read was handed out.
     #[must_use]
     pub fn is_done(&self) -> bool {
         self.exhausted && self.pos == self.buf.len()
+    }
+
+    /// Everything read was handed out: read the next batch. False at the end of the source or at the
+    /// limit (then `limited`).
+    fn refill(&mut self) -> Result<bool, SourceError> {
+        if self.exhausted {
+            return Ok(false);
+        }
+        if self.read >= self.limit {
+            self.limited = true;
+            self.exhausted = true;
+            return Ok(false);
+        }
+        self.buf.clear();
+        self.pos = 0;
+        let want = BATCH.min(usize::try_from(self.limit - self.read).unwrap_or(BATCH));
+        if self.src.fill(&mut self.buf, want)? == 0 {
+            self.exhausted = true;
+            return Ok(false);
+        }
+        Ok(true)
+    }
+}
+
+/// What both engines count of a run: the requests and blocks replayed, and whether the run stopped before
+/// the end of its source (the request limit, or the caller's progress callback).
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RunTotals {
+    /// Requests replayed.
+    pub requests: u64,
+    /// Blocks those requests asked for.
+    pub blocks: u64,
+    /// The run stopped before the end of its source.
+    pub stopped_early: bool,
+}
+
+impl RunTotals {
+    /// Count one replayed request.
+    #[inline]
+    pub fn count(&mut self, req: &Request) {
+        self.requests += 1;
+        self.blocks += u64::from(req.len);
+    }
+
+    /// The run's result: these totals, the first `warmup` requests not measured, the levels' reports
+    /// and the timed engine's timing.
+    pub fn result(self, warmup: u64, h: &Hierarchy, timing: Option<TimingReport>) -> RunResult {
+        RunResult {
+            requests: self.requests,
+            blocks: self.blocks,
+            warmup_requests: warmup.min(self.requests),
+            stopped_early: self.stopped_early,
+            levels: h.reports(),
+            timing,
+        }
     }
 }
 

@@ -11,7 +11,7 @@
 //! pinned blocks with the fetch that carries them, so that a request finding a block pinned knows which read
 //! to wait for and only that read's arrival unpins the block.
 //!
-//! [`Pins`] is the component a [`Level`](super::Level) keeps for this; the instant engine never turns it on.
+//! `Pins` is the component a [`super::Level`] keeps for this; the instant engine never turns it on.
 
 use super::Level;
 use crate::eventlog::{EventKind as K, LevelEvent, Origin};

@@ -6,7 +6,7 @@
 //! - **Raise** (STEP §4.4, Liang, Jiang & Zhang ICDCS'07; TaP's prefetch cache): while the level holds at
 //!   most `cap` unused prefetched blocks, one the policy picks as victim is put back and the policy picks
 //!   again ([`crate::prefetch::Raise`]); past the cap the one prefetched longest ago leaves first.
-//! - **Mark used** ([`Level::mark_used`]): the one place where a prefetched (or PFC readmore) block's
+//! - **Mark used** (`Level::mark_used`): the one place where a prefetched (or PFC readmore) block's
 //!   first reference is counted and the block leaves the protected set.
 
 use super::Level;

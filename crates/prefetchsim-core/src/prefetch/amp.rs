@@ -14,12 +14,12 @@
 //!   so random traffic costs no entries.
 //! - `p` grows by the request length on a hit of a set's last page (not after its second chance), up to
 //!   `p_max`; it shrinks by one, with `g` following, when an unused prefetched page reaches the LRU end:
-//!   the prefetcher asks for one second chance ([`Prefetcher::second_chances`]) and adapts in
+//!   the prefetcher asks for one second chance ([`Capabilities::second_chances`](crate::prefetch::Capabilities::second_chances)) and adapts in
 //!   [`Prefetcher::on_second_chance`]. `g` grows when a demand read waits for a prefetch
 //!   ([`Prefetcher::on_late`]), at most once per read set. The instant engine never calls `on_late`, so
 //!   there `g` only moves down: results of instant runs say so.
 //! - AMP's cache side (a prefetched page moves to MRU only on its second access) is the level option
-//!   `first_hit = "stay"`. The prefetcher asks for it through [`Prefetcher::first_hit`], and
+//!   `first_hit = "stay"`. The prefetcher asks for it through [`Capabilities::first_hit`](crate::prefetch::Capabilities::first_hit), and
 //!   [`crate::policy::build_level`] hands it to the policy, so a config naming `prefetcher = "amp"` gets
 //!   AMP's replacement over LRU without a second key. `first_hit_stay = false` leaves the level option in
 //!   charge (an ablation). The one second chance is the level's, as for any prefetcher.

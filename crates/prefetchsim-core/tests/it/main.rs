@@ -1,9 +1,11 @@
 //! The core crate's integration tests, one binary (fast to link).
 
+mod batch;
 mod clients;
 mod device;
 mod exclusive;
 mod history;
+mod level_roles;
 mod mrc;
 mod optimal;
 mod pfc;

@@ -11,9 +11,9 @@
 //! - Prefetching (§4.3): on every request, the blocks associated with each demand block are prefetched
 //!   (one run per block, so with LRU the last one lands at MRU, as in libCacheSim).
 //! - Second chance (§4.2): a prefetched block about to be evicted unused is re-inserted once at MRU
-//!   ([`Prefetcher::second_chances`]).
+//!   ([`Capabilities::second_chances`](crate::prefetch::Capabilities::second_chances)).
 //! - Metadata (§4.2, §4.4): recording, mining and prefetching tables are bounded by `max_metadata` of the
-//!   cache bytes; the `paper` preset takes them out of the cache ([`Prefetcher::charge_metadata`]).
+//!   cache bytes; the `paper` preset takes them out of the cache ([`Capabilities::charge_metadata`](crate::prefetch::Capabilities::charge_metadata)).
 //!
 //! The clock: a logical timestamp per demand block (`clock = "block"`, the libCacheSim per-block
 //! convention: consecutive blocks of one request are 1 apart) or per request (`"request"`). Evictions

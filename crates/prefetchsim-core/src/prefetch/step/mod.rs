@@ -19,7 +19,7 @@
 //!    I/O when contiguous, §4.2.1), or wait in the delayed queue (§4.4).
 //!
 //! Raised priority (§4.4): prefetched blocks stay ahead of other blocks at eviction until their first
-//! demand access, through [`Prefetcher::raised_cap`], for up to `raised_cap` of the cache \[ours\]; the
+//! demand access, through [`Prefetcher::raise`], for up to `raised_cap` of the cache \[ours\]; the
 //! first access is an ordinary first hit, so the priority is what the policy would have given.
 //! Purging also removes the contexts of streams that use the cache poorly (§4.4), which then prefetch
 //! only what low-confidence streams do.

@@ -12,7 +12,7 @@
 //! 64-block words (a bit mask per word), so a long request far up the address space costs one hash
 //! update per 64 blocks, not one per block ([`BlockSet::insert_range`]).
 
-use prefetchsim_core::policy::table::{block_map, BlockMap};
+use crate::policy::table::{block_map, BlockMap};
 
 /// Bits the bitmap may hold without any block counted (1 MiB).
 const MIN_BITS: u64 = 1 << 23;

@@ -1,0 +1,189 @@
+//! The batch runner: every config of a task over one trace, on a pool of threads (rayon), with the trace
+//! decoded once ([`DecodedTrace`]) and replayed to each config instead of reopened and parsed per
+//! config (issue 16, "decode once"). A size given as a share of the footprint is resolved from the same
+//! pass, so no config pays a separate footprint pass. Both engines run from it ([`super::run`]).
+//!
+//! Which configs replay the decoded copy: those without a request `limit`. A config with a limit streams
+//! its own prefix of the trace, because its source report (records skipped, time going backwards) covers
+//! only what it read. The trace is decoded when at least two configs can replay it, or when one can and a
+//! size needs the footprint (the pass is then needed anyway); with only limited configs and a share of the
+//! footprint, the pass counts the footprint without keeping the requests.
+//!
+//! What lies outside the core (opening a trace file, Belady's MIN preparation from a trace's next-access
+//! field, event logs written as CSV) comes in through [`TaskTrace`].
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use rayon::prelude::*;
+
+use super::decoded::{DecodedTrace, MAX_DECODED_REQUESTS};
+use super::{Hierarchy, RequestSource, SourceError, SourceReport};
+use crate::component::ConfigError;
+use crate::config::HierarchyConfig;
+use crate::metrics::RunResult;
+use crate::request::Request;
+
+/// The trace of a task and the caller's parts of each config's run.
+pub trait TaskTrace: Sync {
+    /// Open the trace from its start.
+    fn open(&self) -> Result<Box<dyn RequestSource + Send + '_>, SourceError>;
+
+    /// Block size of the trace's requests, bytes.
+    fn block_size(&self) -> u64;
+
+    /// Called for config `index` after its hierarchy is built and before its replay (Belady's MIN
+    /// levels learning their future, an event sink). Default: nothing.
+    fn prepare(
+        &self,
+        _index: usize,
+        _cfg: &HierarchyConfig,
+        _h: &mut Hierarchy,
+        _footprint: Option<u64>,
+    ) -> Result<(), SourceError> {
+        Ok(())
+    }
+
+    /// Called for config `index` after its replay; `interrupted` when the task was stopped. Default:
+    /// nothing.
+    fn finish(&self, _index: usize, _h: &mut Hierarchy, _interrupted: bool) -> Result<(), SourceError> {
+        Ok(())
+    }
+}
+
+/// What a task runs and how.
+#[derive(Debug, Clone, Copy)]
+pub struct Task<'a> {
+    /// The configs, run in any order; results come back in this order.
+    pub configs: &'a [HierarchyConfig],
+    /// Threads to run configs on; 0 = one per core.
+    pub threads: usize,
+    /// Set by the caller to stop every pass and run promptly (Ctrl-C).
+    pub stop: &'a AtomicBool,
+    /// Requests read so far, by the decoding pass and by every config's run (progress).
+    pub done: &'a AtomicU64,
+    /// Most requests kept decoded in memory; a longer trace is streamed per config.
+    pub max_decoded: usize,
+}
+
+impl<'a> Task<'a> {
+    /// A task of `configs` on `threads` threads (0 = one per core) with the default memory limit.
+    #[must_use]
+    pub fn new(configs: &'a [HierarchyConfig], threads: usize, stop: &'a AtomicBool, done: &'a AtomicU64) -> Self {
+        Self { configs, threads, stop, done, max_decoded: MAX_DECODED_REQUESTS }
+    }
+}
+
+/// Why a config (or the task's shared pass) failed.
+#[derive(Debug)]
+pub enum TaskError {
+    /// The config cannot be built (an impossible size, an unknown component).
+    Config(ConfigError),
+    /// The trace could not be read, or a caller's hook failed.
+    Source(SourceError),
+}
+
+impl std::fmt::Display for TaskError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            TaskError::Config(e) => e.fmt(f),
+            TaskError::Source(e) => e.fmt(f),
+        }
+    }
+}
+
+impl std::error::Error for TaskError {}
+
+/// A config's run result and what its source reported.
+pub type ConfigOutcome = Result<(RunResult, SourceReport), TaskError>;
+
+/// A source that counts what passes into `done` and ends with an error as soon as `stop` is set, so
+/// that passes over a trace outside the engines' progress ticks (decoding, footprint) stop promptly.
+pub struct Interruptible<'a> {
+    src: Box<dyn RequestSource + Send + 'a>,
+    stop: &'a AtomicBool,
+    done: &'a AtomicU64,
+}
+
+impl<'a> Interruptible<'a> {
+    /// Wrap `src`.
+    #[must_use]
+    pub fn new(src: Box<dyn RequestSource + Send + 'a>, stop: &'a AtomicBool, done: &'a AtomicU64) -> Self {
+        Self { src, stop, done }
+    }
+}
+
+impl RequestSource for Interruptible<'_> {
+    fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err("interrupted".into());
+        }
+        let n = self.src.fill(buf, max)?;
+        self.done.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
+
+    fn report(&self) -> SourceReport {
+        self.src.report()
+    }
+}
+
+/// Run every config of `task` on `trace`. The outer error is a failure of the shared decoding pass
+/// (every config would have met it); the inner ones are per config, in config order.
+pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutcome>, TaskError> {
+    let replayable = task.configs.iter().filter(|c| c.engine.limit.is_none()).count();
+    let needs_footprint = task.configs.iter().any(HierarchyConfig::needs_footprint);
+    let keep = replayable >= 2 || (replayable == 1 && needs_footprint);
+    let decoded = if keep || needs_footprint {
+        let src = trace.open().map_err(TaskError::Source)?;
+        let mut src = Interruptible::new(src, task.stop, task.done);
+        let max = if keep { task.max_decoded } else { 0 };
+        Some(DecodedTrace::decode(&mut src, needs_footprint, max).map_err(TaskError::Source)?)
+    } else {
+        None
+    };
+    let decoded = decoded.as_ref();
+    let footprint = decoded.and_then(DecodedTrace::footprint);
+    // Each config's job inside the plugin host's thread scope (Python: cheap callbacks).
+    let run = |i: usize| crate::plugin::thread_scope(|| run_config(trace, task, i, footprint, decoded));
+    let n = task.configs.len();
+    let threads =
+        if task.threads == 0 { std::thread::available_parallelism().map_or(1, |t| t.get()) } else { task.threads };
+    let threads = threads.min(n);
+    if threads <= 1 {
+        return Ok((0..n).map(run).collect());
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| TaskError::Source(format!("cannot start {threads} threads: {e}").into()))?;
+    Ok(pool.install(|| (0..n).into_par_iter().map(run).collect()))
+}
+
+/// Build config `i`, replay the decoded trace (or stream its own when it has a limit or the copy was
+/// dropped) and count its requests into `done` as it goes.
+fn run_config(
+    trace: &dyn TaskTrace,
+    task: &Task<'_>,
+    i: usize,
+    footprint: Option<u64>,
+    decoded: Option<&DecodedTrace>,
+) -> ConfigOutcome {
+    let cfg = &task.configs[i];
+    let mut h = Hierarchy::build(cfg, trace.block_size(), footprint).map_err(TaskError::Config)?;
+    trace.prepare(i, cfg, &mut h, footprint).map_err(TaskError::Source)?;
+    let replay = decoded.filter(|_| cfg.engine.limit.is_none()).and_then(DecodedTrace::replay);
+    let mut src: Box<dyn RequestSource + Send + '_> = match replay {
+        Some(s) => Box::new(s),
+        None => trace.open().map_err(TaskError::Source)?,
+    };
+    let mut last = 0u64;
+    let mut tick = |n: u64| {
+        task.done.fetch_add(n - last, Ordering::Relaxed);
+        last = n;
+        !task.stop.load(Ordering::Relaxed)
+    };
+    let r = crate::run::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(TaskError::Source)?;
+    trace.finish(i, &mut h, task.stop.load(Ordering::Relaxed)).map_err(TaskError::Source)?;
+    task.done.fetch_add(r.requests - last, Ordering::Relaxed);
+    Ok((r, src.report()))
+}

@@ -1,0 +1,182 @@
+//! Statistics of a timed run: response times per client (the totals are their sum), admission waits,
+//! stall time, the device's and scheduler's counters and queue length, counted from the end of the
+//! warm-up; and the report built from them at the end.
+
+use super::{Engine, TimedObserver};
+use crate::config::Replay;
+use crate::device::iosched::SchedStats;
+use crate::metrics::{ClientTiming, DeviceReport, Histogram, RtSummary, RunResult, TimingReport};
+use crate::policy::table::{block_map, BlockMap};
+
+#[derive(Debug)]
+struct ClientHist {
+    client: u32,
+    reads: Histogram,
+    writes: Histogram,
+}
+
+/// What a timed run measures.
+pub(super) struct Stats {
+    /// Requests of the warm-up (not measured).
+    pub(super) warmup: u64,
+    /// When measuring began.
+    t_measure: u64,
+    /// When the last application request completed.
+    pub(super) last_app_done: u64,
+    reads: Histogram,
+    writes: Histogram,
+    /// Waits for admission (`max_outstanding`).
+    pub(super) admission: Histogram,
+    stall_ns: u128,
+    clients: Vec<ClientHist>,
+    client_idx: BlockMap<u32>,
+    /// The last client seen and its index in `clients`.
+    last_client: Option<(u32, usize)>,
+    pub(super) dev_rep: DeviceReport,
+    sched_base: SchedStats,
+    link_base: (u64, u64),
+    /// Time integral of the scheduler's queue length since measuring began (requests x ns).
+    q_area: u128,
+    q_last_t: u64,
+    q_last: u64,
+    /// Past the warm-up.
+    pub(super) measuring: bool,
+}
+
+impl Stats {
+    /// Statistics of a run with `warmup` requests of warm-up, over a device reported in `dev_rep`.
+    pub(super) fn new(warmup: u64, dev_rep: DeviceReport) -> Self {
+        Self {
+            warmup,
+            t_measure: 0,
+            last_app_done: 0,
+            reads: Histogram::new(),
+            writes: Histogram::new(),
+            admission: Histogram::new(),
+            stall_ns: 0,
+            clients: Vec::new(),
+            client_idx: block_map(16),
+            last_client: None,
+            dev_rep,
+            sched_base: SchedStats::default(),
+            link_base: (0, 0),
+            q_area: 0,
+            q_last_t: 0,
+            q_last: 0,
+            measuring: warmup == 0,
+        }
+    }
+
+    /// A measured application request of `client` completed after `rt` ns.
+    pub(super) fn record_response(&mut self, client: u32, write: bool, rt: u64) {
+        let ci = match self.last_client {
+            Some((c, i)) if c == client => i,
+            _ => {
+                let i = match self.client_idx.get(&u64::from(client)) {
+                    Some(&i) => i as usize,
+                    None => {
+                        self.client_idx.insert(u64::from(client), self.clients.len() as u32);
+                        self.clients.push(ClientHist { client, reads: Histogram::new(), writes: Histogram::new() });
+                        self.clients.len() - 1
+                    }
+                };
+                self.last_client = Some((client, i));
+                i
+            }
+        };
+        // Per client only; the totals are their sum (finish).
+        if write {
+            self.clients[ci].writes.record(rt);
+        } else {
+            self.clients[ci].reads.record(rt);
+            self.stall_ns += u128::from(rt);
+        }
+    }
+
+    /// The scheduler holds `q` requests from `now` on.
+    pub(super) fn queue_length(&mut self, now: u64, q: u64) {
+        self.q_area += u128::from(self.q_last) * u128::from(now - self.q_last_t);
+        self.q_last_t = now;
+        self.q_last = q;
+        self.dev_rep.queue_max = self.dev_rep.queue_max.max(q);
+    }
+}
+
+impl<O: TimedObserver + ?Sized> Engine<'_, O> {
+    pub(super) fn on_warmup_end(&mut self, now: u64) {
+        for l in &mut self.h.levels {
+            l.reset_counters();
+        }
+        self.h.log_counters_reset(now);
+        self.stats.measuring = true;
+        self.stats.t_measure = now;
+        self.stats.sched_base = self.io.sched.stats().clone();
+        let r = &mut self.stats.dev_rep;
+        *r = DeviceReport {
+            name: std::mem::take(&mut r.name),
+            queue_depth: r.queue_depth,
+            block_sectors: r.block_sectors,
+            ..DeviceReport::default()
+        };
+        self.stats.link_base = self.net.totals();
+        self.stats.q_area = 0;
+        self.stats.q_last_t = now;
+        self.stats.q_last = self.io.sched.queued() as u64;
+    }
+
+    pub(super) fn finish(mut self) -> RunResult {
+        for l in &mut self.h.levels {
+            l.finish();
+        }
+        let end = self.q.now();
+        let st = self.io.sched.stats();
+        let base = &self.stats.sched_base;
+        let mut dev = std::mem::take(&mut self.stats.dev_rep);
+        dev.merges =
+            (st.back_merges + st.front_merges + st.fused) - (base.back_merges + base.front_merges + base.fused);
+        dev.expired = st.expired - base.expired;
+        dev.queue_wait_ns = st.queue_wait_ns - base.queue_wait_ns;
+        let span = end.saturating_sub(self.stats.t_measure);
+        if self.stats.measuring {
+            self.stats.q_area += u128::from(self.stats.q_last) * u128::from(end - self.stats.q_last_t);
+        }
+        dev.queue_mean = if span == 0 { 0.0 } else { self.stats.q_area as f64 / span as f64 };
+        let (m, p) = self.net.totals();
+        let mut clients: Vec<ClientTiming> = self
+            .stats
+            .clients
+            .iter()
+            .map(|c| ClientTiming {
+                client: c.client,
+                reads: RtSummary::of(&c.reads),
+                writes: RtSummary::of(&c.writes),
+            })
+            .collect();
+        clients.sort_by_key(|c| c.client);
+        for c in &self.stats.clients {
+            self.stats.reads.merge(&c.reads);
+            self.stats.writes.merge(&c.writes);
+        }
+        let timing = TimingReport {
+            replay: match self.s.replay {
+                Replay::Open => "open".into(),
+                Replay::Closed => "closed".into(),
+            },
+            start_ns: self.stats.t_measure,
+            end_ns: end,
+            makespan_ns: self.stats.last_app_done.saturating_sub(self.stats.t_measure),
+            reads: RtSummary::of(&self.stats.reads),
+            writes: RtSummary::of(&self.stats.writes),
+            rt_histogram: std::mem::take(&mut self.stats.reads),
+            clients,
+            device: dev,
+            net_messages: m - self.stats.link_base.0,
+            net_pages: p - self.stats.link_base.1,
+            stall_ns: self.stats.stall_ns,
+            admission_wait: RtSummary::of(&self.stats.admission),
+            requests_incomplete: self.outstanding_apps,
+        };
+        self.totals.stopped_early = self.stop || self.rd.limited;
+        self.totals.result(self.stats.warmup, self.h, Some(timing))
+    }
+}

@@ -1,0 +1,106 @@
+"""Types of the Rust extension `prefetchsim._core` (crates/prefetchsim-py), checked against the built
+module by `mypy.stubtest` in scripts/test.sh.
+
+Configs, trace specs and results cross the boundary as JSON text; the Python layer (`prefetchsim`)
+parses them. `progress` callbacks receive the number of requests read so far."""
+
+from collections.abc import Callable
+from typing import Any, SupportsIndex
+
+__all__ = [
+    "PrefetchsimError",
+    "ConfigError",
+    "TraceError",
+    "PluginError",
+    "simulate",
+    "mrc_curve",
+    "simulate_sampled",
+    "footprint",
+    "head",
+    "registry",
+    "result_schema",
+    "trace_info",
+    "convert",
+    "device_random_read_ms",
+    "check_config",
+    "device_bench",
+    "devices",
+    "device_capacity_sectors",
+    "canonical_config",
+    "integrated",
+    "single_disk",
+    "__version__",
+]
+
+__version__: str
+
+class PrefetchsimError(Exception):
+    """Base class of every prefetchsim error."""
+
+class ConfigError(PrefetchsimError):
+    """A configuration names an unknown key, value or component, or an impossible size."""
+
+class TraceError(PrefetchsimError):
+    """A trace cannot be opened, detected or parsed (the message names file, line/record and field)."""
+
+class PluginError(PrefetchsimError):
+    """A plugin's callback (a Python prefetcher or policy named `module:Class`) raised or returned a bad
+    value during a run; the message names the config key, the plugin and the Python traceback."""
+
+_Progress = Callable[[int], Any] | None
+_Count = SupportsIndex | None
+
+# Simulation (sim.rs)
+def simulate(
+    trace_json: str,
+    configs_json: str,
+    progress: _Progress = None,
+    threads: _Count = None,
+    events: str | None = None,
+) -> str: ...
+def integrated(trace_json: str, cache: SupportsIndex, fetch_time: SupportsIndex, limit: _Count = None) -> str: ...
+def single_disk(trace_json: str, config_json: str, fetch_time: SupportsIndex) -> str: ...
+
+# Miss-ratio curves and sampled simulation (mrc.rs)
+def mrc_curve(
+    trace_json: str,
+    sampling_json: str,
+    sizes: list[int] | None = None,
+    shares: list[float] | None = None,
+    points: int = 100,
+    limit: _Count = None,
+    progress: _Progress = None,
+) -> str: ...
+def simulate_sampled(
+    trace_json: str,
+    configs_json: str,
+    sample_json: str,
+    limit: _Count = None,
+    progress: _Progress = None,
+) -> str: ...
+
+# Traces (trace.rs)
+def footprint(trace_json: str) -> int: ...
+def trace_info(trace_json: str, window: _Count = None, gap: _Count = None) -> str: ...
+def convert(
+    trace_json: str,
+    output: str,
+    to: str = "oracle_general",
+    per_block: bool = False,
+    rebase_time: bool = False,
+) -> str: ...
+def head(trace_json: str, n: SupportsIndex) -> list[tuple[int, str, int, int, int, int]]: ...
+
+# Registries and configs (registry.rs)
+def registry() -> str: ...
+def result_schema() -> str: ...
+def check_config(config_json: str) -> None: ...
+def canonical_config(config_json: str) -> str: ...
+
+# Devices (device.rs)
+def device_random_read_ms(
+    model: str, sectors: _Count = None, count: _Count = None, seed: _Count = None
+) -> float: ...
+def device_bench(device_json: str, seed: int = 1) -> str: ...
+def device_capacity_sectors(device_json: str) -> int: ...
+def devices() -> str: ...
