@@ -14,6 +14,23 @@ cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
 
+echo "== NBD clients of the serve tests (qemu-utils, fio, nbdkit, libnbd-bin)"
+# tests/test_serve.py drives `prefetchsim serve` with real clients; they skip with a reason when a client is
+# missing, and fail instead under PREFETCHSIM_REQUIRE_TRACES=1.
+missing=()
+for pair in qemu-io:qemu-utils qemu-nbd:qemu-utils fio:fio nbdkit:nbdkit nbdinfo:libnbd-bin nbdcopy:libnbd-bin; do
+    command -v "${pair%%:*}" >/dev/null 2>&1 || missing+=("${pair#*:}")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -q "${missing[@]}" >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}" >/dev/null; }
+    else
+        echo "not installing ${missing[*]}: that needs apt-get and root (the serve tests skip without them)"
+    fi
+fi
+
 echo "== python package (release build) and pytest"
 venv="${PREFETCHSIM_VENV:-.venv}"
 [ -x "$venv/bin/python" ] || python3 -m venv "$venv"

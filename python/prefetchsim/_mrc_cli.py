@@ -34,10 +34,11 @@ def _sizes(text: str | None) -> list[Any] | None:
 
 
 def cmd_mrc(args: argparse.Namespace) -> int:
-    from .cli import _open, _output, _Progress
+    from ._progress import Progress
+    from .cli import _open, _output
 
     trace = _open(args)
-    prog = _Progress(sys.stderr.isatty() if args.progress is None else args.progress)
+    prog = Progress(None, progress=args.progress)
     try:
         df = mrc(trace, _sizes(args.sizes), method=args.method, points=args.points, rate=args.rate,
                  max_samples=args.max_samples, adjust=args.adjust, seed=args.seed, policy=args.policy,

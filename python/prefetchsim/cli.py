@@ -789,6 +789,10 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_mrc_parser(sub, _add_trace_options, _add_output_options, _count)
 
+    from ._serve import add_parser as add_serve_parser
+
+    add_serve_parser(sub)
+
     ls = sub.add_parser("list", help="list policies, prefetchers, trace formats, generators or devices")
     ls.add_argument("what", nargs="?", choices=["policies", "prefetchers", "formats", "generators", "devices"])
     ls.set_defaults(func=cmd_list)

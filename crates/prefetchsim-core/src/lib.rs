@@ -8,8 +8,9 @@
 //!   CLOCK, ARC, MQ, 2Q, StreamLRU, SplitLRU, SARC), with prefetch-aware per-block flags.
 //! - [`prefetch`]: the [`Prefetcher`](prefetch::Prefetcher) trait and its implementations.
 //! - [`level`]: a cache node = policy + prefetcher + counters.
-//! - [`level::fanout`]: a level of several caches (one per client, or K servers by client or stripe).
-//! - [`engine`]: replay of an [`engine::RequestSource`] through an [`engine::Hierarchy`].
+//! - [`fanout`]: a level of several caches (one per client, or K servers by client or stripe).
+//! - [`engine`]: replay of an [`engine::RequestSource`] through an [`engine::Hierarchy`]; [`run`] runs a
+//!   config with the engine it names, [`batch`] every config of a task over one trace decoded once.
 //! - [`device`]: disks (Cheetah 9LP after DiskSim, a 7200 rpm drive), SSDs and the Linux-like I/O
 //!   scheduler; [`link`]: the network cost between levels.
 //! - [`component`]: the configuration error, component specs and their parameters (the bottom);
@@ -29,6 +30,7 @@
 //! assert_eq!(r.levels[0].counters.hits, 2);
 //! ```
 
+pub mod batch;
 pub mod build;
 pub mod component;
 pub mod config;

@@ -3,8 +3,9 @@
 //! The exception classes are created with module `prefetchsim` (not `prefetchsim._core`), so that
 //! tracebacks and `repr` show `prefetchsim.ConfigError`, the name users import.
 
+use prefetchsim_core::batch::TaskError;
 use prefetchsim_core::component::ConfigError as CoreConfigError;
-use prefetchsim_core::engine::{SourceError, TaskError};
+use prefetchsim_core::engine::SourceError;
 use prefetchsim_trace::{TraceError as CoreTraceError, TraceSpec};
 use pyo3::create_exception;
 use pyo3::exceptions::{PyException, PyOverflowError, PyValueError};

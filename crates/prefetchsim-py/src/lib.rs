@@ -12,6 +12,7 @@ mod errors;
 mod mrc;
 mod plugin;
 mod registry;
+mod serve;
 mod sim;
 mod trace;
 
@@ -24,6 +25,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     plugin::register();
     m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
     mrc::register(m)?;
+    serve::register(m)?;
     m.add_function(wrap_pyfunction!(trace::footprint, m)?)?;
     m.add_function(wrap_pyfunction!(trace::head, m)?)?;
     m.add_function(wrap_pyfunction!(registry::registry, m)?)?;

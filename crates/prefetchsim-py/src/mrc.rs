@@ -4,7 +4,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{Hierarchy, RequestSource, SourceError, SourceReport, VecSource};
+use prefetchsim_core::engine::{RequestSource, SourceError, SourceReport, VecSource};
 use prefetchsim_core::mrc::{self, SampleConfig, SampledSource, ShardsConfig};
 use prefetchsim_core::Request;
 use prefetchsim_trace::TraceSpec;
@@ -16,7 +16,7 @@ use crate::detached::run_detached;
 use crate::errors::{config_err, parse_json, parse_spec, source_err, uint_arg, ConfigError};
 use crate::registry::validate_components;
 use crate::sim::{report_json, result_json};
-use prefetchsim_core::engine::batch::Interruptible;
+use prefetchsim_core::batch::{run_task, Interruptible, Task, TaskError, TaskTrace};
 
 /// The first `limit` requests of a source (all when `None`), so that a curve and a simulation can be
 /// compared on the same prefix of a trace.
@@ -167,13 +167,22 @@ fn simulate_sampled(
             }
         }
         let (seen_requests, seen_blocks, report) = (src.seen_requests, src.seen_blocks, src.report());
-        configs
-            .iter()
-            .map(|cfg| -> Result<Value, PyErrLater> {
-                let mut h = Hierarchy::build(cfg, spec.block_size, None).map_err(PyErrLater::Config)?;
-                let mut vs = VecSource::new(reqs.clone());
-                let r = prefetchsim_core::run::run(&mut vs, &mut h, cfg, &mut |_| !stop.load(Ordering::Relaxed))
-                    .map_err(PyErrLater::Source)?;
+        // Every config replays the sample on the core's batch runner (all cores); progress counts the pass
+        // over the trace only, as before.
+        let uncounted = AtomicU64::new(0);
+        let sampled = SampleTrace { reqs: &reqs, block_size: spec.block_size };
+        let outcomes = match run_task(&sampled, &Task::new(&configs, 0, &stop, &uncounted)) {
+            Ok(o) => o,
+            Err(TaskError::Config(e)) => return vec![Err(PyErrLater::Config(e))],
+            Err(TaskError::Source(e)) => return vec![Err(PyErrLater::Source(e))],
+        };
+        outcomes
+            .into_iter()
+            .map(|o| -> Result<Value, PyErrLater> {
+                let (r, _) = o.map_err(|e| match e {
+                    TaskError::Config(e) => PyErrLater::Config(e),
+                    TaskError::Source(e) => PyErrLater::Source(e),
+                })?;
                 let mut v = result_json(&r, &report);
                 if let Value::Object(m) = &mut v {
                     m.insert("seen_requests".into(), json!(seen_requests));
@@ -192,6 +201,22 @@ fn simulate_sampled(
         });
     }
     Ok(Value::Array(out).to_string())
+}
+
+/// A sample kept in memory, as the batch runner's trace.
+struct SampleTrace<'a> {
+    reqs: &'a [Request],
+    block_size: u64,
+}
+
+impl TaskTrace for SampleTrace<'_> {
+    fn open(&self) -> Result<Box<dyn RequestSource + Send + '_>, SourceError> {
+        Ok(Box::new(VecSource::new(self.reqs.to_vec())))
+    }
+
+    fn block_size(&self) -> u64 {
+        self.block_size
+    }
 }
 
 /// An error made on the worker thread, turned into a Python exception back on the caller's.

@@ -4,10 +4,11 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
+use prefetchsim_core::batch::Interruptible;
+use prefetchsim_core::batch::{run_task, Task, TaskTrace};
 use prefetchsim_core::component::ConfigError as CoreConfigError;
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::batch::Interruptible;
-use prefetchsim_core::engine::{run_task, Hierarchy, RequestSource, SourceError, SourceReport, Task, TaskTrace};
+use prefetchsim_core::engine::{Hierarchy, RequestSource, SourceError, SourceReport};
 use prefetchsim_core::metrics::{LevelReport, RunResult, Value as RecValue};
 use prefetchsim_core::optimal;
 use prefetchsim_trace::event_csv::EventCsv;

@@ -2,7 +2,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
-use prefetchsim_core::engine::batch::Interruptible;
+use prefetchsim_core::batch::Interruptible;
 use prefetchsim_core::engine::{RequestSource, SourceError, SourceReport};
 use prefetchsim_trace::stats::{RandomRule, TraceStats};
 use prefetchsim_trace::writer::{self, OracleShape};

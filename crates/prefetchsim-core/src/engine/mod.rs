@@ -5,7 +5,6 @@
 //! simulation in integer nanoseconds with links, an I/O scheduler and a device ([`timed`]);
 //! [`crate::run::run`] picks the engine a config names.
 
-pub mod batch;
 pub mod blockset;
 pub mod bottom;
 pub mod decoded;
@@ -16,7 +15,6 @@ pub mod instant;
 pub mod replay;
 pub mod timed;
 
-pub use batch::{run_task, Task, TaskError, TaskTrace};
 pub use decoded::DecodedTrace;
 pub use hierarchy::Hierarchy;
 pub use instant::run_instant;

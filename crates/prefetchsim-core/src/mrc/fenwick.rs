@@ -1,7 +1,7 @@
 //! A Fenwick (binary indexed) tree of counts: point updates and prefix sums in O(log n).
 //!
 //! Fenwick, "A new data structure for cumulative frequency tables", Software: Practice and Experience 24(3),
-//! 1994. The stack-distance counter ([`super::stack`]) keeps one mark per block at its last access time.
+//! 1994. The mark set of the stack-distance counter ([`super::marks`]) keeps one count per 64-bit word.
 
 /// Counts at positions `0..len`, with prefix sums.
 #[derive(Clone, Debug, Default)]
@@ -29,6 +29,7 @@ impl Fenwick {
     }
 
     /// Add `delta` (+1 or -1) at position `i`.
+    #[inline]
     pub fn add(&mut self, i: usize, delta: i32) {
         let mut k = i + 1;
         while k < self.tree.len() {
@@ -38,6 +39,7 @@ impl Fenwick {
     }
 
     /// Sum of the counts at positions `0..=i`.
+    #[inline]
     #[must_use]
     pub fn prefix(&self, i: usize) -> u64 {
         let mut k = i + 1;
@@ -49,14 +51,13 @@ impl Fenwick {
         s
     }
 
-    /// A tree of `len` positions whose first `ones` hold 1 (built in O(len)).
+    /// A tree holding `counts` (built in O(len)).
     #[must_use]
-    pub fn with_ones(len: usize, ones: usize) -> Self {
+    pub fn from_counts(counts: &[u32]) -> Self {
+        let len = counts.len();
         let mut tree = vec![0u32; len + 1];
         for k in 1..=len {
-            if k <= ones {
-                tree[k] += 1;
-            }
+            tree[k] += counts[k - 1];
             let parent = k + (k & k.wrapping_neg());
             if parent <= len {
                 tree[parent] += tree[k];

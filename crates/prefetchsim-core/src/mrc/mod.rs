@@ -1,6 +1,7 @@
 //! Miss-ratio curves and sampled (miniature) simulation.
 //!
-//! - [`stack`]: exact LRU stack distances in one pass (Fenwick tree over last-access times, [`fenwick`]).
+//! - [`stack`]: exact LRU stack distances in one pass (a bit set of last-access times with a Fenwick tree
+//!   over its words, [`marks`], [`fenwick`]; times by block in chunks, [`times`]).
 //! - [`shards`]: the exact curve and SHARDS fixed-rate / fixed-size estimates (Waldspurger et al., FAST'15),
 //!   giving a [`curve::DistanceHistogram`] and its block (= byte) and request miss-ratio curves.
 //! - [`sample`]: spatial sampling of a request stream by block (miniature simulation, Waldspurger et al.,
@@ -9,9 +10,11 @@
 pub mod curve;
 pub mod fenwick;
 pub mod hash;
+pub mod marks;
 pub mod sample;
 pub mod shards;
 pub mod stack;
+pub mod times;
 
 pub use curve::{CurvePoint, DistanceHistogram, MissRatioCurve};
 pub use sample::{SampleConfig, SampleUnit, SampledSource};

@@ -154,6 +154,10 @@ impl MrcBuilder {
     /// Account one request: each of its blocks is a reference, in order.
     pub fn add(&mut self, req: &Request) {
         let exact = self.cfg.is_exact();
+        if exact {
+            self.add_exact(req);
+            return;
+        }
         self.seen_blocks += u64::from(req.len);
         let mut any = false;
         let mut cold = false;
@@ -193,6 +197,39 @@ impl MrcBuilder {
             } else {
                 DistanceHistogram::bump(&mut self.hist.requests, worst, weight);
             }
+        }
+    }
+
+    /// [`Self::add`] without sampling: every block is a reference of weight 1 (the same sums as the
+    /// sampled path at rate 1, without its hashing and per-block rate).
+    fn add_exact(&mut self, req: &Request) {
+        let n = u64::from(req.len);
+        if n == 0 {
+            return;
+        }
+        self.seen_blocks += n;
+        self.sampled_blocks += n;
+        let mut cold = false;
+        let mut worst = 0usize;
+        for block in req.blocks() {
+            self.hist.total_blocks += 1.0;
+            match self.stack.access(block) {
+                None => {
+                    cold = true;
+                    self.hist.cold_blocks += 1.0;
+                }
+                Some(d) => {
+                    let d = d as usize;
+                    worst = worst.max(d);
+                    DistanceHistogram::bump(&mut self.hist.blocks, d, 1.0);
+                }
+            }
+        }
+        self.hist.total_requests += 1.0;
+        if cold {
+            self.hist.cold_requests += 1.0;
+        } else {
+            DistanceHistogram::bump(&mut self.hist.requests, worst, 1.0);
         }
     }
 

@@ -3,23 +3,26 @@
 //! for storage hierarchies", IBM Systems Journal 9(2), 1970). A reference hits an LRU cache of `c` blocks
 //! exactly when its distance is at most `c`, so one pass gives the hit ratio at every size.
 //!
-//! Counting: a [`Fenwick`] tree holds one mark per tracked block at the time of its last access (the
-//! method of Bennett & Kruskal, "LRU stack processing", IBM J. R&D 19(4), 1975, as used by SHARDS);
-//! the distance is the number of marks after that time, plus one. When the time axis is full the marks
-//! are renumbered compactly, so memory is proportional to the blocks tracked, not to the trace.
+//! Counting: a set of [`Marks`] holds one mark per tracked block at the time of its last access (the
+//! method of Bennett & Kruskal, "LRU stack processing", IBM J. R&D 19(4), 1975, as used by SHARDS, with a
+//! bit per time and a Fenwick tree over the counts of 64 times); the distance is the number of marks after that time, plus
+//! one. When the time axis is full the marks are renumbered compactly, so memory is proportional to the
+//! blocks tracked, not to the trace.
 
-use hashbrown::HashMap;
-
-use super::fenwick::Fenwick;
+use super::marks::Marks;
+use super::times::BlockTimes;
 
 /// Time positions allocated at least (compaction happens when they are all used).
 const MIN_SLOTS: usize = 1 << 16;
+/// Time positions per tracked block after a compaction: one bit each, so 8 cost a byte per block and a
+/// compaction comes every 7 references per tracked block.
+const GROWTH: usize = 8;
 
 /// Stack distances of a stream of block references.
 #[derive(Debug)]
 pub struct StackDistances {
-    last: HashMap<u64, u32, foldhash::fast::FixedState>,
-    tree: Fenwick,
+    last: BlockTimes,
+    marks: Marks,
     now: usize,
 }
 
@@ -33,41 +36,37 @@ impl StackDistances {
     /// An empty stack.
     #[must_use]
     pub fn new() -> Self {
-        Self {
-            last: HashMap::with_hasher(foldhash::fast::FixedState::default()),
-            tree: Fenwick::new(MIN_SLOTS),
-            now: 0,
-        }
+        Self { last: BlockTimes::new(), marks: Marks::new(MIN_SLOTS), now: 0 }
     }
 
     /// Reference `block`: its stack distance (1 = referenced just before), or `None` on a first reference.
     pub fn access(&mut self, block: u64) -> Option<u64> {
-        if self.now == self.tree.len() {
+        if self.now == self.marks.len() {
             self.compact();
         }
         let now = self.now;
         self.now += 1;
-        let t = u32::try_from(now).expect("time slots stay below 2^32 (compacted at twice the tracked blocks)");
-        // Every mark is at a time before `now`; there is one per tracked block.
-        let marks = self.last.len() as u64;
+        let t = u32::try_from(now)
+            .expect("time slots stay below 2^32 (the axis is capped there, above the tracked blocks)");
         let dist = match self.last.insert(block, t) {
             None => None,
             Some(prev) => {
                 let prev = prev as usize;
-                // Marks after `prev` are the distinct blocks referenced since (one prefix walk, not two).
-                let after = marks - self.tree.prefix(prev);
-                self.tree.add(prev, -1);
+                // Every mark is at a time before `now`, one per tracked block: those after `prev` are the
+                // distinct blocks referenced since.
+                let after = self.marks.count_between(prev, now - 1);
+                self.marks.remove(prev);
                 Some(after + 1)
             }
         };
-        self.tree.add(now, 1);
+        self.marks.insert(now);
         dist
     }
 
     /// Stop tracking `block` (fixed-size SHARDS drops blocks whose hash leaves the sample).
     pub fn forget(&mut self, block: u64) {
-        if let Some(prev) = self.last.remove(&block) {
-            self.tree.add(prev as usize, -1);
+        if let Some(prev) = self.last.remove(block) {
+            self.marks.remove(prev as usize);
         }
     }
 
@@ -77,17 +76,15 @@ impl StackDistances {
         self.last.len()
     }
 
-    /// Renumber the last-access times `0..tracked` in their order and size the axis at twice that.
+    /// Renumber the last-access times `0..tracked` in their order (a time's rank among the marks) and size
+    /// the axis at [`GROWTH`] times that.
     fn compact(&mut self) {
-        let mut times: Vec<u32> = self.last.values().copied().collect();
-        times.sort_unstable();
-        for v in self.last.values_mut() {
-            // Times are distinct, so the rank is the new time.
-            *v = u32::try_from(times.binary_search(v).unwrap_or_default()).unwrap_or(u32::MAX);
-        }
-        let live = times.len();
-        let len = (2 * live).max(MIN_SLOTS);
-        self.tree = Fenwick::with_ones(len, live);
+        let ranks = self.marks.ranks();
+        self.last.renumber(|t| ranks.before(t as usize));
+        let live = self.last.len();
+        // Capped at 2^32 times (a u32 each).
+        let len = (GROWTH * live).max(MIN_SLOTS).min((1 << 32).max(live + 1));
+        self.marks = Marks::with_first(len, live);
         self.now = live;
     }
 }

@@ -1,4 +1,4 @@
-//! The batch runner (`engine::batch`): every config of a task, replayed from one decoding pass on a
+//! The batch runner (`batch`): every config of a task, replayed from one decoding pass on a
 //! thread pool, gives exactly the result of running that config alone on its own stream of the trace —
 //! instant and timed engines, sizes in blocks and as shares of the footprint, a config with a request
 //! limit (streamed), and the source's report carried through the replay.
@@ -6,10 +6,9 @@
 use std::collections::HashSet;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
+use prefetchsim_core::batch::{run_task, Task, TaskError, TaskTrace};
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{
-    self, run_task, Hierarchy, RequestSource, Silent, SourceError, SourceReport, Task, TaskTrace,
-};
+use prefetchsim_core::engine::{Hierarchy, RequestSource, Silent, SourceError, SourceReport};
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::request::{Op, Request};
 
@@ -138,7 +137,7 @@ fn a_config_that_cannot_be_built_fails_alone() {
     configs[1] = HierarchyConfig::from_json(serde_json::json!({"level": [{"size": 0}]})).unwrap();
     let (stop, done) = (AtomicBool::new(false), AtomicU64::new(0));
     let got = run_task(&trace, &Task::new(&configs, 2, &stop, &done)).unwrap();
-    assert!(matches!(&got[1], Err(engine::TaskError::Config(_))), "{:?}", got[1].as_ref().err());
+    assert!(matches!(&got[1], Err(TaskError::Config(_))), "{:?}", got[1].as_ref().err());
     assert_eq!(got[0].as_ref().unwrap(), &alone(&trace, &configs[0]));
 }
 

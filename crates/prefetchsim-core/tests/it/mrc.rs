@@ -102,6 +102,26 @@ fn exact_curve_survives_compaction_of_the_time_axis() {
 }
 
 #[test]
+fn exact_curve_survives_compaction_while_the_footprint_grows() {
+    // 30k blocks (the axis grows past its 2^16 minimum), reuses near and far in time: distances that
+    // span many words of the mark set, across several compactions.
+    let mut x = 99u64;
+    let reqs: Vec<Request> = (0..200_000u64)
+        .map(|i| {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let span = if x % 3 == 0 { 30_000 } else { 200 };
+            Request::read((i / 7 + x % span) % 30_000, 1)
+        })
+        .collect();
+    let h = exact(&reqs, ShardsConfig::exact());
+    for size in [1, 64, 65, 300, 5_000, 29_999, 30_000] {
+        assert_eq!(h.block_hits(size) as u64, lru_hits(&reqs, size).0, "size {size}");
+    }
+}
+
+#[test]
 fn shards_at_rate_one_equals_the_exact_curve() {
     let reqs = synthetic(3000, 11);
     let e = exact(&reqs, ShardsConfig::exact());

@@ -1,7 +1,8 @@
 //! The batch runner: every config of a task over one trace, on a pool of threads (rayon), with the trace
 //! decoded once ([`DecodedTrace`]) and replayed to each config instead of reopened and parsed per
 //! config (issue 16, "decode once"). A size given as a share of the footprint is resolved from the same
-//! pass, so no config pays a separate footprint pass. Both engines run from it ([`super::run`]).
+//! pass, so no config pays a separate footprint pass. Both engines run from it ([`crate::run::run`]);
+//! like `run`, it sits above the engines and the construction layer.
 //!
 //! Which configs replay the decoded copy: those without a request `limit`. A config with a limit streams
 //! its own prefix of the trace, because its source report (records skipped, time going backwards) covers
@@ -16,10 +17,10 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
-use super::decoded::{DecodedTrace, MAX_DECODED_REQUESTS};
-use super::{Hierarchy, RequestSource, SourceError, SourceReport};
 use crate::component::ConfigError;
 use crate::config::HierarchyConfig;
+use crate::engine::decoded::{DecodedTrace, MAX_DECODED_REQUESTS};
+use crate::engine::{Hierarchy, RequestSource, SourceError, SourceReport};
 use crate::metrics::RunResult;
 use crate::request::Request;
 

@@ -1,0 +1,290 @@
+//! The backing file: positioned reads and writes on tokio's blocking thread pool (so a slow disk never
+//! stalls the connections' tasks), `fdatasync` for FLUSH, and optionally a disk of the core's device
+//! models behind the core's I/O scheduler that delays each read to its emulated completion
+//! (`--emulate hdd7200`).
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io;
+use std::os::unix::fs::FileExt;
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+use tokio::sync::oneshot;
+use tokio::time::Instant;
+
+use crate::core_level::{EmulatedDisk, Started};
+
+/// Reads of one kind (demand or prefetch) through the emulated disk.
+#[derive(Clone, Copy, Debug, Default)]
+struct KindStats {
+    reads: u64,
+    bytes: u64,
+    /// Total time from submission to emulated completion (ns).
+    latency_ns: u64,
+}
+
+/// Whether a backing read serves a request (demand) or only fills the cache ahead of one (prefetch).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ReadKind {
+    /// Blocks a request waits for.
+    Demand,
+    /// Prefetched blocks.
+    Prefetch,
+}
+
+/// A read waiting for the emulated disk: chunks not yet completed, who waits, and what to count.
+struct Waiter {
+    chunks: u32,
+    tx: Option<oneshot::Sender<()>>,
+    kind: usize,
+    submitted: u64,
+}
+
+struct EmuState {
+    disk: EmulatedDisk,
+    waiters: HashMap<u64, Waiter>,
+    next_tag: u64,
+    kinds: [KindStats; 2],
+}
+
+/// The emulated disk and the timers that complete its requests.
+struct Emulation {
+    state: Mutex<EmuState>,
+    epoch: Instant,
+}
+
+impl Emulation {
+    fn now(&self) -> u64 {
+        u64::try_from(self.epoch.elapsed().as_nanos()).unwrap_or(u64::MAX)
+    }
+
+    /// Complete each started request at its time, then dispatch what follows.
+    fn arm(self: &Arc<Self>, started: Vec<Started>, wakeup: Option<u64>) {
+        for s in started {
+            let me = Arc::clone(self);
+            tokio::spawn(async move {
+                tokio::time::sleep_until(me.epoch + Duration::from_nanos(s.done_ns)).await;
+                me.on_complete(Some((s.id, s.done_ns)));
+            });
+        }
+        if let Some(t) = wakeup {
+            let me = Arc::clone(self);
+            tokio::spawn(async move {
+                tokio::time::sleep_until(me.epoch + Duration::from_nanos(t)).await;
+                me.on_complete(None);
+            });
+        }
+    }
+
+    /// Request `id` completed at emulated time `done` (or, with None, a scheduler wake-up): release its
+    /// readers and dispatch the next request at that time.
+    fn on_complete(self: &Arc<Self>, id: Option<(u32, u64)>) {
+        let Ok(mut guard) = self.state.lock() else { return };
+        let st = &mut *guard;
+        let now = id.map_or_else(|| self.now(), |(_, done)| done);
+        let tags = match id.map(|(id, _)| st.disk.complete(id, now)) {
+            None => Vec::new(),
+            Some(Ok(t)) => t,
+            // Cannot happen (the scheduler dispatched it); release every waiter rather than hang.
+            Some(Err(_)) => st.waiters.keys().copied().collect(),
+        };
+        for t in tags {
+            let done = st.waiters.get_mut(&t).is_some_and(|w| {
+                w.chunks = w.chunks.saturating_sub(1);
+                w.chunks == 0
+            });
+            if done {
+                if let Some(mut w) = st.waiters.remove(&t) {
+                    st.kinds[w.kind].latency_ns += now.saturating_sub(w.submitted);
+                    if let Some(tx) = w.tx.take() {
+                        let _ = tx.send(());
+                    }
+                }
+            }
+        }
+        let started = st.disk.poll(now).unwrap_or_default();
+        let wakeup = st.disk.wakeup();
+        drop(guard);
+        self.arm(started, wakeup);
+    }
+}
+
+/// Alignment of `O_DIRECT` reads (offset, length and buffer): 4 KiB covers 512-byte and 4K-sector disks.
+const DIRECT_ALIGN: u64 = 4096;
+
+/// The backing store of the export.
+pub struct Backing {
+    file: Arc<File>,
+    /// The handle reads use: the same file, or one opened with `O_DIRECT` (`--direct`).
+    reader: Arc<File>,
+    direct: bool,
+    /// Export size in bytes (the file's length when opened).
+    pub size: u64,
+    emulate: Option<Arc<Emulation>>,
+}
+
+impl Backing {
+    /// Open `path` for reading and writing; `emulate` names a device model that times the reads.
+    pub fn open(path: &Path, emulate: Option<&str>, direct: bool) -> Result<Self, String> {
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open(path)
+            .map_err(|e| format!("{}: {e}", path.display()))?;
+        let size = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
+        if size == 0 {
+            return Err(format!("{}: the backing file is empty (its length is the export's size)", path.display()));
+        }
+        let file = Arc::new(file);
+        let reader = if direct {
+            use std::os::unix::fs::OpenOptionsExt;
+            let f = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(libc::O_DIRECT)
+                .open(path)
+                .map_err(|e| format!("{}: cannot open with O_DIRECT (--direct): {e}", path.display()))?;
+            Arc::new(f)
+        } else {
+            Arc::clone(&file)
+        };
+        let emulate = match emulate {
+            None => None,
+            Some(name) => {
+                let m = EmulatedDisk::build(name).map_err(|e| format!("--emulate: {e}"))?;
+                if m.capacity_bytes < size {
+                    return Err(format!(
+                        "--emulate {name}: the device holds {} bytes, less than the backing file's {size}",
+                        m.capacity_bytes
+                    ));
+                }
+                Some(Arc::new(Emulation {
+                    state: Mutex::new(EmuState {
+                        disk: m,
+                        waiters: HashMap::new(),
+                        next_tag: 0,
+                        kinds: [KindStats::default(); 2],
+                    }),
+                    epoch: Instant::now(),
+                }))
+            }
+        };
+        Ok(Self { file, reader, direct, size, emulate })
+    }
+
+    /// Read `len` bytes at `offset` (within the export). With a device model, the read completes no
+    /// earlier than the emulated disk says.
+    pub async fn read(&self, offset: u64, len: usize, kind: ReadKind) -> io::Result<Vec<u8>> {
+        let mut at = self.dispatch(&[(offset, len, kind)]);
+        self.read_dispatched(offset, len, at.pop().flatten()).await
+    }
+
+    /// Hand reads to the emulated disk now, all at once (the scheduler sees them together, in this order:
+    /// a request's own blocks before its prefetches); for each, what signals its emulated completion.
+    /// Nothing without emulation.
+    pub fn dispatch(&self, reads: &[(u64, usize, ReadKind)]) -> Vec<Option<oneshot::Receiver<()>>> {
+        let Some(emu) = &self.emulate else { return reads.iter().map(|_| None).collect() };
+        let Ok(mut guard) = emu.state.lock() else { return reads.iter().map(|_| None).collect() };
+        let st = &mut *guard;
+        let now = emu.now();
+        let mut out = Vec::with_capacity(reads.len());
+        for &(offset, len, kind) in reads {
+            let tag = st.next_tag;
+            st.next_tag += 1;
+            let k = usize::from(kind == ReadKind::Prefetch);
+            st.kinds[k].reads += 1;
+            st.kinds[k].bytes += len as u64;
+            let chunks = st.disk.submit(tag, offset, len as u64, kind == ReadKind::Demand, now);
+            let (tx, rx) = oneshot::channel();
+            st.waiters.insert(tag, Waiter { chunks, tx: Some(tx), kind: k, submitted: now });
+            out.push(Some(rx));
+        }
+        let started = st.disk.poll(now).unwrap_or_default();
+        let wakeup = st.disk.wakeup();
+        drop(guard);
+        emu.arm(started, wakeup);
+        out
+    }
+
+    /// Read the file for a read handed to [`Backing::dispatch`], completing no earlier than its emulated
+    /// completion.
+    pub async fn read_dispatched(
+        &self,
+        offset: u64,
+        len: usize,
+        done: Option<oneshot::Receiver<()>>,
+    ) -> io::Result<Vec<u8>> {
+        let (file, direct) = (Arc::clone(&self.reader), self.direct);
+        let data = tokio::task::spawn_blocking(move || {
+            if direct {
+                read_direct(&file, offset, len)
+            } else {
+                let mut buf = vec![0u8; len];
+                file.read_exact_at(&mut buf, offset).map(|()| buf)
+            }
+        })
+        .await
+        .map_err(io::Error::other)??;
+        if let Some(rx) = done {
+            // A dropped sender (a released waiter) also means done.
+            let _ = rx.await;
+        }
+        Ok(data)
+    }
+
+    /// What the emulated disk did (None without emulation): per kind of read, and the disk's own counts.
+    #[must_use]
+    pub fn device_report(&self) -> Option<Value> {
+        let emu = self.emulate.as_ref()?;
+        let st = emu.state.lock().ok()?;
+        let one = |k: &KindStats| {
+            json!({ "reads": k.reads, "bytes": k.bytes,
+                    "mean_ms": if k.reads == 0 { 0.0 } else { k.latency_ns as f64 / k.reads as f64 / 1e6 } })
+        };
+        Some(json!({ "demand": one(&st.kinds[0]), "prefetch": one(&st.kinds[1]), "disk": st.disk.stats() }))
+    }
+
+    /// Write `data` at `offset`; with `sync`, also `fdatasync` before returning (FUA).
+    pub async fn write(&self, offset: u64, data: Arc<Vec<u8>>, sync: bool) -> io::Result<()> {
+        let file = Arc::clone(&self.file);
+        tokio::task::spawn_blocking(move || {
+            file.write_all_at(&data, offset)?;
+            if sync {
+                file.sync_data()?;
+            }
+            Ok(())
+        })
+        .await
+        .map_err(io::Error::other)?
+    }
+
+    /// `fdatasync`: every write that completed before the call is on stable storage after it.
+    pub async fn flush(&self) -> io::Result<()> {
+        let file = Arc::clone(&self.file);
+        tokio::task::spawn_blocking(move || file.sync_data()).await.map_err(io::Error::other)?
+    }
+}
+
+/// An `O_DIRECT` read of `len` bytes at `offset`: the aligned span around it into an aligned buffer (the
+/// page cache is bypassed), then the bytes asked for. Past the end of the file reads zeros.
+fn read_direct(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
+    let start = offset / DIRECT_ALIGN * DIRECT_ALIGN;
+    let end = (offset + len as u64).div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
+    let span = (end - start) as usize;
+    let mut raw = vec![0u8; span + DIRECT_ALIGN as usize];
+    let pad = raw.as_ptr().align_offset(DIRECT_ALIGN as usize);
+    let buf = &mut raw[pad..pad + span];
+    let mut done = 0;
+    while done < span {
+        match file.read_at(&mut buf[done..], start + done as u64) {
+            Ok(0) => break,
+            Ok(n) => done += n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    let from = (offset - start) as usize;
+    Ok(buf[from..from + len].to_vec())
+}

@@ -1,0 +1,136 @@
+//! One client connection: the handshake, then the transmission phase. Requests are read in order and each
+//! is served by a task of its own, so a slow read does not hold up the requests behind it; replies (simple
+//! replies) go out in completion order under the handle the client chose.
+//!
+//! Malformed input never reaches the cache: a bad request magic or an oversized write closes the
+//! connection (the stream cannot be resynchronised), a read or write past the end, an oversized read or an
+//! unknown command gets an error reply and the connection goes on. A client that disconnects in the middle
+//! of a request only ends its own connection.
+
+use std::sync::Arc;
+
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, WriteHalf};
+use tokio::sync::{watch, Mutex};
+use tokio::task::JoinSet;
+
+use crate::cache::Cache;
+use crate::handshake::{negotiate, Negotiated};
+use crate::protocol::*;
+
+/// Requests of one connection in service at once; the connection reads no more until one finishes.
+const MAX_IN_FLIGHT: usize = 128;
+
+type Writer<S> = Arc<Mutex<WriteHalf<S>>>;
+
+async fn reply<S: AsyncWrite>(w: &Writer<S>, error: u32, handle: u64, data: Option<&[u8]>) {
+    let mut w = w.lock().await;
+    // A client gone away is noticed by the reading side.
+    if w.write_all(&simple_reply(error, handle)).await.is_ok() {
+        if let Some(d) = data {
+            let _ = w.write_all(d).await;
+        }
+    }
+}
+
+/// Whether `offset .. offset + length` lies within an export of `size` bytes.
+fn within(offset: u64, length: u32, size: u64) -> bool {
+    offset.checked_add(u64::from(length)).is_some_and(|end| end <= size)
+}
+
+/// Serve connection number `client` on `stream` until the client disconnects, breaks the protocol, or
+/// `shutdown` turns true (then the requests in service finish first).
+pub async fn serve<S>(stream: S, cache: Arc<Cache>, client: u32, block: u32, mut shutdown: watch::Receiver<bool>)
+where
+    S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
+{
+    let mut stream = stream;
+    let down = shutdown.clone();
+    let size = cache.size();
+    let negotiated = tokio::select! {
+        r = negotiate(&mut stream, size, block, move || *down.borrow()) => r,
+        // A client still negotiating when the server stops is dropped.
+        _ = shutdown.wait_for(|s| *s) => return,
+    };
+    match negotiated {
+        Ok(Negotiated::Go) => {}
+        Ok(Negotiated::Closed) | Err(_) => return,
+    }
+    let (mut rd, wr) = tokio::io::split(stream);
+    let wr: Writer<S> = Arc::new(Mutex::new(wr));
+    let mut tasks = JoinSet::new();
+    loop {
+        while tasks.len() >= MAX_IN_FLIGHT {
+            tasks.join_next().await;
+        }
+        // Reap finished tasks without waiting.
+        while tasks.try_join_next().is_some() {}
+        let mut head = [0u8; REQUEST_HEADER_LEN];
+        tokio::select! {
+            r = rd.read_exact(&mut head) => if r.is_err() { break },
+            _ = shutdown.wait_for(|s| *s) => break,
+        }
+        let h = RequestHeader::decode(&head);
+        if h.magic != REQUEST_MAGIC {
+            break;
+        }
+        match h.cmd {
+            CMD_READ => {
+                if h.length > MAX_REQUEST_LEN || !within(h.offset, h.length, size) {
+                    reply(&wr, EINVAL, h.handle, None).await;
+                } else if h.length == 0 {
+                    reply(&wr, 0, h.handle, Some(&[])).await;
+                } else {
+                    let (c, w) = (Arc::clone(&cache), Arc::clone(&wr));
+                    tasks.spawn(async move {
+                        match c.read(client, h.offset, h.length).await {
+                            Ok(data) => reply(&w, 0, h.handle, Some(&data)).await,
+                            Err(e) => reply(&w, e, h.handle, None).await,
+                        }
+                    });
+                }
+            }
+            CMD_WRITE => {
+                if h.length > MAX_REQUEST_LEN {
+                    // Its data cannot be skipped safely: refuse and close.
+                    reply(&wr, EINVAL, h.handle, None).await;
+                    break;
+                }
+                let mut data = vec![0u8; h.length as usize];
+                tokio::select! {
+                    r = rd.read_exact(&mut data) => if r.is_err() { break },
+                    // A write whose data never comes is not acknowledged.
+                    _ = shutdown.wait_for(|s| *s) => break,
+                }
+                if !within(h.offset, h.length, size) {
+                    reply(&wr, ENOSPC, h.handle, None).await;
+                } else if h.length == 0 {
+                    reply(&wr, 0, h.handle, None).await;
+                } else {
+                    let (c, w) = (Arc::clone(&cache), Arc::clone(&wr));
+                    let fua = h.flags & CMD_FLAG_FUA != 0;
+                    tasks.spawn(async move {
+                        let r = c.write(client, h.offset, data, fua).await;
+                        reply(&w, r.err().unwrap_or(0), h.handle, None).await;
+                    });
+                }
+            }
+            CMD_FLUSH => {
+                let (c, w) = (Arc::clone(&cache), Arc::clone(&wr));
+                tasks.spawn(async move {
+                    let r = c.flush().await;
+                    reply(&w, r.err().unwrap_or(0), h.handle, None).await;
+                });
+            }
+            // TRIM is advisory (the data stays as it was); CACHE is a hint the levels' own prefetching
+            // supersedes. Both acknowledge a valid range.
+            CMD_TRIM | CMD_CACHE => {
+                let e = if within(h.offset, h.length, size) { 0 } else { EINVAL };
+                reply(&wr, e, h.handle, None).await;
+            }
+            CMD_DISC => break,
+            _ => reply(&wr, EINVAL, h.handle, None).await,
+        }
+    }
+    while tasks.join_next().await.is_some() {}
+    let _ = wr.lock().await.shutdown().await;
+}

@@ -1,0 +1,407 @@
+//! The server against a raw client written from the protocol document: handshake variants, reads and
+//! writes checked byte for byte against the backing file, and each kind of malformed input (bad magic,
+//! oversized length, offset past the end, unknown command or option, a client vanishing mid-request),
+//! after which another client must still be served.
+
+use std::io::{Read, Write};
+use std::os::unix::net::UnixStream;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
+use std::sync::{mpsc, Arc};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use prefetchsim_serve::protocol::*;
+use prefetchsim_serve::{run, Listen, ServeOptions};
+use serde_json::Value;
+
+const SIZE: u64 = 1 << 20;
+
+fn temp_dir(name: &str) -> PathBuf {
+    static N: AtomicU32 = AtomicU32::new(0);
+    let d = std::env::temp_dir().join(format!(
+        "prefetchsim-serve-{}-{}-{name}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    ));
+    let _ = std::fs::remove_dir_all(&d);
+    std::fs::create_dir_all(&d).unwrap();
+    d
+}
+
+/// A pattern that differs at every offset (so a misplaced byte shows).
+fn pattern(len: u64) -> Vec<u8> {
+    (0..len).map(|i| (i.wrapping_mul(31) ^ (i >> 8)) as u8).collect()
+}
+
+struct Server {
+    stop: Arc<AtomicBool>,
+    handle: Option<JoinHandle<Result<Value, String>>>,
+    socket: PathBuf,
+    backing: PathBuf,
+}
+
+impl Server {
+    fn start(name: &str, config: &str) -> Self {
+        Self::start_with(name, config, false)
+    }
+
+    fn start_with(name: &str, config: &str, direct: bool) -> Self {
+        let dir = temp_dir(name);
+        let backing = dir.join("disk.img");
+        std::fs::write(&backing, pattern(SIZE)).unwrap();
+        let socket = dir.join("nbd.sock");
+        let opts = ServeOptions {
+            config_json: config.to_string(),
+            backing: backing.clone(),
+            listen: Listen::Unix(socket.clone()),
+            block_size: 4096,
+            emulate: None,
+            record: None,
+            direct,
+        };
+        let stop = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = mpsc::channel();
+        let s2 = Arc::clone(&stop);
+        let handle = std::thread::spawn(move || {
+            let mut ready = |_a: &str| {
+                let _ = tx.send(());
+            };
+            run(&opts, &s2, &mut ready)
+        });
+        rx.recv_timeout(Duration::from_secs(20)).expect("server did not start");
+        Self { stop, handle: Some(handle), socket, backing }
+    }
+
+    fn stop(mut self) -> Value {
+        self.stop.store(true, Ordering::Relaxed);
+        self.handle.take().unwrap().join().unwrap().expect("server failed")
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        self.stop.store(true, Ordering::Relaxed);
+        if let Some(h) = self.handle.take() {
+            let _ = h.join();
+        }
+    }
+}
+
+fn connect(path: &Path) -> UnixStream {
+    let s = UnixStream::connect(path).unwrap();
+    s.set_read_timeout(Some(Duration::from_secs(10))).unwrap();
+    s
+}
+
+fn read_u32(s: &mut UnixStream) -> u32 {
+    let mut b = [0u8; 4];
+    s.read_exact(&mut b).unwrap();
+    u32::from_be_bytes(b)
+}
+
+fn read_u64(s: &mut UnixStream) -> u64 {
+    let mut b = [0u8; 8];
+    s.read_exact(&mut b).unwrap();
+    u64::from_be_bytes(b)
+}
+
+/// Greeting and client flags; returns the handshake flags.
+fn greet(s: &mut UnixStream) -> u16 {
+    assert_eq!(read_u64(s), NBD_MAGIC);
+    assert_eq!(read_u64(s), IHAVEOPT);
+    let mut f = [0u8; 2];
+    s.read_exact(&mut f).unwrap();
+    s.write_all(&(FLAG_C_FIXED_NEWSTYLE | FLAG_C_NO_ZEROES).to_be_bytes()).unwrap();
+    u16::from_be_bytes(f)
+}
+
+fn send_option(s: &mut UnixStream, option: u32, data: &[u8]) {
+    let mut b = IHAVEOPT.to_be_bytes().to_vec();
+    b.extend_from_slice(&option.to_be_bytes());
+    b.extend_from_slice(&(data.len() as u32).to_be_bytes());
+    b.extend_from_slice(data);
+    s.write_all(&b).unwrap();
+}
+
+/// One option reply: (option, type, data).
+fn option_reply_of(s: &mut UnixStream) -> (u32, u32, Vec<u8>) {
+    assert_eq!(read_u64(s), OPT_REPLY_MAGIC);
+    let option = read_u32(s);
+    let kind = read_u32(s);
+    let len = read_u32(s);
+    let mut d = vec![0u8; len as usize];
+    s.read_exact(&mut d).unwrap();
+    (option, kind, d)
+}
+
+fn go_data(infos: &[u16]) -> Vec<u8> {
+    let mut d = 0u32.to_be_bytes().to_vec();
+    d.extend_from_slice(&(infos.len() as u16).to_be_bytes());
+    for i in infos {
+        d.extend_from_slice(&i.to_be_bytes());
+    }
+    d
+}
+
+/// A client in transmission after NBD_OPT_GO.
+fn client(path: &Path) -> UnixStream {
+    let mut s = connect(path);
+    greet(&mut s);
+    send_option(&mut s, OPT_GO, &go_data(&[]));
+    loop {
+        let (opt, kind, d) = option_reply_of(&mut s);
+        assert_eq!(opt, OPT_GO);
+        if kind == REP_ACK {
+            return s;
+        }
+        assert_eq!(kind, REP_INFO);
+        assert_eq!(u16::from_be_bytes([d[0], d[1]]), INFO_EXPORT);
+        assert_eq!(u64::from_be_bytes(d[2..10].try_into().unwrap()), SIZE);
+    }
+}
+
+fn request(s: &mut UnixStream, cmd: u16, handle: u64, offset: u64, length: u32, data: &[u8]) {
+    let h = RequestHeader { magic: REQUEST_MAGIC, flags: 0, cmd, handle, offset, length };
+    let mut b = h.encode().to_vec();
+    b.extend_from_slice(data);
+    s.write_all(&b).unwrap();
+}
+
+/// A simple reply: (error, handle).
+fn simple(s: &mut UnixStream) -> (u32, u64) {
+    assert_eq!(read_u32(s), SIMPLE_REPLY_MAGIC);
+    (read_u32(s), read_u64(s))
+}
+
+fn read_at(s: &mut UnixStream, offset: u64, len: u32) -> Vec<u8> {
+    request(s, CMD_READ, 1, offset, len, &[]);
+    assert_eq!(simple(s), (0, 1));
+    let mut d = vec![0u8; len as usize];
+    s.read_exact(&mut d).unwrap();
+    d
+}
+
+fn write_at(s: &mut UnixStream, offset: u64, data: &[u8]) {
+    request(s, CMD_WRITE, 2, offset, data.len() as u32, data);
+    assert_eq!(simple(s), (0, 2));
+}
+
+/// The connection was closed by the server (EOF or reset).
+fn closed(s: &mut UnixStream) -> bool {
+    let mut b = [0u8; 1];
+    matches!(s.read(&mut b), Ok(0) | Err(_))
+}
+
+/// After any misbehaviour: a fresh client still reads the right bytes.
+fn still_serves(srv: &Server) {
+    let mut c = client(&srv.socket);
+    assert_eq!(read_at(&mut c, 12345, 3000), pattern(SIZE)[12345..15345]);
+}
+
+const RA: &str = r#"{"level": [{"size": 64, "policy": "lru", "prefetcher": "ra"}]}"#;
+
+#[test]
+fn reads_and_writes_match_the_file_through_a_prefetching_cache() {
+    reads_and_writes_match(Server::start("rw", RA));
+}
+
+#[test]
+fn reads_and_writes_match_with_o_direct_reads() {
+    use std::os::unix::fs::OpenOptionsExt;
+    let probe = temp_dir("direct-probe").join("probe");
+    std::fs::write(&probe, [0u8; 4096]).unwrap();
+    if let Err(e) = std::fs::OpenOptions::new().read(true).custom_flags(libc::O_DIRECT).open(&probe) {
+        // tmpfs, for one, has no O_DIRECT.
+        eprintln!("skipped: the temp directory's file system refuses O_DIRECT ({e})");
+        return;
+    }
+    reads_and_writes_match(Server::start_with("direct", RA, true));
+}
+
+fn reads_and_writes_match(srv: Server) {
+    let mut model = pattern(SIZE);
+    let mut c = client(&srv.socket);
+    // Sequential reads (the prefetcher reads ahead), unaligned reads, and writes of every alignment.
+    for i in 0..64u64 {
+        assert_eq!(read_at(&mut c, i * 4096, 4096), model[(i * 4096) as usize..((i + 1) * 4096) as usize]);
+    }
+    let mut rng = 12345u64;
+    for _ in 0..400 {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let off = (rng >> 20) % (SIZE - 20000);
+        let len = 1 + ((rng >> 8) % 12000) as u32;
+        if rng & 1 == 0 {
+            let data: Vec<u8> = (0..len).map(|i| (i as u64 ^ rng) as u8).collect();
+            write_at(&mut c, off, &data);
+            model[off as usize..off as usize + len as usize].copy_from_slice(&data);
+        } else {
+            assert_eq!(read_at(&mut c, off, len), model[off as usize..off as usize + len as usize]);
+        }
+    }
+    request(&mut c, CMD_FLUSH, 9, 0, 0, &[]);
+    assert_eq!(simple(&mut c), (0, 9));
+    assert_eq!(std::fs::read(&srv.backing).unwrap(), model, "write-through: the file holds every write");
+    request(&mut c, CMD_DISC, 10, 0, 0, &[]);
+    assert!(closed(&mut c));
+    let report = srv.stop();
+    let l0 = &report["levels"][0];
+    assert!(l0["prefetch_issued"].as_u64().unwrap() > 0, "{report}");
+    assert!(l0["hits"].as_u64().unwrap() > 0, "{report}");
+    assert_eq!(report["clients"], 1);
+}
+
+#[test]
+fn handshake_info_export_name_abort_and_unknown_options() {
+    let srv = Server::start("hs", RA);
+    // INFO with a block-size request, then an unknown option, then GO.
+    let mut s = connect(&srv.socket);
+    let flags = greet(&mut s);
+    assert_ne!(flags & FLAG_FIXED_NEWSTYLE, 0);
+    send_option(&mut s, OPT_INFO, &go_data(&[INFO_BLOCK_SIZE]));
+    let (_, k1, d1) = option_reply_of(&mut s);
+    let (_, k2, d2) = option_reply_of(&mut s);
+    let (_, k3, _) = option_reply_of(&mut s);
+    assert_eq!((k1, k2, k3), (REP_INFO, REP_INFO, REP_ACK));
+    assert_eq!(u16::from_be_bytes([d1[0], d1[1]]), INFO_EXPORT);
+    assert_eq!(u16::from_be_bytes([d2[0], d2[1]]), INFO_BLOCK_SIZE);
+    send_option(&mut s, 4242, b"whatever");
+    assert_eq!(option_reply_of(&mut s).1, REP_ERR_UNSUP);
+    // Malformed INFO data: an error reply, negotiation goes on.
+    send_option(&mut s, OPT_INFO, &[0, 0, 0, 50]);
+    assert_eq!(option_reply_of(&mut s).1, REP_ERR_INVALID);
+    send_option(&mut s, OPT_GO, &go_data(&[]));
+    while option_reply_of(&mut s).1 != REP_ACK {}
+    assert_eq!(read_at(&mut s, 0, 100), pattern(100));
+
+    // The old way in: NBD_OPT_EXPORT_NAME (no zeroes negotiated).
+    let mut e = connect(&srv.socket);
+    greet(&mut e);
+    send_option(&mut e, OPT_EXPORT_NAME, b"any");
+    assert_eq!(read_u64(&mut e), SIZE);
+    let mut tf = [0u8; 2];
+    e.read_exact(&mut tf).unwrap();
+    assert_ne!(u16::from_be_bytes(tf) & TFLAG_SEND_FLUSH, 0);
+    assert_eq!(read_at(&mut e, 4096, 10), pattern(4106)[4096..]);
+
+    // ABORT: acknowledged, then closed.
+    let mut a = connect(&srv.socket);
+    greet(&mut a);
+    send_option(&mut a, OPT_ABORT, &[]);
+    assert_eq!(option_reply_of(&mut a).1, REP_ACK);
+    assert!(closed(&mut a));
+
+    // A bad option magic closes the connection.
+    let mut b = connect(&srv.socket);
+    greet(&mut b);
+    b.write_all(&[0u8; 16]).unwrap();
+    assert!(closed(&mut b));
+    still_serves(&srv);
+}
+
+#[test]
+fn bad_request_magic_closes_only_that_connection() {
+    let srv = Server::start("magic", RA);
+    let mut other = client(&srv.socket);
+    let mut c = client(&srv.socket);
+    let h = RequestHeader { magic: 0xdead_beef, flags: 0, cmd: CMD_READ, handle: 1, offset: 0, length: 512 };
+    c.write_all(&h.encode()).unwrap();
+    assert!(closed(&mut c));
+    assert_eq!(read_at(&mut other, 0, 512), pattern(512));
+    still_serves(&srv);
+}
+
+#[test]
+fn oversized_lengths_get_einval() {
+    let srv = Server::start("big", RA);
+    let mut c = client(&srv.socket);
+    request(&mut c, CMD_READ, 5, 0, MAX_REQUEST_LEN + 1, &[]);
+    assert_eq!(simple(&mut c), (EINVAL, 5));
+    // The connection goes on after a refused read.
+    assert_eq!(read_at(&mut c, 0, 64), pattern(64));
+    // A write too large to accept cannot be skipped: refused, then closed.
+    request(&mut c, CMD_WRITE, 6, 0, u32::MAX, &[1, 2, 3]);
+    assert_eq!(simple(&mut c), (EINVAL, 6));
+    assert!(closed(&mut c));
+    still_serves(&srv);
+}
+
+#[test]
+fn offsets_past_the_end_get_errors() {
+    let srv = Server::start("end", RA);
+    let mut c = client(&srv.socket);
+    request(&mut c, CMD_READ, 7, SIZE - 10, 11, &[]);
+    assert_eq!(simple(&mut c), (EINVAL, 7));
+    request(&mut c, CMD_READ, 8, u64::MAX - 2, 100, &[]);
+    assert_eq!(simple(&mut c), (EINVAL, 8));
+    request(&mut c, CMD_WRITE, 9, SIZE, 4, &[9, 9, 9, 9]);
+    assert_eq!(simple(&mut c), (ENOSPC, 9));
+    request(&mut c, CMD_TRIM, 10, SIZE, 4096, &[]);
+    assert_eq!(simple(&mut c), (EINVAL, 10));
+    // The last bytes are readable, and nothing was written.
+    assert_eq!(read_at(&mut c, SIZE - 10, 10), pattern(SIZE)[(SIZE - 10) as usize..]);
+    drop(c);
+    srv.stop();
+}
+
+#[test]
+fn unknown_commands_get_einval_and_trim_cache_are_acknowledged() {
+    let srv = Server::start("cmd", RA);
+    let mut c = client(&srv.socket);
+    request(&mut c, 77, 11, 0, 4096, &[]);
+    assert_eq!(simple(&mut c), (EINVAL, 11));
+    request(&mut c, CMD_TRIM, 12, 0, 4096, &[]);
+    assert_eq!(simple(&mut c), (0, 12));
+    request(&mut c, CMD_CACHE, 13, 0, 4096, &[]);
+    assert_eq!(simple(&mut c), (0, 13));
+    assert_eq!(read_at(&mut c, 0, 4096), pattern(4096));
+}
+
+#[test]
+fn clients_vanishing_mid_request_do_not_disturb_others() {
+    let srv = Server::start("vanish", RA);
+    let mut other = client(&srv.socket);
+    // Half a request header.
+    let mut a = client(&srv.socket);
+    let h = RequestHeader { magic: REQUEST_MAGIC, flags: 0, cmd: CMD_READ, handle: 1, offset: 0, length: 4096 };
+    a.write_all(&h.encode()[..13]).unwrap();
+    drop(a);
+    // A write header with half its data.
+    let mut b = client(&srv.socket);
+    let h = RequestHeader { magic: REQUEST_MAGIC, flags: 0, cmd: CMD_WRITE, handle: 2, offset: 0, length: 8192 };
+    b.write_all(&h.encode()).unwrap();
+    b.write_all(&[0xee; 3000]).unwrap();
+    drop(b);
+    // Gone during the handshake.
+    let mut c = connect(&srv.socket);
+    c.write_all(&[0, 0]).unwrap();
+    drop(c);
+    // A read whose reply nobody reads.
+    let mut d = client(&srv.socket);
+    request(&mut d, CMD_READ, 3, 0, 1 << 20, &[]);
+    drop(d);
+    std::thread::sleep(Duration::from_millis(100));
+    assert_eq!(read_at(&mut other, 0, 8192), pattern(8192), "the half-sent write changed nothing");
+    still_serves(&srv);
+    drop(other);
+    let report = srv.stop();
+    assert_eq!(report["clients"], 6);
+}
+
+#[test]
+fn stopping_does_not_wait_for_idle_or_stalled_clients() {
+    let srv = Server::start("stop", RA);
+    // One client says nothing, one stops in the handshake, one in the middle of a write's data.
+    let _idle = connect(&srv.socket);
+    let mut half = connect(&srv.socket);
+    greet(&mut half);
+    let mut stalled = client(&srv.socket);
+    let h = RequestHeader { magic: REQUEST_MAGIC, flags: 0, cmd: CMD_WRITE, handle: 1, offset: 0, length: 8192 };
+    stalled.write_all(&h.encode()).unwrap();
+    stalled.write_all(&[1; 100]).unwrap();
+    std::thread::sleep(Duration::from_millis(100));
+    let t = std::time::Instant::now();
+    let report = srv.stop();
+    assert!(t.elapsed() < Duration::from_secs(5), "stopped in {:?}", t.elapsed());
+    assert_eq!(report["requests"], 0, "the half-sent write was not served");
+}
