@@ -191,9 +191,10 @@ mod tests {
             err.to_string(),
             "level[0].prefetcher: 'mymod:Next' names a plugin (module:Class), which only the Python package can load"
         );
-        let err = crate::policy::build_level("level[1].policy", &spec, 8, LevelOptions::default(), Box::new(NoPrefetch))
-            .err()
-            .expect("no host");
+        let err =
+            crate::policy::build_level("level[1].policy", &spec, 8, LevelOptions::default(), Box::new(NoPrefetch))
+                .err()
+                .expect("no host");
         assert!(err.to_string().starts_with("level[1].policy: 'mymod:Next' names a plugin"), "{err}");
         assert!(!is_plugin_name("lru") && is_plugin_name("a.b:C"));
     }
