@@ -14,8 +14,9 @@ use std::collections::HashSet;
 use std::sync::{Mutex, OnceLock};
 
 use crate::component::{ComponentSpec, ConfigError};
+use crate::level::{AnyLevel, Level, LevelOptions, DEFAULT_BLOCK_BYTES};
 use crate::policy::{BlockTable, Insert, Origin, Policy, PolicyEnv, Slot};
-use crate::prefetch::Prefetcher;
+use crate::prefetch::{LevelGeometry, Prefetcher};
 
 /// Builds the plugins a config names. Implemented by a language binding (Python).
 pub trait PluginHost: Send + Sync {
@@ -90,10 +91,23 @@ pub fn build_prefetcher(path: &str, spec: &ComponentSpec) -> Result<(&'static st
     Ok((intern(spec.name.trim()), pf))
 }
 
-/// Build the plugin policy `spec` names; returns its path as its name.
-pub fn build_policy(path: &str, spec: &ComponentSpec, env: &PolicyEnv) -> Result<(&'static str, Plugin), ConfigError> {
-    let p = host(path, spec)?.policy(path, spec, env)?;
-    Ok((intern(spec.name.trim()), Plugin(p)))
+/// A level of `capacity` blocks whose policy is the plugin `spec` names, with options `opts` and
+/// `prefetcher`; returns the plugin's path as the policy's name. As for a registered policy, the
+/// prefetcher's first-hit rule (AMP's) replaces the level's option.
+pub fn build_level(
+    path: &str,
+    spec: &ComponentSpec,
+    capacity: usize,
+    mut opts: LevelOptions,
+    mut prefetcher: Box<dyn Prefetcher>,
+) -> Result<(&'static str, Box<dyn AnyLevel>), ConfigError> {
+    let geometry = LevelGeometry { capacity, block_bytes: DEFAULT_BLOCK_BYTES };
+    if let Some(rule) = prefetcher.attach(geometry).first_hit {
+        opts.first_hit = rule;
+    }
+    let env = PolicyEnv { capacity, first_hit: opts.first_hit };
+    let policy = Plugin(host(path, spec)?.policy(path, spec, &env)?);
+    Ok((intern(spec.name.trim()), Box::new(Level::new(capacity, policy, prefetcher, opts))))
 }
 
 /// A plugin policy: the level is generic over its policy (static dispatch for the built-in ones), and

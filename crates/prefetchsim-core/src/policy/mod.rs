@@ -213,6 +213,9 @@ pub fn build_level(
 ) -> Result<(&'static str, Box<dyn crate::level::AnyLevel>), crate::component::ConfigError> {
     use crate::component::{parse_params, resolve_name};
     use crate::level::Level;
+    if crate::plugin::is_plugin_name(&spec.name) {
+        return crate::plugin::build_level(path, spec, capacity, opts, prefetcher);
+    }
     let mut prefetcher = prefetcher;
     let mut opts = opts;
     // The geometry `Level::new` attaches the prefetcher with: its first-hit rule is the policy's.
@@ -221,10 +224,6 @@ pub fn build_level(
         opts.first_hit = rule;
     }
     let env = PolicyEnv { capacity, first_hit: opts.first_hit };
-    if crate::plugin::is_plugin_name(&spec.name) {
-        let (name, policy) = crate::plugin::build_policy(path, spec, &env)?;
-        return Ok((name, Box::new(Level::new(capacity, policy, prefetcher, opts))));
-    }
     let name = resolve_name(path, "policy", &spec.name, POLICIES, POLICY_ALIASES)?;
     let level: Box<dyn crate::level::AnyLevel> = match name {
         "lru" => {
