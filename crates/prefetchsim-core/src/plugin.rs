@@ -200,15 +200,14 @@ mod tests {
     fn a_plugin_name_without_a_host_is_an_error_naming_the_key() {
         // The core's tests register no host (as the Rust CLI): the name is refused, not looked up.
         let spec = ComponentSpec::named("mymod:Next");
-        let err = crate::prefetch::build("level[0].prefetcher", &spec).err().expect("no host");
+        let err = build_prefetcher("level[0].prefetcher", &spec).err().expect("no host");
         assert_eq!(
             err.to_string(),
             "level[0].prefetcher: 'mymod:Next' names a plugin (module:Class), which only the Python package can load"
         );
-        let err =
-            crate::policy::build_level("level[1].policy", &spec, 8, LevelOptions::default(), Box::new(NoPrefetch))
-                .err()
-                .expect("no host");
+        let err = build_level("level[1].policy", &spec, 8, LevelOptions::default(), Box::new(NoPrefetch))
+            .err()
+            .expect("no host");
         assert!(err.to_string().starts_with("level[1].policy: 'mymod:Next' names a plugin"), "{err}");
         assert!(!is_plugin_name("lru") && is_plugin_name("a.b:C"));
     }
