@@ -7,6 +7,7 @@
 
 pub mod arc;
 pub mod clock;
+pub mod entry;
 pub mod fifo;
 mod index;
 pub mod list;

@@ -2,7 +2,7 @@
 //! `src/` (parsed with `syn`, so comments, doc links and strings do not count; `#[cfg(test)]` items are
 //! left out, as they are not part of the library) is an edge from the module holding it to the module it
 //! names. The check runs at two grains: the top-level modules (`config`, `engine`, `policy`, …), and the
-//! sibling files inside each folder module listed in [`FOLDERS`] (`engine/timed.rs` → `engine/replay.rs`;
+//! sibling files inside every top-level folder module (`engine/timed.rs` → `engine/replay.rs`;
 //! the folder's own `mod.rs` is the parent, whose re-exports and shared items are not an import circle).
 //! A call `Type::function` of an inherent impl counts as an import of the module the impl is in (an impl
 //! may live far from its type: `Hierarchy::build` is in `build/`); method-call syntax and paths inside
@@ -13,9 +13,6 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use syn::visit::Visit;
-
-/// Folder modules whose files are also checked against each other.
-const FOLDERS: &[&str] = &["build", "engine", "level"];
 
 /// A reference from one file to a module path (`crate`-relative segments).
 struct Reference {
@@ -193,16 +190,13 @@ fn modules(src: &Path) -> Vec<(PathBuf, Vec<String>)> {
 /// An edge of the graph at one grain: the first place it is seen.
 type Graph = BTreeMap<String, BTreeMap<String, String>>;
 
-/// The edges between top-level modules and between sibling files of each folder in [`FOLDERS`].
+/// The edges between top-level modules and between sibling files of every top-level folder module.
 fn graphs(src: &Path) -> (Graph, BTreeMap<String, Graph>) {
     let files = modules(src);
-    let folder_children: BTreeMap<&str, BTreeSet<String>> = FOLDERS
-        .iter()
-        .map(|f| {
-            let kids = files.iter().filter(|(_, m)| m.len() >= 2 && m[0] == *f).map(|(_, m)| m[1].clone()).collect();
-            (*f, kids)
-        })
-        .collect();
+    let mut folder_children: BTreeMap<&str, BTreeSet<String>> = BTreeMap::new();
+    for (_, m) in files.iter().filter(|(_, m)| m.len() >= 2) {
+        folder_children.entry(m[0].as_str()).or_default().insert(m[1].clone());
+    }
     let mut top = Graph::new();
     let mut inner: BTreeMap<String, Graph> = BTreeMap::new();
     let parsed: Vec<syn::File> = files
