@@ -4,6 +4,7 @@ module by `mypy.stubtest` in scripts/test.sh.
 Configs, trace specs and results cross the boundary as JSON text; the Python layer (`prefetchsim`)
 parses them. `progress` callbacks receive the number of requests read so far."""
 
+import os
 from collections.abc import Callable
 from typing import Any, SupportsIndex
 
@@ -28,6 +29,7 @@ __all__ = [
     "canonical_config",
     "integrated",
     "single_disk",
+    "serve",
     "__version__",
 ]
 
@@ -99,3 +101,17 @@ def device_random_read_ms(
 def device_bench(device_json: str, seed: int = 1) -> str: ...
 def device_capacity_sectors(device_json: str) -> int: ...
 def devices() -> str: ...
+
+# The NBD server (serve.rs): runs until a signal handler raises; returns the report as JSON
+def serve(
+    config_json: str,
+    backing: str | os.PathLike[str],
+    *,
+    socket: str | os.PathLike[str] | None = None,
+    listen: str | None = None,
+    block_size: int = 4096,
+    emulate: str | None = None,
+    record: str | os.PathLike[str] | None = None,
+    direct: bool = False,
+    ready: Callable[[str], Any] | None = None,
+) -> str: ...
