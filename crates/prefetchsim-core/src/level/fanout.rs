@@ -244,7 +244,7 @@ impl CacheLevel for FanOut {
         self.inst.get(self.last).map_or_else(|| self.capacity(), |l| l.data_capacity())
     }
     /// The instances' policies have no knowledge of the future (`opt` is not offered per instance).
-    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+    fn future(&mut self) -> Option<&mut crate::policy::next_use::Future> {
         None
     }
 }

@@ -119,7 +119,7 @@ macro_rules! forward_level {
         }
     };
     (@one $f:ident future) => {
-        fn future(&mut self) -> Option<&mut $crate::optimal::Future> {
+        fn future(&mut self) -> Option<&mut $crate::policy::next_use::Future> {
             #[allow(unused_imports)]
             use $crate::level::CacheLevel as _;
             self.$f.future()
