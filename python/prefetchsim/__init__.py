@@ -15,7 +15,7 @@ The model runs in Rust (``prefetchsim._core``); this package is the Python face:
 results, sweeps, plots and the ``prefetchsim`` command line.
 """
 
-from ._core import ConfigError, PrefetchsimError, TraceError, __version__
+from ._core import ConfigError, PluginError, PrefetchsimError, TraceError, __version__
 from ._registry import formats, generators, policies, prefetchers, result_schema
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
 from ._events import read_events
@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     from ._mrc import mrc
     from ._grid import plan as sweep_plan
     from ._sweep import results, sweep
-    from . import plot
+    from . import plot, plugin
 
 # Sweeps, curves and plots are imported on first use (PEP 562): `prefetchsim sim` and `import prefetchsim`
 # then skip multiprocessing, concurrent.futures and the sweep store, a large part of the command's start-up.
@@ -39,6 +39,7 @@ _LAZY = {
     "results": ("._sweep", "results"),
     "sweep": ("._sweep", "sweep"),
     "plot": (".plot", None),
+    "plugin": (".plugin", None),
 }
 
 
@@ -65,6 +66,7 @@ def __dir__() -> list[str]:
 __all__ = [
     "ConfigError",
     "Level",
+    "PluginError",
     "PrefetchsimError",
     "Result",
     "SweepPlan",
@@ -80,6 +82,7 @@ __all__ = [
     "open_trace",
     "policies",
     "plot",
+    "plugin",
     "prefetchers",
     "read_events",
     "result_schema",

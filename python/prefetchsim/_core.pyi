@@ -12,6 +12,7 @@ __all__ = [
     "PrefetchsimError",
     "ConfigError",
     "TraceError",
+    "PluginError",
     "simulate",
     "mrc_curve",
     "simulate_sampled",
@@ -43,6 +44,10 @@ class ConfigError(PrefetchsimError):
 
 class TraceError(PrefetchsimError):
     """A trace cannot be opened, detected or parsed (the message names file, line/record and field)."""
+
+class PluginError(PrefetchsimError):
+    """A plugin's callback (a Python prefetcher or policy named `module:Class`) raised or returned a bad
+    value during a run; the message names the config key, the plugin and the Python traceback."""
 
 _Progress = Callable[[int], Any] | None
 _Count = SupportsIndex | None

@@ -144,7 +144,8 @@ pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutc
     };
     let decoded = decoded.as_ref();
     let footprint = decoded.and_then(DecodedTrace::footprint);
-    let run = |i: usize| run_config(trace, task, i, footprint, decoded);
+    // Each config's job inside the plugin host's thread scope (Python: cheap callbacks).
+    let run = |i: usize| crate::plugin::thread_scope(|| run_config(trace, task, i, footprint, decoded));
     let n = task.configs.len();
     let threads =
         if task.threads == 0 { std::thread::available_parallelism().map_or(1, |t| t.get()) } else { task.threads };

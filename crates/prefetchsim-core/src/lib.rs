@@ -43,6 +43,7 @@ pub mod metrics;
 pub mod mrc;
 pub mod optimal;
 pub mod pfc;
+pub mod plugin;
 pub mod policy;
 pub mod prefetch;
 pub mod request;

@@ -21,6 +21,13 @@ create_exception!(
 );
 create_exception!(
     prefetchsim,
+    PluginError,
+    PrefetchsimError,
+    "A plugin's callback (a Python prefetcher or policy named `module:Class`) raised or returned a bad value \
+     during a run; the message names the config key, the plugin and the Python traceback."
+);
+create_exception!(
+    prefetchsim,
     TraceError,
     PrefetchsimError,
     "A trace cannot be opened, detected or parsed (the message names file, line/record and field)."
@@ -32,6 +39,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("PrefetchsimError", py.get_type::<PrefetchsimError>())?;
     m.add("ConfigError", py.get_type::<ConfigError>())?;
     m.add("TraceError", py.get_type::<TraceError>())?;
+    m.add("PluginError", py.get_type::<PluginError>())?;
     Ok(())
 }
 
@@ -52,6 +60,9 @@ pub(crate) fn source_err(e: &SourceError) -> PyErr {
     }
     if let Some(c) = e.downcast_ref::<CoreConfigError>() {
         return config_err(c);
+    }
+    if let Some(f) = e.downcast_ref::<prefetchsim_core::plugin::PluginFault>() {
+        return PluginError::new_err(f.to_string());
     }
     PrefetchsimError::new_err(e.to_string())
 }

@@ -10,6 +10,7 @@ mod detached;
 mod device;
 mod errors;
 mod mrc;
+mod plugin;
 mod registry;
 mod serve;
 mod sim;
@@ -21,6 +22,7 @@ use pyo3::prelude::*;
 #[pymodule]
 fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     errors::register(m)?;
+    plugin::register();
     m.add_function(wrap_pyfunction!(sim::simulate, m)?)?;
     mrc::register(m)?;
     serve::register(m)?;

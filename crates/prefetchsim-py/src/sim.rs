@@ -253,7 +253,12 @@ pub(crate) fn single_disk(
         prepare_opt(&spec, &cfg, &mut h, footprint, &stop)?;
         let model = DiskModel { cache: h.levels.first().map_or(0, |l| l.capacity()), fetch_time };
         let mut src = Interruptible::new(spec.open()?, &stop, &done);
+        // Not through run::run: a plugin's fault is taken here (crate::plugin).
+        let _stale = prefetchsim_core::plugin::take_fault();
         let s = optimal::single_disk::single_disk(&mut src, &mut h, model, cfg.engine.limit)?;
+        if let Some(fault) = prefetchsim_core::plugin::take_fault() {
+            return Err(Box::new(fault));
+        }
         let level = h.reports().first().map(|l| record_json(l.record())).unwrap_or(Value::Null);
         Ok(json!({ "schedule": s, "level": level }))
     })?

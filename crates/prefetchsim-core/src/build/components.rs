@@ -18,6 +18,9 @@ pub fn build_prefetcher(path: &str, spec: &ComponentSpec) -> Result<(&'static st
     if let Some(pf) = build_shorthand(path, spec, &make)? {
         return Ok(("stack", pf));
     }
+    if crate::plugin::is_plugin_name(&spec.name) {
+        return crate::plugin::build_prefetcher(path, spec);
+    }
     let entry = registry::prefetcher(path, &spec.name)?;
     Ok((entry.name, entry.build(path, spec, &make)?))
 }
@@ -31,6 +34,9 @@ pub fn build_level(
     opts: LevelOptions,
     prefetcher: Box<dyn Prefetcher>,
 ) -> Result<(&'static str, Box<dyn AnyLevel>), ConfigError> {
+    if crate::plugin::is_plugin_name(&spec.name) {
+        return crate::plugin::build_level(path, spec, capacity, opts, prefetcher);
+    }
     let entry = registry::policy(path, &spec.name)?;
     Ok((entry.name, entry.build_level(path, spec, capacity, opts, prefetcher)?))
 }

@@ -16,9 +16,16 @@ pub fn run(
     cfg: &HierarchyConfig,
     progress: &mut dyn Progress,
 ) -> Result<RunResult, SourceError> {
-    match cfg.engine.kind {
+    // A plugin's failed callback (crate::plugin) stops the run and becomes its error.
+    let _stale = crate::plugin::take_fault();
+    let progress = &mut FaultStop(progress);
+    let r = match cfg.engine.kind {
         EngineKind::Instant => run_instant(src, h, &cfg.engine, progress),
         EngineKind::Timed => run_timed(src, h, cfg, progress),
+    };
+    match crate::plugin::take_fault() {
+        Some(fault) => Err(Box::new(fault)),
+        None => r,
     }
 }
 
@@ -51,4 +58,13 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
     timed::switch_levels(h)?;
     let bottom = crate::build::build_bottom(cfg, s.seed, h.levels.len(), h.block_size())?;
     timed::run_on(src, h, &cfg.engine, s, bottom, progress, obs)
+}
+
+/// Progress that also stops the run when a plugin has failed on this thread ([`crate::plugin`]).
+struct FaultStop<'a>(&'a mut dyn Progress);
+
+impl Progress for FaultStop<'_> {
+    fn tick(&mut self, requests: u64) -> bool {
+        !crate::plugin::has_fault() && self.0.tick(requests)
+    }
 }
