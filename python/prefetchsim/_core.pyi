@@ -4,6 +4,7 @@ module by `mypy.stubtest` in scripts/test.sh.
 Configs, trace specs and results cross the boundary as JSON text; the Python layer (`prefetchsim`)
 parses them. `progress` callbacks receive the number of requests read so far."""
 
+import os
 from collections.abc import Callable
 from typing import Any, SupportsIndex
 
@@ -14,6 +15,7 @@ __all__ = [
     "simulate",
     "mrc_curve",
     "simulate_sampled",
+    "serve",
     "footprint",
     "head",
     "registry",
@@ -72,6 +74,20 @@ def simulate_sampled(
     sample_json: str,
     limit: _Count = None,
     progress: _Progress = None,
+) -> str: ...
+
+# The NBD server (serve.rs)
+def serve(
+    config_json: str,
+    backing: str | os.PathLike[str],
+    *,
+    socket: str | os.PathLike[str] | None = None,
+    listen: str | None = None,
+    block_size: int = 4096,
+    emulate: str | None = None,
+    record: str | os.PathLike[str] | None = None,
+    direct: bool = False,
+    ready: Callable[[str], Any] | None = None,
 ) -> str: ...
 
 # Traces (trace.rs)

@@ -12,7 +12,7 @@ use prefetchsim_serve::{Listen, ServeOptions};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 
-use super::PrefetchsimError;
+use crate::errors::PrefetchsimError;
 
 /// Serve the export `backing` through the hierarchy `config_json` on a Unix `socket` or a TCP `listen`
 /// address until a signal handler raises. `ready(address)` is called once the server accepts connections.

@@ -437,7 +437,6 @@ impl TraceSource {
 
     /// The request of a raw record (`None` when the ops filter drops it or the record is skipped).
     #[inline]
-    #[inline]
     fn convert(&mut self, rec: &RawRecord) -> Result<Option<Request>, TraceError> {
         match self.conv.convert(rec) {
             Ok(r) => Ok(r),
