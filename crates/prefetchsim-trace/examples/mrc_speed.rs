@@ -54,12 +54,12 @@ fn main() -> Res<()> {
         t_read.push(timed(|| read(()))?.1);
         // The copy of the requests is outside the timed part of every method.
         let mut src = VecSource::new(reqs.clone());
-        t_exact.push(timed(|| Ok(mrc::histogram(&mut src, ShardsConfig::exact(), &mut |_| true)?))?.1);
+        t_exact.push(timed(|| mrc::histogram(&mut src, ShardsConfig::exact(), &mut |_| true))?.1);
         let mut src = VecSource::new(reqs.clone());
-        t_shards.push(timed(|| Ok(mrc::histogram(&mut src, ShardsConfig::fixed_rate(rate), &mut |_| true)?))?.1);
+        t_shards.push(timed(|| mrc::histogram(&mut src, ShardsConfig::fixed_rate(rate), &mut |_| true))?.1);
         let mut src = VecSource::new(reqs.clone());
         let mut h = Hierarchy::build(&cfg, spec.block_size, None)?;
-        t_lru.push(timed(|| Ok(run_instant(&mut src, &mut h, &cfg.engine, &mut Silent)?))?.1);
+        t_lru.push(timed(|| run_instant(&mut src, &mut h, &cfg.engine, &mut Silent))?.1);
     }
     let (e, s, l, r) = (median(t_exact), median(t_shards), median(t_lru), median(t_read));
     println!(
