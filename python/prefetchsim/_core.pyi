@@ -30,6 +30,7 @@ __all__ = [
     "canonical_config",
     "integrated",
     "single_disk",
+    "serve",
     "__version__",
 ]
 
@@ -115,3 +116,17 @@ def device_random_read_ms(
 def device_bench(device_json: str, seed: int = 1) -> str: ...
 def device_capacity_sectors(device_json: str) -> int: ...
 def devices() -> str: ...
+
+# The NBD server (serve.rs): runs until a signal handler raises; returns the report as JSON
+def serve(
+    config_json: str,
+    backing: str | os.PathLike[str],
+    *,
+    socket: str | os.PathLike[str] | None = None,
+    listen: str | None = None,
+    block_size: int = 4096,
+    emulate: str | None = None,
+    record: str | os.PathLike[str] | None = None,
+    direct: bool = False,
+    ready: Callable[[str], Any] | None = None,
+) -> str: ...
