@@ -15,7 +15,6 @@ __all__ = [
     "simulate",
     "mrc_curve",
     "simulate_sampled",
-    "serve",
     "footprint",
     "head",
     "registry",
@@ -75,20 +74,6 @@ def simulate_sampled(
     sample_json: str,
     limit: _Count = None,
     progress: _Progress = None,
-) -> str: ...
-
-# The NBD server (serve.rs)
-def serve(
-    config_json: str,
-    backing: str | os.PathLike[str],
-    *,
-    socket: str | os.PathLike[str] | None = None,
-    listen: str | None = None,
-    block_size: int = 4096,
-    emulate: str | None = None,
-    record: str | os.PathLike[str] | None = None,
-    direct: bool = False,
-    ready: Callable[[str], Any] | None = None,
 ) -> str: ...
 
 # Traces (trace.rs)
