@@ -40,11 +40,13 @@ CONFIGS = [
     ("lru", {"name": "linux", "mode": "ondemand"}),
     ("sarc", "sarc"),
     ("lru", "amp"),
-    # History prefetchers (issue: Mithril-LRU at no less than half of LRU's speed, i.e. at most 2x its time).
+    # History prefetchers (issue: Mithril-LRU at no less than half of LRU's speed, i.e. at most 2x its time)
+    # and STEP (issue 16: Mithril, PG and STEP at most 2.5x plain LRU's time).
     ("lru", "mithril"),
     ("lru", "pg"),
+    ("lru", "step"),
 ]
-HISTORY = {"mithril", "pg"}
+HISTORY = {"mithril", "pg", "step"}
 
 CHILD = r"""
 import json, sys, time

@@ -12,8 +12,10 @@ For each case (trace, algorithm) it runs, in fresh processes one after the other
     blocks, and a prefetcher fed whole requests computes something else);
   - for LRU and FIFO, the `libcachesim` PyPI package's `process_trace` on that copy, when it is installed.
 and prints block accesses per second (the oracleGeneral copy's record count over the whole process's wall
-time), the whole process's peak RSS (`wait4`), the miss ratio each side printed, and the ratios
-prefetchsim / cachesim (speed: higher is better for prefetchsim; memory: lower is better).
+time), the whole process's peak RSS (`wait4`), the miss ratio each side printed, and the ratios against
+cachesim (wall and CPU) and against the libcachesim package (CPU) (speed: higher is better for
+prefetchsim; memory: lower is better). The load average is printed first and last: on a shared machine
+the wall-time ratio measures the run queue, the CPU-time ratio the programs.
 
 Cases: LRU, FIFO, LRU+Mithril, LRU+PG, LRU+OBL on the CloudPhysics w106 week read little-endian (cachesim's
 Mithril and PG keep ids as 32-bit ints, see shared/reference/libcachesim/build.sh), ARC P6 and P12, and a
@@ -107,7 +109,7 @@ def main() -> None:
     ap.add_argument("--algos", default="lru,fifo,mithril,pg,obl")
     ap.add_argument("--synthetic", type=int, default=50_000_000, help="requests of the synthetic trace")
     ap.add_argument("--share", type=float, default=0.1, help="cache size as a share of the footprint")
-    ap.add_argument("--repeat", type=int, default=1, help="runs per side; the median is printed")
+    ap.add_argument("--repeat", type=int, default=3, help="rounds of alternating runs; medians are printed")
     args = ap.parse_args()
     ours = prefetchsim_cmd()
     cachesim = os.environ.get("PREFETCHSIM_CACHESIM")
@@ -127,6 +129,7 @@ def main() -> None:
     for a in algos:
         if a not in ALGOS:
             raise SystemExit(f"unknown algo {a!r} (known: {', '.join(ALGOS)})")
+    print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
     rows = []
     with tempfile.TemporaryDirectory(prefix="prefetchsim-bench-") as tmp:
         for name in [t for t in args.traces.split(",") if t]:
@@ -164,12 +167,17 @@ def main() -> None:
                         sides["cachesim"] += ["--prefetch-params", "block-size=4096"]
                 if have_lcs and cs_pf is None:
                     sides["libcachesim"] = [sys.executable, "-c", LIBCACHESIM_CHILD, str(og), a, str(blocks)]
-                for side, cmd in sides.items():
-                    runs = [measured(cmd, tmp) for _ in range(args.repeat)]
-                    row[side] = {k: statistics.median(r[k] for r in runs) for k in ("wall", "cpu", "rss_mib")}
-                    row[side]["miss"] = miss_ratio(side, runs[0]["out"])
+                # Alternating: every side once per round, so that the machine's load drifts over all sides alike.
+                runs: dict[str, list[dict]] = {side: [] for side in sides}
+                for _ in range(args.repeat):
+                    for side, cmd in sides.items():
+                        runs[side].append(measured(cmd, tmp))
+                for side, rs in runs.items():
+                    row[side] = {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu", "rss_mib")}
+                    row[side]["miss"] = miss_ratio(side, rs[0]["out"])
                 rows.append(row)
                 print_row(row, header=len(rows) == 1)
+    print(f"load average at end: {os.getloadavg()[0]:.1f}")
 
 
 def miss_ratio(side: str, out: str) -> str:
@@ -183,18 +191,26 @@ def miss_ratio(side: str, out: str) -> str:
 
 
 def print_row(row: dict, header: bool) -> None:
+    """One line per side; ratios on prefetchsim's lines: `speed x` = cachesim's wall / ours, `cpu x` =
+    cachesim's CPU / ours (the one to read on a loaded machine: wall time then measures the queue), `lcs x` =
+    the libcachesim package's CPU / ours, `RSS x` = our peak RSS / cachesim's (lower is better)."""
     if header:
         print(f"{'trace':<10}{'algo':<8}{'accesses':>11}{'cache':>8} | {'side':<15}{'M acc/s':>8}{'wall s':>8}"
-              f"{'cpu s':>7}{'RSS MiB':>9}{'miss':>8} | {'speed x':>8}{'RSS x':>7}")
+              f"{'cpu s':>7}{'RSS MiB':>9}{'miss':>8} | {'speed x':>8}{'cpu x':>7}{'lcs x':>7}{'RSS x':>7}")
     base = row.get("cachesim")
+    lcs = row.get("libcachesim")
     for side in ("prefetchsim", "prefetchsim-og", "cachesim", "libcachesim"):
         r = row.get(side)
         if r is None:
             continue
         rate = row["accesses"] / r["wall"] / 1e6
         ratio = ""
-        if side.startswith("prefetchsim") and base:
-            ratio = f"{base['wall'] / r['wall']:>8.2f}{r['rss_mib'] / base['rss_mib']:>7.2f}"
+        if side.startswith("prefetchsim"):
+            speed = f"{base['wall'] / r['wall']:>8.2f}" if base else f"{'':>8}"
+            cpu = f"{base['cpu'] / r['cpu']:>7.2f}" if base else f"{'':>7}"
+            vs_lcs = f"{lcs['cpu'] / r['cpu']:>7.2f}" if lcs else f"{'':>7}"
+            rss = f"{r['rss_mib'] / base['rss_mib']:>7.2f}" if base else ""
+            ratio = speed + cpu + vs_lcs + rss
         print(f"{row['trace']:<10}{row['algo']:<8}{row['accesses']:>11,}{row['blocks']:>8} | {side:<15}{rate:>8.2f}"
               f"{r['wall']:>8.2f}{r['cpu']:>7.2f}{r['rss_mib']:>9.0f}{r['miss']:>8} | {ratio}")
     sys.stdout.flush()

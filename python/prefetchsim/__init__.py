@@ -20,11 +20,44 @@ from ._registry import formats, generators, policies, prefetchers, result_schema
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
 from ._events import read_events
 from ._trace import Trace, merge_traces, open_trace, synthetic
-from ._grid import SweepPlan
-from ._mrc import mrc
-from ._grid import plan as sweep_plan
-from ._sweep import results, sweep
-from . import plot
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ._grid import SweepPlan
+    from ._mrc import mrc
+    from ._grid import plan as sweep_plan
+    from ._sweep import results, sweep
+    from . import plot
+
+# Sweeps, curves and plots are imported on first use (PEP 562): `prefetchsim sim` and `import prefetchsim`
+# then skip multiprocessing, concurrent.futures and the sweep store, a large part of the command's start-up.
+_LAZY = {
+    "SweepPlan": ("._grid", "SweepPlan"),
+    "sweep_plan": ("._grid", "plan"),
+    "mrc": ("._mrc", "mrc"),
+    "results": ("._sweep", "results"),
+    "sweep": ("._sweep", "sweep"),
+    "plot": (".plot", None),
+}
+
+
+def __getattr__(name: str):  # noqa: ANN202 - the type is the attribute's
+    try:
+        module, attr = _LAZY[name]
+    except KeyError:
+        raise AttributeError(f"module 'prefetchsim' has no attribute {name!r}") from None
+    import importlib
+
+    mod = importlib.import_module(module, __name__)
+    value = mod if attr is None else getattr(mod, attr)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))
+
 
 # The core's exceptions are defined in `prefetchsim._core` with module `prefetchsim`: they are raised,
 # pickled and shown as `prefetchsim.X`.
