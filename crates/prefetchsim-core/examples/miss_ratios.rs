@@ -11,8 +11,8 @@
 
 use std::error::Error;
 
+use prefetchsim_core::build::build_level;
 use prefetchsim_core::component::ComponentSpec;
-use prefetchsim_core::policy::build_level;
 use prefetchsim_core::prefetch::none::NoPrefetch;
 use prefetchsim_core::{LevelOptions, Request};
 

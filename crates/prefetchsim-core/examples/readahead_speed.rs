@@ -17,7 +17,7 @@ use prefetchsim_core::level::{CacheLevel, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::Entry;
 use prefetchsim_core::policy::{FirstHit, PolicyEnv};
-use prefetchsim_core::prefetch::{self, Capabilities, LevelGeometry, PrefetchCtx, PrefetchRun, Prefetcher};
+use prefetchsim_core::prefetch::{Capabilities, LevelGeometry, PrefetchCtx, PrefetchRun, Prefetcher};
 use prefetchsim_core::request::{Fetch, Request};
 use serde_json::{json, Value};
 
@@ -119,7 +119,9 @@ fn timed(reqs: &[Request], pf: Box<dyn Prefetcher>, capacity: usize) -> (f64, f6
 
 fn build(name: &str, params: &Value) -> Box<dyn Prefetcher> {
     let Value::Object(params) = params.clone() else { unreachable!() };
-    prefetch::build("pf", &ComponentSpec { name: name.into(), params }).expect("valid prefetcher").1
+    prefetchsim_core::build::build_prefetcher("pf", &ComponentSpec { name: name.into(), params })
+        .expect("valid prefetcher")
+        .1
 }
 
 /// Repetitions of every timing; the minimum is kept (the machine may be shared).

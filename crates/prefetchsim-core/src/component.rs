@@ -111,6 +111,11 @@ pub fn resolve_name<'a>(
     if let Some((_, n)) = aliases.iter().find(|(a, _)| *a == lower) {
         return Ok(n);
     }
-    let names: Vec<&str> = registry.iter().map(|(n, _)| *n).collect();
-    Err(ConfigError::new(path, format!("unknown {what} '{name}'; choose one of {}", names.join(", "))))
+    Err(unknown_name(path, what, name, registry.iter().map(|(n, _)| *n)))
+}
+
+/// The error for a `what` (policy, prefetcher, device) named `name` that is not one of `names`.
+pub fn unknown_name<'a>(path: &str, what: &str, name: &str, names: impl Iterator<Item = &'a str>) -> ConfigError {
+    let names: Vec<&str> = names.collect();
+    ConfigError::new(path, format!("unknown {what} '{name}'; choose one of {}", names.join(", ")))
 }

@@ -1,26 +1,22 @@
 //! Registry entry points: what components exist, and checking and canonicalising configs.
 //!
-//! Validation lives in one function, [`validate_components`], so that moving it to the core's registry
-//! is one edit.
+//! Every list and check here comes from the core's one registry list (`prefetchsim_core::build`):
+//! names, parameters and the pairing rules.
 
+use prefetchsim_core::build;
 use prefetchsim_core::component::ConfigError as CoreConfigError;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::metrics::schema;
-use prefetchsim_core::{policy, prefetch};
 use prefetchsim_trace::{formats, synth, writer};
 use pyo3::prelude::*;
 use serde_json::json;
 
 use crate::errors::{config_err, parse_json, PrefetchsimError};
 
-/// Build each level with a placeholder size of one block: checks names and parameters, not sizes.
+/// Names, parameters and pairing rules of every level's components, not sizes (the core's
+/// `build::check_components`).
 pub(crate) fn validate_components(c: &HierarchyConfig) -> Result<(), CoreConfigError> {
-    for (i, l) in c.level.iter().enumerate() {
-        let path = format!("level[{i}]");
-        let (_, pf) = prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher)?;
-        policy::build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)?;
-    }
-    Ok(())
+    build::check_components(c).map(drop)
 }
 
 /// The registries: policies, prefetchers, trace formats and generators, as JSON
@@ -28,8 +24,8 @@ pub(crate) fn validate_components(c: &HierarchyConfig) -> Result<(), CoreConfigE
 #[pyfunction]
 pub(crate) fn registry() -> String {
     json!({
-        "policies": policy::POLICIES,
-        "prefetchers": prefetch::PREFETCHERS,
+        "policies": build::registry::POLICIES.iter().map(|e| (e.name, e.summary)).collect::<Vec<_>>(),
+        "prefetchers": build::registry::PREFETCHERS.iter().map(|e| (e.name, e.summary)).collect::<Vec<_>>(),
         "formats": formats::FORMATS,
         "generators": synth::GENERATORS,
         "outputs": writer::OUTPUT_FORMATS,
@@ -52,11 +48,7 @@ pub(crate) fn check_config(config_json: &str) -> PyResult<()> {
 pub(crate) fn canonical_config(config_json: &str) -> PyResult<String> {
     let mut c = HierarchyConfig::from_json(parse_json("config", config_json)?).map_err(|e| config_err(&e))?;
     for (i, l) in c.level.iter_mut().enumerate() {
-        let path = format!("level[{i}]");
-        let (pf_name, pf) =
-            prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher).map_err(|e| config_err(&e))?;
-        let (policy_name, _) = policy::build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)
-            .map_err(|e| config_err(&e))?;
+        let (policy_name, pf_name) = build::check_level(&format!("level[{i}]"), l).map_err(|e| config_err(&e))?;
         // A `first+second` shorthand resolves to "stack" and would lose its parts: keep it as written.
         if !l.prefetcher.name.contains('+') {
             l.prefetcher.name = pf_name.to_string();

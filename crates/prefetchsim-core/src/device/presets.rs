@@ -11,6 +11,13 @@ use super::disk::{DiskParams, Fidelity, Overheads, Rotation};
 use super::geometry::ZoneSpec;
 use super::seek::SeekModel;
 
+/// The Cheetah 9LP, DiskSim's validated disk, is the default disk.
+impl Default for DiskParams {
+    fn default() -> Self {
+        cheetah9lp()
+    }
+}
+
 const CHEETAH_SEEK_CSV: &str = include_str!("../../data/cheetah9lp_seek.csv");
 const CHEETAH_ZONES_CSV: &str = include_str!("../../data/cheetah9lp_zones.csv");
 

@@ -1,141 +1,10 @@
-//! Wiring: a [`HierarchyConfig`] becomes levels with their policies and prefetchers.
+//! A hierarchy as the engines run it: levels top first, their identities for reports, DEMOTE between
+//! them and the event log. Built from a config by [`crate::build`].
 
-use crate::component::ConfigError;
-use crate::config::{HierarchyConfig, LevelConfig};
 use crate::eventlog::{Event, EventKind, EventSink, LevelEvent, Origin};
 use crate::level::exclusive::Exclusive;
-use crate::level::fanout::{Factory, FanOut, Route, Routing};
 use crate::level::AnyLevel;
 use crate::metrics::LevelReport;
-use crate::pfc::PfcLevel;
-use crate::{policy, prefetch};
-
-/// Bytes of memory per cached block a policy needs at most: measured by `benches/memory.py` (README
-/// "Memory") and rounded up; the table entry, the block index, the policy's links and its ghost lists when
-/// full. Unknown names get the largest.
-#[must_use]
-pub fn policy_bytes_per_block(policy: &str) -> u64 {
-    match policy.trim().to_ascii_lowercase().as_str() {
-        "lru" | "fifo" | "clock" | "splitlru" | "split" | "split_lru" | "second_chance" => 40,
-        "sarc" => 50,
-        "2q" | "twoq" | "two_q" => 70,
-        "streamlru" | "stream_lru" => 80,
-        "arc" => 100,
-        // Qout keeps 4 × capacity ghost entries by default.
-        "mq" => 260,
-        _ => 260,
-    }
-}
-
-/// The machine's physical memory in bytes, when the system says (Linux `/proc/meminfo`).
-fn physical_memory() -> Option<u64> {
-    let info = std::fs::read_to_string("/proc/meminfo").ok()?;
-    let line = info.lines().find(|l| l.starts_with("MemTotal:"))?;
-    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
-    kib.checked_mul(1024)
-}
-
-/// Refuse levels whose metadata alone would not fit in `memory` bytes: the tables are allocated when the
-/// level is built, and an allocation that fails aborts the process (a Python session with it) instead of
-/// returning an error. The estimate is [`policy_bytes_per_block`] per block.
-fn check_memory(cfg: &HierarchyConfig, caps: &[u64], memory: Option<u64>) -> Result<(), ConfigError> {
-    let Some(memory) = memory else { return Ok(()) };
-    let mut total = 0u64;
-    for (i, (l, &cap)) in cfg.level.iter().zip(caps).enumerate() {
-        let per = policy_bytes_per_block(&l.policy.name);
-        // K servers are K caches; a per-client level counts one (its clients are not known yet).
-        let cap = cap.saturating_mul(u64::from(l.instances.max(1)));
-        total = total.saturating_add(cap.saturating_mul(per));
-        if total > memory {
-            let gib = |b: u64| b as f64 / f64::from(1u32 << 30);
-            return Err(ConfigError::new(
-                format!("level[{i}].size"),
-                format!(
-                    "{cap} blocks need about {:.1} GiB of cache metadata ({per} B per block of '{}'{}), more than                      this machine's {:.1} GiB of memory",
-                    gib(cap.saturating_mul(per)),
-                    l.policy.name,
-                    if i > 0 { ", with the levels above" } else { "" },
-                    gib(memory)
-                ),
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Build level `i` of a hierarchy (one cache): policy, prefetcher, options and PFC. Returns the policy
-/// and prefetcher names with it.
-fn build_one(
-    path: &str,
-    i: usize,
-    l: &LevelConfig,
-    cap: u64,
-    block_size: u64,
-) -> Result<(&'static str, &'static str, Box<dyn AnyLevel>), ConfigError> {
-    let (pf_name, pf) = prefetch::build(&format!("{path}.prefetcher"), &l.prefetcher)?;
-    let (pol_name, mut level) =
-        policy::build_level(&format!("{path}.policy"), &l.policy, cap as usize, l.options.clone(), pf)?;
-    crate::config::check_pairing(path, pol_name, pf_name)?;
-    level.set_block_bytes(block_size);
-    let level = match &l.pfc {
-        None => level,
-        Some(_) if i == 0 => {
-            return Err(ConfigError::new(
-                format!("{path}.pfc"),
-                "PFC coordinates a level with the level above it; the first level has none",
-            ))
-        }
-        Some(p) => {
-            p.validate(&format!("{path}.pfc"))?;
-            Box::new(PfcLevel::new(level, p.clone())) as Box<dyn AnyLevel>
-        }
-    };
-    if i == 0 && l.options.exclusive != Exclusive::None {
-        return Err(ConfigError::new(
-            format!("{path}.options.exclusive"),
-            "exclusive caching is against the level above; the first level has none",
-        ));
-    }
-    Ok((pol_name, pf_name, level))
-}
-
-/// The most instances a level may have: each is a whole cache with its own tables, made when the level
-/// is built.
-const MAX_INSTANCES: u32 = 1 << 16;
-
-/// Whether level `l` is several caches (`per_client`, `instances`, `route`, `stripe_blocks`), and how
-/// requests are routed to them.
-fn fan_out_routing(path: &str, l: &LevelConfig) -> Result<Option<Routing>, ConfigError> {
-    if l.instances == 0 || l.instances > MAX_INSTANCES {
-        return Err(ConfigError::new(
-            format!("{path}.instances"),
-            format!("{} instances: a level has 1 to {MAX_INSTANCES}", l.instances),
-        ));
-    }
-    if l.route == Route::Stripe && l.stripe_blocks == 0 {
-        return Err(ConfigError::new(format!("{path}.stripe_blocks"), "the stripe unit must be at least 1 block"));
-    }
-    if l.per_client {
-        if l.instances != 1 {
-            return Err(ConfigError::new(
-                format!("{path}.instances"),
-                "per_client = true makes one instance per client; do not also set instances",
-            ));
-        }
-        if l.route != Route::default() {
-            return Err(ConfigError::new(
-                format!("{path}.route"),
-                "per_client = true routes by client; route applies to instances = K",
-            ));
-        }
-        return Ok(Some(Routing::PerClient));
-    }
-    Ok(match (l.instances, l.route) {
-        (1, _) => None,
-        (k, Route::Client) => Some(Routing::Client(k)),
-        (k, Route::Stripe) => Some(Routing::Stripe(k, l.stripe_blocks)),
-    })
-}
 
 /// Levels top (closest to the application) first, each with its identity for reports.
 pub struct Hierarchy {
@@ -150,46 +19,14 @@ pub struct Hierarchy {
 }
 
 impl Hierarchy {
-    /// Build the levels of `cfg`. `footprint` (unique blocks of the trace) is needed when a size is a
-    /// share of it.
-    pub fn build(cfg: &HierarchyConfig, block_size: u64, footprint: Option<u64>) -> Result<Self, ConfigError> {
-        if block_size == 0 {
-            return Err(ConfigError::new("trace.block_size", "the block size must be at least 1 byte"));
-        }
-        let mut caps = Vec::with_capacity(cfg.level.len());
-        let mut above: Option<u64> = None;
-        for (i, l) in cfg.level.iter().enumerate() {
-            let cap = l
-                .size
-                .resolve(block_size, footprint, above)
-                .map_err(|m| ConfigError::new(format!("level[{i}].size"), m))?;
-            above = Some(cap);
-            caps.push(cap);
-            // The fan-out keys first: the memory check counts the instances.
-            fan_out_routing(&format!("level[{i}]"), l)?;
-        }
-        check_memory(cfg, &caps, physical_memory())?;
-        let mut levels = Vec::with_capacity(cfg.level.len());
-        let mut names = Vec::with_capacity(cfg.level.len());
-        for (i, (l, &cap)) in cfg.level.iter().zip(&caps).enumerate() {
-            let path = format!("level[{i}]");
-            let (pol_name, pf_name, level) = build_one(&path, i, l, cap, block_size)?;
-            let level = match fan_out_routing(&path, l)? {
-                None => level,
-                Some(routing) => {
-                    drop(level);
-                    let (l, path) = (l.clone(), path.clone());
-                    // The same config built once above, so building it again cannot fail.
-                    let make: Factory = Box::new(move || {
-                        build_one(&path, i, &l, cap, block_size).map(|b| b.2).expect("this level was built once")
-                    });
-                    Box::new(FanOut::new(routing, make)) as Box<dyn AnyLevel>
-                }
-            };
-            let name = l.name.clone().unwrap_or_else(|| format!("L{}", i + 1));
-            names.push((name, pol_name.to_string(), pf_name.to_string()));
-            levels.push(level);
-        }
+    /// Levels top first with their (name, policy, prefetcher) for reports; `block_size` in bytes. A level
+    /// whose `exclusive()` is DEMOTE makes the level above it record its evictions.
+    #[must_use]
+    pub fn from_levels(
+        mut levels: Vec<Box<dyn AnyLevel>>,
+        names: Vec<(String, String, String)>,
+        block_size: u64,
+    ) -> Self {
         let mut demote_below = vec![false; levels.len()];
         for i in 1..levels.len() {
             if levels[i].exclusive() == Exclusive::Demote {
@@ -197,7 +34,7 @@ impl Hierarchy {
                 levels[i - 1].record_evictions(true);
             }
         }
-        Ok(Self { levels, names, block_size, demote_below, events: None })
+        Self { levels, names, block_size, demote_below, events: None }
     }
 
     /// Record the run's per-block events into `sink` (`crate::eventlog`); every level starts recording.
@@ -309,22 +146,5 @@ impl Hierarchy {
                 instances: l.instance_reports(),
             })
             .collect()
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn levels_larger_than_memory_are_refused_before_allocating() {
-        let cfg = HierarchyConfig::from_toml("[[level]]\nsize = 1000\n[[level]]\nsize = '4000000x'\npolicy = 'arc'\n")
-            .unwrap();
-        let e = check_memory(&cfg, &[1000, 4_000_000_000], Some(24 << 30)).unwrap_err();
-        assert_eq!(e.path, "level[1].size");
-        assert!(e.message.contains("4000000000 blocks need about 372.5 GiB"), "{e}");
-        assert!(check_memory(&cfg, &[1000, 1_000_000], Some(24 << 30)).is_ok());
-        assert!(check_memory(&cfg, &[1000, 4_000_000_000], None).is_ok(), "no check where memory is unknown");
-        assert!(physical_memory().is_none_or(|m| m > 1 << 20));
     }
 }

@@ -36,7 +36,7 @@ pub fn run_instant(
     cfg: &EngineConfig,
     progress: &mut dyn Progress,
 ) -> Result<RunResult, SourceError> {
-    crate::optimal::check_ready(h)?;
+    super::future::check_ready(h)?;
     let mut scratch: Vec<Vec<Fetch>> = (0..h.levels.len()).map(|_| Vec::with_capacity(64)).collect();
     let mut rd = Reader::new(src, cfg.limit);
     let mut totals = RunTotals::default();
@@ -75,6 +75,6 @@ pub fn run_instant(
     for l in &mut h.levels {
         l.finish();
     }
-    crate::optimal::finish(h, totals.stopped_early)?;
+    super::future::finish(h, totals.stopped_early)?;
     Ok(totals.result(cfg.warmup_requests, h, None))
 }

@@ -9,6 +9,7 @@ pub mod blockset;
 pub mod bottom;
 pub mod decoded;
 pub mod events;
+pub mod future;
 pub mod hierarchy;
 pub mod inflight;
 pub mod instant;

@@ -17,9 +17,9 @@ use serde::{Deserialize, Serialize};
 
 use super::{AnyLevel, CacheLevel, Coordination, Demotion, EventLog, Exclusive, Pinning};
 use crate::eventlog::LevelEvent;
+use crate::forward_level;
 use crate::metrics::{InstanceReport, LevelCounters};
 use crate::policy::table::{block_map, BlockMap};
-use crate::prefetch::Outcome;
 use crate::request::{Fetch, Request};
 
 /// A level made of several caches: what reports and the timed engine need to know of them.
@@ -165,6 +165,16 @@ impl FanOut {
         }
     }
 
+    /// The instance of the last access (none before the first access of a per-client level).
+    fn current(&self) -> Option<&dyn AnyLevel> {
+        self.inst.get(self.last).map(AsRef::as_ref)
+    }
+
+    /// [`FanOut::current`], mutable.
+    fn current_mut(&mut self) -> Option<&mut (dyn AnyLevel + 'static)> {
+        self.inst.get_mut(self.last).map(AsMut::as_mut)
+    }
+
     fn resum(&mut self) {
         self.sum = LevelCounters::default();
         for l in &self.inst {
@@ -174,6 +184,7 @@ impl FanOut {
 }
 
 impl CacheLevel for FanOut {
+    forward_level!(current / current_mut: last_outcomes);
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         self.last = self.route(req.client, req.first);
         self.touch(self.last);
@@ -232,16 +243,15 @@ impl CacheLevel for FanOut {
     fn data_capacity(&self) -> usize {
         self.inst.get(self.last).map_or_else(|| self.capacity(), |l| l.data_capacity())
     }
-    fn last_outcomes(&self) -> &[Outcome] {
-        self.inst.get(self.last).map_or(&[], |l| l.last_outcomes())
-    }
     /// The instances' policies have no knowledge of the future (`opt` is not offered per instance).
-    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+    fn future(&mut self) -> Option<&mut crate::policy::next_use::Future> {
         None
     }
 }
 
+/// The timed engine asks `pinned_tag` of the bottom level right after an access: the last instance's.
 impl Pinning for FanOut {
+    forward_level!(current / current_mut: pending_tags, pinned_tag);
     fn supports_timed(&self) -> bool {
         self.probe.1
     }
@@ -271,13 +281,6 @@ impl Pinning for FanOut {
         }
         l.set_fetch_tags(ids)
     }
-    fn pending_tags(&self) -> &[u32] {
-        self.inst.get(self.last).map_or(&[], |l| l.pending_tags())
-    }
-    /// The timed engine asks this of the bottom level right after an access: the last instance's.
-    fn pinned_tag(&self, block: u64) -> Option<u32> {
-        self.inst.get(self.last)?.pinned_tag(block)
-    }
     fn complete(&mut self, first: u64, len: u32, tag: u32) {
         let Some(owner) = self.tag_owner.get_mut(tag as usize) else { return };
         let i = std::mem::replace(owner, NONE);
@@ -294,7 +297,9 @@ impl Pinning for FanOut {
     }
 }
 
+/// Evictions happen within an access: `take_evicted` is the last accessed instance's.
 impl Demotion for FanOut {
+    forward_level!(current / current_mut: take_evicted);
     fn exclusive(&self) -> Exclusive {
         self.probe.2
     }
@@ -304,10 +309,6 @@ impl Demotion for FanOut {
             l.record_evictions(on);
         }
     }
-    /// Evictions happen within an access: the last accessed instance's.
-    fn take_evicted(&mut self) -> Vec<u64> {
-        self.inst.get_mut(self.last).map(|l| l.take_evicted()).unwrap_or_default()
-    }
     fn demote_in(&mut self, block: u64, client: u32) {
         let i = self.route(client, block);
         self.touch(i);
@@ -315,39 +316,16 @@ impl Demotion for FanOut {
     }
 }
 
+/// PFC's hooks go to the instance of the last access.
 impl Coordination for FanOut {
-    fn peek(&self, block: u64) -> bool {
-        self.inst.get(self.last).is_some_and(|l| l.peek(block))
-    }
-    fn is_full(&self) -> bool {
-        self.inst.get(self.last).is_some_and(|l| l.is_full())
-    }
+    forward_level!(current / current_mut: peek, is_full, insert_cold, count_coordinated, silent_use, mark_readmore);
     fn set_answer_end(&mut self, end: u64) {
         self.answer_end = Some(end);
-    }
-    fn insert_cold(&mut self, block: u64) {
-        if let Some(l) = self.inst.get_mut(self.last) {
-            l.insert_cold(block);
-        }
-    }
-    fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
-        if let Some(l) = self.inst.get_mut(self.last) {
-            l.count_coordinated(silent_hits, bypass_reads, readmore);
-        }
-    }
-    fn silent_use(&mut self, block: u64) {
-        if let Some(l) = self.inst.get_mut(self.last) {
-            l.silent_use(block);
-        }
-    }
-    fn mark_readmore(&mut self, access_first: u64, first: u64, len: u32) {
-        if let Some(l) = self.inst.get_mut(self.last) {
-            l.mark_readmore(access_first, first, len);
-        }
     }
 }
 
 impl EventLog for FanOut {
+    forward_level!(current / current_mut: log_event);
     fn record_events(&mut self, on: bool) {
         self.log = on;
         self.log_touched.clear();
@@ -366,11 +344,6 @@ impl EventLog for FanOut {
             self.inst[i as usize].drain_events(&mut |_, e| sink(key, e));
         }
         self.log_touched.clear();
-    }
-    fn log_event(&mut self, ev: LevelEvent) {
-        if let Some(l) = self.inst.get_mut(self.last) {
-            l.log_event(ev);
-        }
     }
 }
 

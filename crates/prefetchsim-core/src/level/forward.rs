@@ -14,10 +14,18 @@
 
 /// Forward the named level methods to the field `$field` (any type implementing the traits, e.g.
 /// `Box<dyn AnyLevel>`). Used inside an `impl` block of the trait the methods belong to.
+///
+/// `forward_level!(get / get_mut: methods)` forwards instead to the level `self.get()` /
+/// `self.get_mut()` return (an `Option`), with the return type's default when there is none: a level of
+/// several caches forwards this way to the instance of the last access. The methods it supports are the
+/// ones such a level forwards (outcomes, pending tags, coordination, evictions, logged events).
 #[macro_export]
 macro_rules! forward_level {
     ($field:ident: $($method:ident),+ $(,)?) => {
         $( $crate::forward_level!(@one $field $method); )+
+    };
+    ($get:ident / $get_mut:ident: $($method:ident),+ $(,)?) => {
+        $( $crate::forward_level!(@opt $get $get_mut $method); )+
     };
     (@one $f:ident access) => {
         fn access(&mut self, req: &$crate::request::Request, demand_len: u32, out: &mut Vec<$crate::request::Fetch>) {
@@ -111,7 +119,7 @@ macro_rules! forward_level {
         }
     };
     (@one $f:ident future) => {
-        fn future(&mut self) -> Option<&mut $crate::optimal::Future> {
+        fn future(&mut self) -> Option<&mut $crate::policy::next_use::Future> {
             #[allow(unused_imports)]
             use $crate::level::CacheLevel as _;
             self.$f.future()
@@ -297,6 +305,111 @@ macro_rules! forward_level {
             #[allow(unused_imports)]
             use $crate::level::Instances as _;
             self.$f.instance_reports()
+        }
+    };
+    (@opt $get:ident $get_mut:ident last_outcomes) => {
+        fn last_outcomes(&self) -> &[$crate::prefetch::Outcome] {
+            #[allow(unused_imports)]
+            use $crate::level::CacheLevel as _;
+            match self.$get() {
+                Some(l) => l.last_outcomes(),
+                None => Default::default(),
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident pending_tags) => {
+        fn pending_tags(&self) -> &[u32] {
+            #[allow(unused_imports)]
+            use $crate::level::Pinning as _;
+            match self.$get() {
+                Some(l) => l.pending_tags(),
+                None => Default::default(),
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident pinned_tag) => {
+        fn pinned_tag(&self, block: u64) -> Option<u32> {
+            #[allow(unused_imports)]
+            use $crate::level::Pinning as _;
+            match self.$get() {
+                Some(l) => l.pinned_tag(block),
+                None => Default::default(),
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident peek) => {
+        fn peek(&self, block: u64) -> bool {
+            #[allow(unused_imports)]
+            use $crate::level::Coordination as _;
+            match self.$get() {
+                Some(l) => l.peek(block),
+                None => Default::default(),
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident is_full) => {
+        fn is_full(&self) -> bool {
+            #[allow(unused_imports)]
+            use $crate::level::Coordination as _;
+            match self.$get() {
+                Some(l) => l.is_full(),
+                None => Default::default(),
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident insert_cold) => {
+        fn insert_cold(&mut self, block: u64) {
+            #[allow(unused_imports)]
+            use $crate::level::Coordination as _;
+            if let Some(l) = self.$get_mut() {
+                l.insert_cold(block);
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident count_coordinated) => {
+        fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
+            #[allow(unused_imports)]
+            use $crate::level::Coordination as _;
+            if let Some(l) = self.$get_mut() {
+                l.count_coordinated(silent_hits, bypass_reads, readmore);
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident silent_use) => {
+        fn silent_use(&mut self, block: u64) {
+            #[allow(unused_imports)]
+            use $crate::level::Coordination as _;
+            if let Some(l) = self.$get_mut() {
+                l.silent_use(block);
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident mark_readmore) => {
+        fn mark_readmore(&mut self, access_first: u64, first: u64, len: u32) {
+            #[allow(unused_imports)]
+            use $crate::level::Coordination as _;
+            if let Some(l) = self.$get_mut() {
+                l.mark_readmore(access_first, first, len);
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident take_evicted) => {
+        fn take_evicted(&mut self) -> Vec<u64> {
+            #[allow(unused_imports)]
+            use $crate::level::Demotion as _;
+            match self.$get_mut() {
+                Some(l) => l.take_evicted(),
+                None => Default::default(),
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident log_event) => {
+        fn log_event(&mut self, ev: $crate::eventlog::LevelEvent) {
+            #[allow(unused_imports)]
+            use $crate::level::EventLog as _;
+            if let Some(l) = self.$get_mut() {
+                l.log_event(ev);
+            }
         }
     };
 }

@@ -113,7 +113,7 @@ pub trait CacheLevel: Send {
     /// The prefetcher's metadata in bytes.
     fn metadata_bytes(&self) -> u64;
     /// The policy's knowledge of the future (`opt`; [`crate::optimal`]), if it has one.
-    fn future(&mut self) -> Option<&mut crate::optimal::Future>;
+    fn future(&mut self) -> Option<&mut crate::policy::next_use::Future>;
 }
 
 /// A level whose policy is known only at run time: what engines and hierarchies hold. The core and every
@@ -533,7 +533,7 @@ impl<P: Policy> CacheLevel for Level<P> {
         self.prefetcher.metadata_bytes()
     }
 
-    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+    fn future(&mut self) -> Option<&mut crate::policy::next_use::Future> {
         self.policy.future()
     }
 }

@@ -14,133 +14,32 @@
 
 pub mod brute;
 pub mod integrated;
-pub mod next_use;
 pub mod single_disk;
 
-pub use next_use::{Mismatch, NextUse, NextUseBuilder, Oracle, NEVER};
+pub use crate::engine::future::{check_ready, finish, refuse_timed};
+pub use crate::policy::next_use::{self, Future, Mismatch, NextUse, NextUseBuilder, Oracle, NEVER};
 
+use crate::build::registry;
 use crate::component::ConfigError;
 use crate::config::{EngineKind, HierarchyConfig};
+use crate::engine::future::{needs_plain, opt_levels, timed_error};
 use crate::engine::{run_instant, Hierarchy, RequestSource, Silent, SourceError};
-
-/// What a future-knowing policy knows of its level's stream.
-#[derive(Debug, Default)]
-pub enum Future {
-    /// Nothing yet: the run has not been prepared ([`prepare`]); the engines refuse to start.
-    #[default]
-    Unknown,
-    /// A recording run: the level's stream is being recorded for a later run (the policy evicts the least
-    /// recently used block meanwhile; what it evicts cannot change what this level is asked).
-    Record(NextUseBuilder),
-    /// The next uses of the level's stream, replayed access by access.
-    Known(Oracle),
-}
+use crate::policy::opt::Opt;
+use crate::policy::NamedPolicy;
 
 /// The name the policy registry gives Belady's MIN.
-pub const OPT: &str = "opt";
+pub const OPT: &str = Opt::NAME;
 
 /// Indices of the levels of `cfg` whose policy is `opt` (by any accepted spelling), before building it:
 /// whether a run needs [`prepare`].
 #[must_use]
 pub fn opt_levels_in(cfg: &HierarchyConfig) -> Vec<usize> {
-    use crate::policy::{POLICIES, POLICY_ALIASES};
     cfg.level
         .iter()
         .enumerate()
-        .filter(|(i, l)| {
-            crate::component::resolve_name(
-                &format!("level[{i}].policy"),
-                "policy",
-                &l.policy.name,
-                POLICIES,
-                POLICY_ALIASES,
-            )
-            .is_ok_and(|n| n == OPT)
-        })
+        .filter(|(i, l)| registry::policy(&format!("level[{i}].policy"), &l.policy.name).is_ok_and(|e| e.name == OPT))
         .map(|(i, _)| i)
         .collect()
-}
-
-/// Indices of the levels whose policy is `opt`.
-fn opt_levels(h: &Hierarchy) -> Vec<usize> {
-    h.reports().iter().filter(|r| r.policy == OPT).map(|r| r.level).collect()
-}
-
-fn needs_plain(k: usize) -> ConfigError {
-    ConfigError::new(
-        format!("level[{k}].policy"),
-        "'opt' (Belady's MIN) needs a level of one cache: not several instances (per_client, instances) \
-         nor a PFC-coordinated level",
-    )
-}
-
-/// Refuse to start an instant run whose `opt` levels do not know their future.
-pub fn check_ready(h: &mut Hierarchy) -> Result<(), ConfigError> {
-    for k in opt_levels(h) {
-        match h.levels[k].future() {
-            None => return Err(needs_plain(k)),
-            Some(Future::Unknown) => {
-                return Err(ConfigError::new(
-                    format!("level[{k}].policy"),
-                    "'opt' (Belady's MIN) needs its level's future, computed from the trace before the run: \
-                     run it through prefetchsim's simulate, or call optimal::prepare first",
-                ))
-            }
-            Some(_) => {}
-        }
-    }
-    Ok(())
-}
-
-/// Refuse `opt` in the timed engine.
-pub fn refuse_timed(h: &Hierarchy) -> Result<(), ConfigError> {
-    match opt_levels(h).first() {
-        Some(&k) => Err(timed_error(k)),
-        None => Ok(()),
-    }
-}
-
-fn timed_error(k: usize) -> ConfigError {
-    ConfigError::new(
-        format!("level[{k}].policy"),
-        "'opt' (Belady's MIN) runs in the instant engine only: its next uses are positions in the level's \
-         request stream, whose order the timed engine changes with timing; for a bound on stall time use \
-         the integrated (Cao et al.) bounds",
-    )
-}
-
-/// After an instant run: every `opt` level must have been asked exactly the stream its next uses were
-/// computed from (else its evictions were not MIN's and the run is refused). A run stopped early is
-/// checked up to where it stopped.
-pub fn finish(h: &mut Hierarchy, stopped_early: bool) -> Result<(), ConfigError> {
-    for k in opt_levels(h) {
-        let Some(Future::Known(o)) = h.levels[k].future() else { continue };
-        if let Some(m) = o.mismatch() {
-            let expected = match m.expected_pos {
-                Some(p) => format!("its next access was computed at position {p}"),
-                None => "no further access of it was computed".to_string(),
-            };
-            return Err(ConfigError::new(
-                format!("level[{k}].policy"),
-                format!(
-                    "'opt': access {} of this level (block {}) is not the stream its next uses were computed \
-                     from ({expected}); something in the run changes what the levels above ask of this one",
-                    m.pos, m.block
-                ),
-            ));
-        }
-        if !stopped_early && o.position() != o.expected_len() {
-            return Err(ConfigError::new(
-                format!("level[{k}].policy"),
-                format!(
-                    "'opt': the level served {} accesses, its next uses were computed for {}",
-                    o.position(),
-                    o.expected_len()
-                ),
-            ));
-        }
-    }
-    Ok(())
 }
 
 /// Compute the future of every `opt` level of `h` (built from `cfg`) and hand it to the level, so that

@@ -251,7 +251,7 @@ impl CacheLevel for PfcLevel {
         &self.outcomes
     }
     /// Not offered through PFC: the wrapped level sees the requests PFC forwards, not the trace's.
-    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+    fn future(&mut self) -> Option<&mut crate::policy::next_use::Future> {
         None
     }
     forward_level!(inner: finish, counters, reset_counters, capacity, data_capacity, len, contains, resident_blocks,

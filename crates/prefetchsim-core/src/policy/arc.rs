@@ -303,3 +303,14 @@ impl Policy for Arc {
         Ok(())
     }
 }
+
+impl super::NamedPolicy for Arc {
+    const NAME: &'static str = "arc";
+    const SUMMARY: &'static str = "Adaptive Replacement Cache (Megiddo & Modha, FAST'03)";
+    const BYTES_PER_BLOCK: u64 = 100;
+    type Params = ArcParams;
+
+    fn from_params(_path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, crate::component::ConfigError> {
+        Ok(Self::new(env, params))
+    }
+}

@@ -167,6 +167,18 @@ impl Policy for Clock {
     }
 }
 
+impl super::NamedPolicy for Clock {
+    const NAME: &'static str = "clock";
+    const SUMMARY: &'static str = "CLOCK (second chance), one reference bit";
+    const ALIASES: &'static [&'static str] = &["second_chance"];
+    const BYTES_PER_BLOCK: u64 = 40;
+    type Params = ClockParams;
+
+    fn from_params(_path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, crate::component::ConfigError> {
+        Ok(Self::new(env, params))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -47,3 +47,14 @@ impl Policy for Fifo {
         check_single_list(&self.list, &self.links, table)
     }
 }
+
+impl super::NamedPolicy for Fifo {
+    const NAME: &'static str = "fifo";
+    const SUMMARY: &'static str = "first in, first out";
+    const BYTES_PER_BLOCK: u64 = 40;
+    type Params = super::NoParams;
+
+    fn from_params(_path: &str, env: &PolicyEnv, _params: Self::Params) -> Result<Self, crate::component::ConfigError> {
+        Ok(Self::new(env))
+    }
+}

@@ -12,7 +12,7 @@ use std::hash::BuildHasher;
 
 use hashbrown::HashTable;
 
-use super::table::{BlockHasher, Entry, Slot};
+use super::entry::{BlockHasher, Entry, Slot};
 
 /// Smallest and largest direct-array budgets, in entries.
 const DENSE_MIN: usize = 1 << 20;

@@ -87,3 +87,14 @@ pub(crate) fn check_single_list(list: &List, links: &Links, table: &BlockTable) 
     }
     Ok(())
 }
+
+impl super::NamedPolicy for Lru {
+    const NAME: &'static str = "lru";
+    const SUMMARY: &'static str = "least recently used";
+    const BYTES_PER_BLOCK: u64 = 40;
+    type Params = super::NoParams;
+
+    fn from_params(_path: &str, env: &PolicyEnv, _params: Self::Params) -> Result<Self, crate::component::ConfigError> {
+        Ok(Self::new(env))
+    }
+}

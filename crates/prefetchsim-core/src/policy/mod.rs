@@ -7,11 +7,13 @@
 
 pub mod arc;
 pub mod clock;
+pub mod entry;
 pub mod fifo;
 mod index;
 pub mod list;
 pub mod lru;
 pub mod mq;
+pub mod next_use;
 pub mod opt;
 pub mod sarc;
 pub mod split_lru;
@@ -19,6 +21,9 @@ pub mod stream_lru;
 pub mod table;
 pub mod two_q;
 
+use serde::de::DeserializeOwned;
+
+use crate::component::ConfigError;
 use serde::{Deserialize, Serialize};
 
 pub use table::{flags, BlockTable, Entry, Slot};
@@ -167,101 +172,43 @@ pub trait Policy: Send + 'static {
     fn on_access(&mut self, _block: u64) {}
 
     /// The policy's knowledge of the future, for a policy that uses it (`opt`;
-    /// [`crate::optimal::prepare`] fills it in). Default: none.
-    fn future(&mut self) -> Option<&mut crate::optimal::Future> {
+    /// `optimal::prepare` fills it in). Default: none.
+    fn future(&mut self) -> Option<&mut next_use::Future> {
         None
     }
 }
 
-/// Names and summaries of the registered policies (the one list the CLI, config and docs derive from).
-pub const POLICIES: &[(&str, &str)] = &[
-    ("lru", "least recently used"),
-    ("fifo", "first in, first out"),
-    ("clock", "CLOCK (second chance), one reference bit"),
-    ("arc", "Adaptive Replacement Cache (Megiddo & Modha, FAST'03)"),
-    ("mq", "Multi-Queue (Zhou, Philbin & Li, USENIX ATC'01)"),
-    ("2q", "2Q, full version (Johnson & Shasha, VLDB'94)"),
-    ("streamlru", "stream-grouped prefetch-aware LRU (Varki et al., Split paper §2)"),
-    ("splitlru", "Split replacement queue, Up and Down LRU lists (Varki, Hubbe & Merchant)"),
-    ("sarc", "SARC's SEQ and RANDOM lists, adaptive split (Gill & Modha, USENIX ATC'05); prefetcher sarc"),
-    ("opt", "Belady's MIN, the offline optimum (IBM Sys. J. 1966): next uses from a pre-pass; instant engine"),
-];
+/// A replacement policy as the registry names it: one line in [`crate::build::registry`] makes it
+/// buildable from a config, listed by `prefetchsim list` and in the Python registry, counted by the memory
+/// check and checked against its level's prefetcher. Implemented in each policy's own file.
+pub trait NamedPolicy: Policy + Sized {
+    /// Canonical name in configs (lowercase).
+    const NAME: &'static str;
+    /// One line for listings: what it is and whose paper.
+    const SUMMARY: &'static str;
+    /// Other spellings accepted in configs (lowercase).
+    const ALIASES: &'static [&'static str] = &[];
+    /// Bytes of memory per cached block at most (the table entry, the block index, the policy's links
+    /// and its ghost lists when full), measured by `benches/memory.py` and rounded up: the memory check
+    /// refuses levels whose metadata would not fit before allocating them.
+    const BYTES_PER_BLOCK: u64;
+    /// The typed parameters (unknown keys are errors naming the key).
+    type Params: DeserializeOwned;
 
-/// Other spellings accepted for policy names.
-pub const POLICY_ALIASES: &[(&str, &str)] = &[
-    ("two_q", "2q"),
-    ("twoq", "2q"),
-    ("split", "splitlru"),
-    ("split_lru", "splitlru"),
-    ("stream_lru", "streamlru"),
-    ("second_chance", "clock"),
-];
+    /// The policy of a level of `env` with `params`; errors name `path.key`.
+    fn from_params(path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, ConfigError>;
 
-/// Parameters of a policy that takes none.
+    /// Why this policy cannot work with the level's prefetcher `prefetcher` (a canonical name), if it
+    /// cannot; the error is reported at the level's `prefetcher` key. Default: any prefetcher.
+    fn refuse_prefetcher(_prefetcher: &str) -> Option<String> {
+        None
+    }
+}
+
+/// Parameters of a policy or prefetcher that takes none.
 #[derive(Debug, Default, serde::Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct NoParams {}
-
-/// Build a level whose policy is named by `spec` (the policy registry). Returns the canonical policy
-/// name and the level.
-pub fn build_level(
-    path: &str,
-    spec: &crate::component::ComponentSpec,
-    capacity: usize,
-    opts: crate::level::LevelOptions,
-    prefetcher: Box<dyn crate::prefetch::Prefetcher>,
-) -> Result<(&'static str, Box<dyn crate::level::AnyLevel>), crate::component::ConfigError> {
-    use crate::component::{parse_params, resolve_name};
-    use crate::level::Level;
-    let name = resolve_name(path, "policy", &spec.name, POLICIES, POLICY_ALIASES)?;
-    let mut prefetcher = prefetcher;
-    let mut opts = opts;
-    // The geometry `Level::new` attaches the prefetcher with: its first-hit rule is the policy's.
-    let geometry = crate::prefetch::LevelGeometry { capacity, block_bytes: crate::level::DEFAULT_BLOCK_BYTES };
-    if let Some(rule) = prefetcher.attach(geometry).first_hit {
-        opts.first_hit = rule;
-    }
-    let env = PolicyEnv { capacity, first_hit: opts.first_hit };
-    let level: Box<dyn crate::level::AnyLevel> = match name {
-        "lru" => {
-            parse_params::<NoParams>(path, spec)?;
-            Box::new(Level::new(capacity, lru::Lru::new(&env), prefetcher, opts))
-        }
-        "fifo" => {
-            parse_params::<NoParams>(path, spec)?;
-            Box::new(Level::new(capacity, fifo::Fifo::new(&env), prefetcher, opts))
-        }
-        "clock" => Box::new(Level::new(capacity, clock::Clock::new(&env, parse_params(path, spec)?), prefetcher, opts)),
-        "arc" => Box::new(Level::new(capacity, arc::Arc::new(&env, parse_params(path, spec)?), prefetcher, opts)),
-        "mq" => {
-            let params: mq::MqParams = parse_params(path, spec)?;
-            params.validate(path)?;
-            Box::new(Level::new(capacity, mq::Mq::new(&env, params), prefetcher, opts))
-        }
-        "2q" => Box::new(Level::new(capacity, two_q::TwoQ::new(&env, parse_params(path, spec)?), prefetcher, opts)),
-        "streamlru" => Box::new(Level::new(
-            capacity,
-            stream_lru::StreamLru::new(&env, parse_params(path, spec)?),
-            prefetcher,
-            opts,
-        )),
-        "splitlru" => {
-            Box::new(Level::new(capacity, split_lru::SplitLru::new(&env, parse_params(path, spec)?), prefetcher, opts))
-        }
-        "sarc" => {
-            let params: sarc::SarcParams = parse_params(path, spec)?;
-            params.validate(path)?;
-            Box::new(Level::new(capacity, sarc::Sarc::new(&env, params), prefetcher, opts))
-        }
-        "opt" => {
-            parse_params::<NoParams>(path, spec)?;
-            Box::new(Level::new(capacity, opt::Opt::new(&env), prefetcher, opts))
-        }
-        _ => unreachable!("registered policy {name} without a constructor"),
-    };
-    let canonical = POLICIES.iter().find(|(n, _)| *n == name).map_or("?", |(n, _)| *n);
-    Ok((canonical, level))
-}
 
 #[cfg(test)]
 mod tests {

@@ -298,3 +298,16 @@ impl Policy for Mq {
         Ok(())
     }
 }
+
+impl super::NamedPolicy for Mq {
+    const NAME: &'static str = "mq";
+    const SUMMARY: &'static str = "Multi-Queue (Zhou, Philbin & Li, USENIX ATC'01)";
+    /// Qout keeps 4 × capacity ghost entries by default.
+    const BYTES_PER_BLOCK: u64 = 260;
+    type Params = MqParams;
+
+    fn from_params(path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, crate::component::ConfigError> {
+        params.validate(path)?;
+        Ok(Self::new(env, params))
+    }
+}

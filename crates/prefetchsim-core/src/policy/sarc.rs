@@ -19,10 +19,10 @@
 //!   a block in RANDOM keeps its place. This is both the "already cached group blocks only move to MRU"
 //!   rule and, with the runs the prefetcher builds, the fix of the prefetch/LRU anomaly.
 //!
-//! The policy with any prefetcher other than `sarc` or `none` is rejected by the configuration
-//! ([`crate::config::check_pairing`]): SEQ's marginal utility is estimated from sequential misses, which only
-//! the SARC prefetcher reports, so SEQ would be squeezed to nothing whatever the workload. With `none`, SEQ
-//! stays empty and the policy is LRU over RANDOM.
+//! The policy with any prefetcher other than `sarc` or `none` is rejected by the configuration (its
+//! `NamedPolicy::refuse_prefetcher`, applied by [`crate::build::check_pairing`]): SEQ's marginal utility is
+//! estimated from sequential misses, which only the SARC prefetcher reports, so SEQ would be squeezed to
+//! nothing whatever the workload. With `none`, SEQ stays empty and the policy is LRU over RANDOM.
 //!
 //! # Decisions where the reference is silent (all \[ours\])
 //!
@@ -555,5 +555,30 @@ impl Policy for Sarc {
             return Err(format!("adapt {} outside [-1, 1]", self.adapt));
         }
         Ok(())
+    }
+}
+
+impl super::NamedPolicy for Sarc {
+    const NAME: &'static str = "sarc";
+    const SUMMARY: &'static str =
+        "SARC's SEQ and RANDOM lists, adaptive split (Gill & Modha, USENIX ATC'05); prefetcher sarc";
+    const BYTES_PER_BLOCK: u64 = 50;
+    type Params = SarcParams;
+
+    fn from_params(path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, crate::component::ConfigError> {
+        params.validate(path)?;
+        Ok(Self::new(env, params))
+    }
+
+    /// SEQ's marginal utility is estimated from the sequential misses that only the `sarc` prefetcher
+    /// reports (as `Placement::List(1)` on demand blocks): with another prefetcher the adaptation would
+    /// squeeze SEQ to nothing whatever the workload. `none` is allowed (SEQ stays empty: LRU over RANDOM).
+    fn refuse_prefetcher(prefetcher: &str) -> Option<String> {
+        (!matches!(prefetcher, "sarc" | "none")).then(|| {
+            format!(
+                "policy 'sarc' needs prefetcher 'sarc' (its SEQ list adapts to the sequential misses only that \
+                 prefetcher reports), or 'none'; got '{prefetcher}'"
+            )
+        })
     }
 }

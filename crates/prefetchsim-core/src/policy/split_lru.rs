@@ -310,6 +310,18 @@ impl Policy for SplitLru {
     }
 }
 
+impl super::NamedPolicy for SplitLru {
+    const NAME: &'static str = "splitlru";
+    const SUMMARY: &'static str = "Split replacement queue, Up and Down LRU lists (Varki, Hubbe & Merchant)";
+    const ALIASES: &'static [&'static str] = &["split", "split_lru"];
+    const BYTES_PER_BLOCK: u64 = 40;
+    type Params = SplitLruParams;
+
+    fn from_params(_path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, crate::component::ConfigError> {
+        Ok(Self::new(env, params))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -312,3 +312,15 @@ impl Policy for StreamLru {
         Ok(())
     }
 }
+
+impl super::NamedPolicy for StreamLru {
+    const NAME: &'static str = "streamlru";
+    const SUMMARY: &'static str = "stream-grouped prefetch-aware LRU (Varki et al., Split paper §2)";
+    const ALIASES: &'static [&'static str] = &["stream_lru"];
+    const BYTES_PER_BLOCK: u64 = 80;
+    type Params = StreamLruParams;
+
+    fn from_params(_path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, crate::component::ConfigError> {
+        Ok(Self::new(env, params))
+    }
+}

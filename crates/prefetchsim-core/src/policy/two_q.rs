@@ -241,3 +241,15 @@ impl Policy for TwoQ {
         Ok(())
     }
 }
+
+impl super::NamedPolicy for TwoQ {
+    const NAME: &'static str = "2q";
+    const SUMMARY: &'static str = "2Q, full version (Johnson & Shasha, VLDB'94)";
+    const ALIASES: &'static [&'static str] = &["two_q", "twoq"];
+    const BYTES_PER_BLOCK: u64 = 70;
+    type Params = TwoQParams;
+
+    fn from_params(_path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, crate::component::ConfigError> {
+        Ok(Self::new(env, params))
+    }
+}

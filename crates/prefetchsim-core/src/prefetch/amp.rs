@@ -20,7 +20,7 @@
 //!   there `g` only moves down: results of instant runs say so.
 //! - AMP's cache side (a prefetched page moves to MRU only on its second access) is the level option
 //!   `first_hit = "stay"`. The prefetcher asks for it through [`Capabilities::first_hit`](crate::prefetch::Capabilities::first_hit), and
-//!   [`crate::policy::build_level`] hands it to the policy, so a config naming `prefetcher = "amp"` gets
+//!   [`crate::build::build_level`] hands it to the policy, so a config naming `prefetcher = "amp"` gets
 //!   AMP's replacement over LRU without a second key. `first_hit_stay = false` leaves the level option in
 //!   charge (an ablation). The one second chance is the level's, as for any prefetcher.
 //!
@@ -502,5 +502,20 @@ impl Amp {
             }
             self.form_set(x, e, 0, None, fresh);
         }
+    }
+}
+
+impl super::NamedPrefetcher for Amp {
+    const NAME: &'static str = "amp";
+    const SUMMARY: &'static str = "Adaptive Multi-stream Prefetching (Gill & Bathen, FAST'07)";
+    type Params = AmpParams;
+
+    fn build(
+        path: &str,
+        params: Self::Params,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
+        params.validate(path)?;
+        Ok(Box::new(Amp::new(params)))
     }
 }

@@ -556,3 +556,17 @@ pub fn build(path: &str, spec: &ComponentSpec) -> Result<Linux, ConfigError> {
     let params: LinuxParams = parse_params(path, spec)?;
     Linux::new(params).map_err(|(field, msg)| ConfigError::new(format!("{path}.{field}"), msg))
 }
+
+impl super::NamedPrefetcher for Linux {
+    const NAME: &'static str = "linux";
+    const SUMMARY: &'static str = "Linux read-ahead: modes pfc-paper (PFC §2.2), 2.6.16, ondemand (v6.x)";
+    type Params = LinuxParams;
+
+    fn build(
+        path: &str,
+        params: Self::Params,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
+        Ok(Box::new(Linux::new(params).map_err(|(field, msg)| ConfigError::new(format!("{path}.{field}"), msg))?))
+    }
+}

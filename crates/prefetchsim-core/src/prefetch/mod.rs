@@ -9,6 +9,7 @@
 pub mod amp;
 pub mod detect;
 pub(crate) mod flat_map;
+pub mod leap;
 pub mod linux;
 pub mod marks;
 pub mod mithril;
@@ -23,6 +24,9 @@ pub mod step;
 pub mod stream_table;
 pub mod tap;
 
+use serde::de::DeserializeOwned;
+
+use crate::component::{parse_params, ComponentSpec, ConfigError};
 use crate::policy::{BlockTable, Entry, FirstHit, Placement};
 use crate::request::Request;
 
@@ -215,7 +219,7 @@ pub struct Capabilities {
     /// prefetcher.
     pub charge_metadata: bool,
     /// The first-hit rule of the prefetcher's own cache side, if its algorithm has one (AMP: `Stay`, a
-    /// prefetched block moves to MRU only on its second access). [`crate::policy::build_level`] gives it
+    /// prefetched block moves to MRU only on its second access). [`crate::build::build_level`] gives it
     /// to the policy in place of the level's `first_hit` option; a level built by hand passes it in the
     /// policy's `PolicyEnv`.
     pub first_hit: Option<FirstHit>,
@@ -270,63 +274,29 @@ pub trait Prefetcher: Send {
     }
 }
 
-/// Names and summaries of the registered prefetchers.
-pub const PREFETCHERS: &[(&str, &str)] = &[
-    ("none", "no prefetching"),
-    ("obl", "one-block lookahead (Smith 1978): variants always, on_miss, tagged, libcachesim"),
-    ("sarc", "SARC's sequential prefetcher (Gill & Modha, USENIX ATC'05); pairs with policy sarc"),
-    ("amp", "Adaptive Multi-stream Prefetching (Gill & Bathen, FAST'07)"),
-    ("ra", "P-block read-ahead (Smith 1978; PFC §2.2; Varki et al. §2): modes pm, pa, trigger, last"),
-    ("pfc-ra", "PFC's RA (§2.2): read-ahead of P = 4 blocks after every request"),
-    ("split-t1", "Split paper technique 1: 2 blocks after every request, streams by block b-1"),
-    ("split-t2", "Split paper technique 2: 2 blocks on a miss or a hit of the stream's last cached block"),
-    ("linux", "Linux read-ahead: modes pfc-paper (PFC §2.2), 2.6.16, ondemand (v6.x)"),
-    ("mithril", "Mithril, mining sporadic block associations (Yang et al., SoCC'17): presets paper, libcachesim"),
-    ("pg", "block probability graph (Griffioen & Appleton 1994; libCacheSim's block version)"),
-    ("stack", "two prefetchers deciding on every request: { first = …, second = … } or 'a+b'"),
-    ("step", "STEP, sequentiality and thrashing detection (Liang, Jiang & Zhang, ICDCS'07): presets pm-ta, pm-con, pm-bb, pm-sa"),
-    ("tap", "TaP, table-based sequential detection with an adaptive prefetch cache (Li et al., FAST'08; reconstructed)"),
-];
+/// Builds a prefetcher that another one's parameters name (the parts of `stack`): the registry's own
+/// constructor, handed down so that prefetchers need not import the construction layer.
+pub type MakePrefetcher<'a> = &'a dyn Fn(&str, &ComponentSpec) -> Result<Box<dyn Prefetcher>, ConfigError>;
 
-/// Build the prefetcher named by `spec` (the prefetcher registry). Returns its canonical name.
-pub fn build(
-    path: &str,
-    spec: &crate::component::ComponentSpec,
-) -> Result<(&'static str, Box<dyn Prefetcher>), crate::component::ConfigError> {
-    use crate::component::{parse_params, resolve_name};
-    if let Some(pf) = stack::build_shorthand(path, spec)? {
-        return Ok(("stack", pf));
+/// A prefetcher as the registry names it: one line in [`crate::build::registry`] makes it buildable from a
+/// config, listed by `prefetchsim list`, in the Python registry and in sweeps. Implemented in each
+/// prefetcher's own file (a preset of another prefetcher is a small type beside it).
+pub trait NamedPrefetcher {
+    /// Canonical name in configs (lowercase).
+    const NAME: &'static str;
+    /// One line for listings: what it is and whose paper.
+    const SUMMARY: &'static str;
+    /// Other spellings accepted in configs (lowercase).
+    const ALIASES: &'static [&'static str] = &[];
+    /// The typed parameters (unknown keys are errors naming the key).
+    type Params: DeserializeOwned;
+
+    /// Read the parameters of `spec`. Default: the typed struct; a preset merges its fixed values first.
+    fn parse(path: &str, spec: &ComponentSpec) -> Result<Self::Params, ConfigError> {
+        parse_params(path, spec)
     }
-    let name = resolve_name(path, "prefetcher", &spec.name, PREFETCHERS, &[("off", "none")])?;
-    let pf: Box<dyn Prefetcher> = match name {
-        "none" => {
-            parse_params::<crate::policy::NoParams>(path, spec)?;
-            Box::new(none::NoPrefetch)
-        }
-        "obl" => {
-            let params: obl::OblParams = parse_params(path, spec)?;
-            params.validate(path)?;
-            Box::new(obl::Obl::new(params))
-        }
-        "sarc" => {
-            let params: sarc::SarcPrefetchParams = parse_params(path, spec)?;
-            params.validate(path)?;
-            Box::new(sarc::SarcPrefetcher::new(params))
-        }
-        "amp" => {
-            let params: amp::AmpParams = parse_params(path, spec)?;
-            params.validate(path)?;
-            Box::new(amp::Amp::new(params))
-        }
-        "ra" | "pfc-ra" | "split-t1" | "split-t2" => Box::new(readahead::build(path, name, spec)?),
-        "linux" => Box::new(linux::build(path, spec)?),
-        "mithril" => Box::new(mithril::Mithril::from_params(path, parse_params(path, spec)?)?),
-        "pg" => Box::new(pg::Pg::from_params(path, parse_params(path, spec)?)?),
-        "stack" => Box::new(stack::Stack::build(path, parse_params(path, spec)?)?),
-        "step" => Box::new(step::build(path, parse_params(path, spec)?)?),
-        "tap" => Box::new(tap::Tap::new(path, parse_params(path, spec)?)?),
-        _ => unreachable!("registered prefetcher {name} without a constructor"),
-    };
-    let canonical = PREFETCHERS.iter().find(|(n, _)| *n == name).map_or("?", |(n, _)| *n);
-    Ok((canonical, pf))
+
+    /// The prefetcher with `params`; errors name `path.key`. `make` builds prefetchers the parameters
+    /// name (only `stack` has any).
+    fn build(path: &str, params: Self::Params, make: MakePrefetcher<'_>) -> Result<Box<dyn Prefetcher>, ConfigError>;
 }

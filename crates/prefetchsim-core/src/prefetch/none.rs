@@ -14,3 +14,19 @@ impl Prefetcher for NoPrefetch {
         super::Capabilities { active: false, ..super::Capabilities::default() }
     }
 }
+
+impl super::NamedPrefetcher for NoPrefetch {
+    const NAME: &'static str = "none";
+    const SUMMARY: &'static str = "no prefetching";
+    const ALIASES: &'static [&'static str] = &["off"];
+    type Params = crate::policy::NoParams;
+
+    fn build(
+        _path: &str,
+        params: Self::Params,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
+        let crate::policy::NoParams {} = params;
+        Ok(Box::new(NoPrefetch))
+    }
+}

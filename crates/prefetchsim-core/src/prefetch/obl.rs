@@ -102,3 +102,18 @@ impl Prefetcher for Obl {
         }
     }
 }
+
+impl super::NamedPrefetcher for Obl {
+    const NAME: &'static str = "obl";
+    const SUMMARY: &'static str = "one-block lookahead (Smith 1978): variants always, on_miss, tagged, libcachesim";
+    type Params = OblParams;
+
+    fn build(
+        path: &str,
+        params: Self::Params,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
+        params.validate(path)?;
+        Ok(Box::new(Obl::new(params)))
+    }
+}

@@ -349,6 +349,20 @@ impl Prefetcher for Pg {
     }
 }
 
+impl super::NamedPrefetcher for Pg {
+    const NAME: &'static str = "pg";
+    const SUMMARY: &'static str = "block probability graph (Griffioen & Appleton 1994; libCacheSim's block version)";
+    type Params = PgParams;
+
+    fn build(
+        path: &str,
+        params: Self::Params,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
+        Ok(Box::new(Pg::from_params(path, params)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -338,27 +338,71 @@ impl Prefetcher for Readahead {
     }
 }
 
-/// Build `ra` or one of its presets (`pfc-ra`, `split-t1`, `split-t2`) from a config entry. Presets fix
+/// The parameters of preset `name` (`pfc-ra`, `split-t1`, `split-t2`) from a config entry. Presets fix
 /// `mode` and `p`; their other parameters can be set as for `ra`.
-pub fn build(path: &str, name: &str, spec: &ComponentSpec) -> Result<Readahead, ConfigError> {
-    let params: RaParams = match RaParams::preset(name) {
-        None => parse_params(path, spec)?,
-        Some(base) => {
-            for fixed in ["mode", "p"] {
-                if spec.params.contains_key(fixed) {
-                    return Err(ConfigError::new(
-                        format!("{path}.{fixed}"),
-                        format!("'{name}' fixes {fixed}; use prefetcher 'ra' to choose it"),
-                    ));
-                }
+fn preset_params(path: &str, name: &str, spec: &ComponentSpec) -> Result<RaParams, ConfigError> {
+    let base = RaParams::preset(name).expect("a registered preset");
+    for fixed in ["mode", "p"] {
+        if spec.params.contains_key(fixed) {
+            return Err(ConfigError::new(
+                format!("{path}.{fixed}"),
+                format!("'{name}' fixes {fixed}; use prefetcher 'ra' to choose it"),
+            ));
+        }
+    }
+    let serde_json::Value::Object(mut merged) = serde_json::to_value(&base).expect("parameters serialise") else {
+        unreachable!("parameters serialise to a table")
+    };
+    merged.extend(spec.params.iter().map(|(k, v)| (k.clone(), v.clone())));
+    parse_params(path, &ComponentSpec { name: spec.name.clone(), params: merged })
+}
+
+fn build(path: &str, params: RaParams) -> Result<Box<dyn Prefetcher>, ConfigError> {
+    Ok(Box::new(Readahead::new(params).map_err(|(field, msg)| ConfigError::new(format!("{path}.{field}"), msg))?))
+}
+
+impl super::NamedPrefetcher for Readahead {
+    const NAME: &'static str = "ra";
+    const SUMMARY: &'static str =
+        "P-block read-ahead (Smith 1978; PFC §2.2; Varki et al. §2): modes pm, pa, trigger, last";
+    type Params = RaParams;
+
+    fn build(
+        path: &str,
+        params: RaParams,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn Prefetcher>, ConfigError> {
+        build(path, params)
+    }
+}
+
+/// A preset of `ra` as its own registry entry: `mode` and `p` fixed, the other parameters as for `ra`.
+macro_rules! preset {
+    ($ty:ident, $name:literal, $summary:literal) => {
+        #[doc = concat!("`", $name, "`: ", $summary, ".")]
+        #[derive(Debug)]
+        pub struct $ty;
+
+        impl super::NamedPrefetcher for $ty {
+            const NAME: &'static str = $name;
+            const SUMMARY: &'static str = $summary;
+            type Params = RaParams;
+
+            fn parse(path: &str, spec: &ComponentSpec) -> Result<RaParams, ConfigError> {
+                preset_params(path, $name, spec)
             }
-            let serde_json::Value::Object(mut merged) = serde_json::to_value(&base).expect("parameters serialise")
-            else {
-                unreachable!("parameters serialise to a table")
-            };
-            merged.extend(spec.params.iter().map(|(k, v)| (k.clone(), v.clone())));
-            parse_params(path, &ComponentSpec { name: spec.name.clone(), params: merged })?
+
+            fn build(
+                path: &str,
+                params: RaParams,
+                _make: super::MakePrefetcher<'_>,
+            ) -> Result<Box<dyn Prefetcher>, ConfigError> {
+                build(path, params)
+            }
         }
     };
-    Readahead::new(params).map_err(|(field, msg)| ConfigError::new(format!("{path}.{field}"), msg))
 }
+
+preset!(PfcRa, "pfc-ra", "PFC's RA (§2.2): read-ahead of P = 4 blocks after every request");
+preset!(SplitT1, "split-t1", "Split paper technique 1: 2 blocks after every request, streams by block b-1");
+preset!(SplitT2, "split-t2", "Split paper technique 2: 2 blocks on a miss or a hit of the stream's last cached block");

@@ -300,3 +300,18 @@ impl Prefetcher for SarcPrefetcher {
         (t + c) as u64
     }
 }
+
+impl super::NamedPrefetcher for SarcPrefetcher {
+    const NAME: &'static str = "sarc";
+    const SUMMARY: &'static str = "SARC's sequential prefetcher (Gill & Modha, USENIX ATC'05); pairs with policy sarc";
+    type Params = SarcPrefetchParams;
+
+    fn build(
+        path: &str,
+        params: Self::Params,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
+        params.validate(path)?;
+        Ok(Box::new(SarcPrefetcher::new(params)))
+    }
+}

@@ -14,7 +14,7 @@
 
 use serde::Deserialize;
 
-use super::{Capabilities, LevelGeometry, PrefetchCtx, Prefetcher};
+use super::{Capabilities, LevelGeometry, MakePrefetcher, PrefetchCtx, Prefetcher};
 use crate::component::{ComponentSpec, ConfigError};
 use crate::policy::{Entry, Placement};
 
@@ -51,17 +51,22 @@ impl Stack {
         Self { first, second, first_caps: Capabilities::default(), second_caps: Capabilities::default() }
     }
 
-    /// Build both components from their specs (errors name `path.first…` / `path.second…`).
-    pub fn build(path: &str, p: StackParams) -> Result<Self, ConfigError> {
-        let (_, first) = super::build(&format!("{path}.first"), &p.first)?;
-        let (_, second) = super::build(&format!("{path}.second"), &p.second)?;
+    /// Build both components from their specs with `make` (errors name `path.first…` /
+    /// `path.second…`).
+    pub fn build(path: &str, p: StackParams, make: MakePrefetcher<'_>) -> Result<Self, ConfigError> {
+        let first = make(&format!("{path}.first"), &p.first)?;
+        let second = make(&format!("{path}.second"), &p.second)?;
         Ok(Self::new(first, second))
     }
 }
 
 /// The shorthand `"a+b"`: a stack of `a` over `b` with default parameters. `None` when the name has no
 /// `+`.
-pub fn build_shorthand(path: &str, spec: &ComponentSpec) -> Result<Option<Box<dyn Prefetcher>>, ConfigError> {
+pub fn build_shorthand(
+    path: &str,
+    spec: &ComponentSpec,
+    make: MakePrefetcher<'_>,
+) -> Result<Option<Box<dyn Prefetcher>>, ConfigError> {
     let Some((a, b)) = spec.name.split_once('+') else {
         return Ok(None);
     };
@@ -75,7 +80,7 @@ pub fn build_shorthand(path: &str, spec: &ComponentSpec) -> Result<Option<Box<dy
         ));
     }
     let p = StackParams { first: ComponentSpec::named(a.trim()), second: ComponentSpec::named(b.trim()) };
-    Ok(Some(Box::new(Stack::build(path, p)?)))
+    Ok(Some(Box::new(Stack::build(path, p, make)?)))
 }
 
 impl Prefetcher for Stack {
@@ -141,5 +146,15 @@ impl Prefetcher for Stack {
             (Some(a), Some(b)) => Some(super::Raise { cap: a.cap.max(b.cap), passes: a.passes.max(b.passes) }),
             (a, b) => a.or(b),
         }
+    }
+}
+
+impl super::NamedPrefetcher for Stack {
+    const NAME: &'static str = "stack";
+    const SUMMARY: &'static str = "two prefetchers deciding on every request: { first = …, second = … } or 'a+b'";
+    type Params = StackParams;
+
+    fn build(path: &str, params: StackParams, make: MakePrefetcher<'_>) -> Result<Box<dyn Prefetcher>, ConfigError> {
+        Ok(Box::new(Stack::build(path, params, make)?))
     }
 }

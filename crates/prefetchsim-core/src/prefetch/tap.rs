@@ -383,3 +383,18 @@ impl Prefetcher for Tap {
             as u64
     }
 }
+
+impl super::NamedPrefetcher for Tap {
+    const NAME: &'static str = "tap";
+    const SUMMARY: &'static str =
+        "TaP, table-based sequential detection with an adaptive prefetch cache (Li et al., FAST'08; reconstructed)";
+    type Params = TapParams;
+
+    fn build(
+        path: &str,
+        params: Self::Params,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
+        Ok(Box::new(Tap::new(path, params)?))
+    }
+}

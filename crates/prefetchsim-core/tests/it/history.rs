@@ -27,7 +27,7 @@ fn build(prefetcher: &str) -> Result<Hierarchy, prefetchsim_core::ConfigError> {
 #[test]
 fn history_prefetchers_are_registered_and_configured_by_name_or_table() {
     for name in ["mithril", "pg", "stack"] {
-        assert!(prefetch::PREFETCHERS.iter().any(|(n, _)| *n == name), "{name}");
+        assert!(prefetchsim_core::build::registry::PREFETCHERS.iter().any(|e| e.name == name), "{name}");
     }
     for ok in [
         "'mithril'",
@@ -223,14 +223,14 @@ fn prefetcher(which: u8, record: u8) -> Box<dyn Prefetcher> {
             .unwrap()
             .clone(),
         };
-        prefetch::build("p", &spec).unwrap().1
+        prefetchsim_core::build::build_prefetcher("p", &spec).unwrap().1
     };
     match which % 5 {
         0 => mithril(false),
         1 => mithril(true),
-        2 => prefetch::build("p", &ComponentSpec::named("pg")).unwrap().1,
+        2 => prefetchsim_core::build::build_prefetcher("p", &ComponentSpec::named("pg")).unwrap().1,
         3 => Box::new(Stack::new(mithril(false), Box::new(Obl::new(OblParams { variant: OblVariant::Tagged, k: 2 })))),
-        _ => prefetch::build("p", &ComponentSpec::named("pg+mithril")).unwrap().1,
+        _ => prefetchsim_core::build::build_prefetcher("p", &ComponentSpec::named("pg+mithril")).unwrap().1,
     }
 }
 

@@ -2,13 +2,13 @@
 //! policy; Cao et al.'s Aggressive and Conservative against the brute-force optimum of the integrated
 //! problem and their published bounds; the errors where `opt` cannot run.
 
+use prefetchsim_core::build::registry::POLICIES;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, Hierarchy, RequestSource, Silent, SourceError, VecSource};
 use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::optimal::integrated::{aggressive, conservative, demand, min_replacements, DiskModel};
 use prefetchsim_core::optimal::single_disk::single_disk;
 use prefetchsim_core::optimal::{brute, prepare, NextUse};
-use prefetchsim_core::policy::POLICIES;
 use prefetchsim_core::request::Request;
 use prefetchsim_core::run::run_timed;
 use proptest::prelude::*;
@@ -40,7 +40,7 @@ fn requests() -> impl Strategy<Value = Vec<Request>> {
 fn other_policies() -> Vec<&'static str> {
     POLICIES
         .iter()
-        .map(|(n, _)| *n)
+        .map(|e| e.name)
         .filter(|&n| {
             n != "opt"
                 && HierarchyConfig::from_toml(&one_level(n, 4, "none"))

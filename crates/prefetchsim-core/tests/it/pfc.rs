@@ -13,13 +13,13 @@ use prefetchsim_core::pfc::{Decision, PfcLevel, PfcMode, PfcParams, PfcState, Pf
 use prefetchsim_core::prefetch::Outcome;
 use prefetchsim_core::request::{Fetch, Request};
 use prefetchsim_core::run::run_timed;
-use prefetchsim_core::{policy, prefetch};
 use proptest::prelude::*;
 
 fn l2(cap: usize, pf: &str, params: PfcParams) -> PfcLevel {
-    let (_, p) = prefetch::build("pf", &ComponentSpec::named(pf)).unwrap();
+    let (_, p) = prefetchsim_core::build::build_prefetcher("pf", &ComponentSpec::named(pf)).unwrap();
     let (_, inner) =
-        policy::build_level("policy", &ComponentSpec::named("lru"), cap, LevelOptions::default(), p).unwrap();
+        prefetchsim_core::build::build_level("policy", &ComponentSpec::named("lru"), cap, LevelOptions::default(), p)
+            .unwrap();
     PfcLevel::new(inner, params)
 }
 

@@ -11,12 +11,12 @@ use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::pfc::{Decision, PfcLevel, PfcParams};
 use prefetchsim_core::request::Request;
 use prefetchsim_core::run::run_timed;
-use prefetchsim_core::{policy, prefetch};
 
 fn l2(cap: usize, pf: &str) -> PfcLevel {
-    let (_, p) = prefetch::build("pf", &ComponentSpec::named(pf)).unwrap();
+    let (_, p) = prefetchsim_core::build::build_prefetcher("pf", &ComponentSpec::named(pf)).unwrap();
     let (_, inner) =
-        policy::build_level("policy", &ComponentSpec::named("lru"), cap, LevelOptions::default(), p).unwrap();
+        prefetchsim_core::build::build_level("policy", &ComponentSpec::named("lru"), cap, LevelOptions::default(), p)
+            .unwrap();
     PfcLevel::new(inner, PfcParams::default())
 }
 

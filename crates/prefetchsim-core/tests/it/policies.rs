@@ -1,15 +1,14 @@
 //! CLOCK, ARC, MQ and 2Q: hand-worked sequences (derived from the papers' rules, replacement.md §1-4),
 //! pinned-entry and prefetch rules, and property tests driving whole levels.
 
+use prefetchsim_core::build::build_level;
 use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::level::{AnyLevel, CacheLevel, Demotion, Level, LevelOptions};
 use prefetchsim_core::policy::arc::{Arc, ArcParams};
 use prefetchsim_core::policy::clock::{Clock, ClockParams};
 use prefetchsim_core::policy::mq::{Mq, MqParams};
 use prefetchsim_core::policy::two_q::{TwoQ, TwoQParams};
-use prefetchsim_core::policy::{
-    build_level, flags, BlockTable, FirstHit, Insert, Origin, Placement, Policy, PolicyEnv, Slot,
-};
+use prefetchsim_core::policy::{flags, BlockTable, FirstHit, Insert, Origin, Placement, Policy, PolicyEnv, Slot};
 use prefetchsim_core::prefetch::none::NoPrefetch;
 use prefetchsim_core::prefetch::obl::Obl;
 use prefetchsim_core::prefetch::Prefetcher;

@@ -15,7 +15,7 @@ use prefetchsim_core::policy::split_lru::{SplitLru, SplitLruParams};
 use prefetchsim_core::policy::stream_lru::{StreamLru, StreamLruParams};
 use prefetchsim_core::policy::{Entry, FirstHit, Policy, PolicyEnv};
 use prefetchsim_core::prefetch::linux::{self, Linux, OndemandState, PaperState, State2616, StreamState};
-use prefetchsim_core::prefetch::{self, PrefetchCtx, Prefetcher};
+use prefetchsim_core::prefetch::{PrefetchCtx, Prefetcher};
 use prefetchsim_core::request::{Fetch, Request};
 use proptest::prelude::*;
 use serde_json::{json, Value};
@@ -25,7 +25,9 @@ use crate::split_examples::{paper_options, Technic, Technique};
 /// A prefetcher from the registry, as a config would name it.
 fn pf(name: &str, params: Value) -> Box<dyn Prefetcher> {
     let Value::Object(params) = params else { panic!("params must be a table") };
-    prefetch::build("test", &ComponentSpec { name: name.into(), params }).unwrap_or_else(|e| panic!("{e}")).1
+    prefetchsim_core::build::build_prefetcher("test", &ComponentSpec { name: name.into(), params })
+        .unwrap_or_else(|e| panic!("{e}"))
+        .1
 }
 
 fn env(capacity: usize) -> PolicyEnv {

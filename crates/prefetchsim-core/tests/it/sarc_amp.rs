@@ -5,13 +5,14 @@
 
 use std::sync::{Arc, Mutex};
 
+use prefetchsim_core::build::build_level;
 use prefetchsim_core::component::ComponentSpec;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_core::level::{AnyLevel, CacheLevel, Demotion, Level, LevelOptions};
 use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::sarc::{BottomMode, InitDesired, Sarc, SarcParams, SEQ};
-use prefetchsim_core::policy::{build_level, Entry, FirstHit, Placement, PolicyEnv};
+use prefetchsim_core::policy::{Entry, FirstHit, Placement, PolicyEnv};
 use prefetchsim_core::prefetch::amp::{Amp, AmpParams, PageMeta};
 use prefetchsim_core::prefetch::none::NoPrefetch;
 use prefetchsim_core::prefetch::sarc::{Group, SarcPrefetchParams, SarcPrefetcher};
@@ -555,7 +556,7 @@ fn amp_first_hit_rule_reaches_the_policy_through_build_level() {
         let mut spec = ComponentSpec::named("amp");
         spec.params.insert("p_init".into(), 2.into());
         spec.params.insert("first_hit_stay".into(), stay.into());
-        let pf = prefetchsim_core::prefetch::build("pf", &spec).unwrap().1;
+        let pf = prefetchsim_core::build::build_prefetcher("pf", &spec).unwrap().1;
         let (_, mut l) = build_level("p", &ComponentSpec::named("lru"), 4, LevelOptions::default(), pf).unwrap();
         l.record_evictions(true);
         for b in [0, 1, 100, 3, 200, 300] {

@@ -17,7 +17,7 @@ use prefetchsim_core::prefetch::step::cost::{Costs, Pdf, PdfShape};
 use prefetchsim_core::prefetch::step::{Step, StepParams, StepPreset};
 use prefetchsim_core::prefetch::tap::{Tap, TapParams};
 use prefetchsim_core::prefetch::{
-    self, CacheView, LevelGeometry, Outcome, PrefetchCtx, PrefetchPlan, PrefetchRun, Prefetcher, Raise,
+    CacheView, LevelGeometry, Outcome, PrefetchCtx, PrefetchPlan, PrefetchRun, Prefetcher, Raise,
 };
 use prefetchsim_core::request::{Fetch, Request};
 use proptest::prelude::*;
@@ -75,7 +75,9 @@ fn step(params: Value) -> Step {
 /// A prefetcher from the registry, as a config names it.
 fn pf(name: &str, params: Value) -> Box<dyn Prefetcher> {
     let Value::Object(params) = params else { panic!("params must be a table") };
-    prefetch::build("test", &ComponentSpec { name: name.into(), params }).unwrap_or_else(|e| panic!("{e}")).1
+    prefetchsim_core::build::build_prefetcher("test", &ComponentSpec { name: name.into(), params })
+        .unwrap_or_else(|e| panic!("{e}"))
+        .1
 }
 
 /// Call `p` directly with a request whose blocks had `outcomes` (a cache holding none of the blocks

@@ -6,7 +6,6 @@ use serde::{Deserialize, Serialize};
 use crate::component::ConfigError;
 use crate::device::cache::CacheParams;
 use crate::device::geometry::{Layout, ZoneSpec};
-use crate::device::presets;
 use crate::device::seek::SeekModel;
 
 /// Modelling detail.
@@ -132,12 +131,6 @@ pub struct DiskParams {
     pub rotation: Rotation,
     /// On-disk cache (positional model only).
     pub cache: CacheParams,
-}
-
-impl Default for DiskParams {
-    fn default() -> Self {
-        presets::cheetah9lp()
-    }
 }
 
 impl DiskParams {

@@ -2,7 +2,6 @@
 //! analytic level.
 
 use super::*;
-use crate::device::presets::cheetah9lp;
 
 const MS: u64 = 1_000_000;
 
@@ -122,4 +121,10 @@ fn a_busy_disk_starts_the_next_request_when_it_frees() {
     let b = d.start(&DiskIo::read(100, 8), 0).unwrap();
     assert_eq!(b.start, a.done);
     assert_eq!(d.busy_until(), b.done);
+}
+
+/// The Cheetah 9LP: the default disk (its parameters live in `device/presets.rs`, which imports this
+/// module, so the tests reach them through `Default`).
+fn cheetah9lp() -> DiskParams {
+    DiskParams::default()
 }

@@ -301,6 +301,21 @@ impl Prefetcher for Mithril {
     }
 }
 
+impl super::NamedPrefetcher for Mithril {
+    const NAME: &'static str = "mithril";
+    const SUMMARY: &'static str =
+        "Mithril, mining sporadic block associations (Yang et al., SoCC'17): presets paper, libcachesim";
+    type Params = MithrilParams;
+
+    fn build(
+        path: &str,
+        params: Self::Params,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
+        Ok(Box::new(Mithril::from_params(path, params)?))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -482,3 +482,17 @@ fn prefetch_hits(ctx: &PrefetchCtx<'_>, last: u64, pf_end: u64) -> (u32, u32) {
 pub fn build(path: &str, params: StepParams) -> Result<Step, ConfigError> {
     Step::new(path, params)
 }
+
+impl super::NamedPrefetcher for Step {
+    const NAME: &'static str = "step";
+    const SUMMARY: &'static str = "STEP, sequentiality and thrashing detection (Liang, Jiang & Zhang, ICDCS'07): presets pm-ta, pm-con, pm-bb, pm-sa";
+    type Params = StepParams;
+
+    fn build(
+        path: &str,
+        params: Self::Params,
+        _make: super::MakePrefetcher<'_>,
+    ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
+        Ok(Box::new(Step::new(path, params)?))
+    }
+}

@@ -47,7 +47,7 @@ pub fn run_timed_observed<O: TimedObserver + ?Sized>(
     let s = cfg
         .validate_timing()?
         .ok_or_else(|| ConfigError::new("engine.kind", "run_timed needs engine.kind = 'timed'"))?;
-    crate::optimal::refuse_timed(h)?;
+    crate::engine::future::refuse_timed(h)?;
     timed::switch_levels(h)?;
     let bottom = crate::build::build_bottom(cfg, s.seed, h.levels.len(), h.block_size())?;
     timed::run_on(src, h, &cfg.engine, s, bottom, progress, obs)

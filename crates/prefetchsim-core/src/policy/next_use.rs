@@ -225,6 +225,19 @@ impl Oracle {
     }
 }
 
+/// What a future-knowing policy knows of its level's stream.
+#[derive(Debug, Default)]
+pub enum Future {
+    /// Nothing yet: the run has not been prepared (`optimal::prepare`); the engines refuse to start.
+    #[default]
+    Unknown,
+    /// A recording run: the level's stream is being recorded for a later run (the policy evicts the least
+    /// recently used block meanwhile; what it evicts cannot change what this level is asked).
+    Record(NextUseBuilder),
+    /// The next uses of the level's stream, replayed access by access.
+    Known(Oracle),
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

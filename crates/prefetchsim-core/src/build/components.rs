@@ -1,0 +1,51 @@
+//! A level's policy and prefetcher from their config specs, through the registry: the one place where a
+//! component name becomes a constructor ([`build_prefetcher`] and [`build_level`]). A component the
+//! registry does not list (a plugin named by its path) is one more branch before the registry lookup in
+//! each; a plugin policy goes into its level with [`registry::level_with`].
+
+use super::pairing::check_pairing;
+use super::registry;
+use crate::component::{ComponentSpec, ConfigError};
+use crate::config::{HierarchyConfig, LevelConfig};
+use crate::level::{AnyLevel, LevelOptions};
+use crate::prefetch::stack::build_shorthand;
+use crate::prefetch::Prefetcher;
+
+/// The prefetcher named by `spec` (the `a+b` shorthand of `stack`, or a registry entry); errors at
+/// `path`. Returns its canonical name with it.
+pub fn build_prefetcher(path: &str, spec: &ComponentSpec) -> Result<(&'static str, Box<dyn Prefetcher>), ConfigError> {
+    let make = |path: &str, spec: &ComponentSpec| build_prefetcher(path, spec).map(|(_, pf)| pf);
+    if let Some(pf) = build_shorthand(path, spec, &make)? {
+        return Ok(("stack", pf));
+    }
+    let entry = registry::prefetcher(path, &spec.name)?;
+    Ok((entry.name, entry.build(path, spec, &make)?))
+}
+
+/// A level of `capacity` blocks whose policy is named by `spec` (errors at `path`), with options `opts`
+/// and `prefetcher`. Returns the policy's canonical name with it.
+pub fn build_level(
+    path: &str,
+    spec: &ComponentSpec,
+    capacity: usize,
+    opts: LevelOptions,
+    prefetcher: Box<dyn Prefetcher>,
+) -> Result<(&'static str, Box<dyn AnyLevel>), ConfigError> {
+    let entry = registry::policy(path, &spec.name)?;
+    Ok((entry.name, entry.build_level(path, spec, capacity, opts, prefetcher)?))
+}
+
+/// Build level `l`'s prefetcher and policy (on a placeholder of one block) and check that they pair:
+/// names, parameters and pairing rules, not sizes. Returns the canonical (policy, prefetcher) names;
+/// `path` is the level's key path (`level[1]`).
+pub fn check_level(path: &str, l: &LevelConfig) -> Result<(&'static str, &'static str), ConfigError> {
+    let (pf_name, pf) = build_prefetcher(&format!("{path}.prefetcher"), &l.prefetcher)?;
+    let (pol_name, _) = build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)?;
+    check_pairing(path, pol_name, pf_name)?;
+    Ok((pol_name, pf_name))
+}
+
+/// [`check_level`] for every level of `cfg`, top first: what `check_config` checks beyond the schema.
+pub fn check_components(cfg: &HierarchyConfig) -> Result<Vec<(&'static str, &'static str)>, ConfigError> {
+    cfg.level.iter().enumerate().map(|(i, l)| check_level(&format!("level[{i}]"), l)).collect()
+}

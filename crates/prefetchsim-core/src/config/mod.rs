@@ -1,0 +1,228 @@
+//! Configuration of a hierarchy: levels (size, policy, prefetcher, options), the engine and, for timed
+//! runs, the link between levels, the device and its I/O scheduler.
+//!
+//! Deserialised from TOML, JSON or Python dicts through serde. Unknown keys and impossible values are
+//! errors that name the key (`level[1].policy.up_ratio: …`). Component parameters are typed structs with
+//! defaults, looked up by name when the hierarchy is built ([`crate::build::registry`]). Sizes are
+//! [`size`], the `[engine]` table [`engine`] (`shared/docs/models/event-engine.md` §4); `[link]` is
+//! [`LinkParams`](crate::link::LinkParams) (`network.md`), `[device]` a preset of [`crate::device`] with
+//! overrides (`disk.md`), `[scheduler]` [`SchedParams`](crate::device::SchedParams) (`iosched.md`).
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub mod engine;
+pub mod size;
+
+pub use engine::{EngineConfig, EngineKind, PrefetchIo, Replay, StreamKey, Think, TimedSettings};
+pub use size::SizeSpec;
+
+use crate::component::{plain_message, ComponentSpec, ConfigError};
+use crate::level::LevelOptions;
+
+fn default_policy() -> ComponentSpec {
+    ComponentSpec::named("lru")
+}
+fn default_prefetcher() -> ComponentSpec {
+    ComponentSpec::named("none")
+}
+
+/// One cache level.
+#[derive(Clone, Debug, PartialEq, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct LevelConfig {
+    /// Display name (default `L1`, `L2`, …).
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Capacity.
+    pub size: SizeSpec,
+    /// Replacement policy (default `lru`).
+    #[serde(default = "default_policy")]
+    pub policy: ComponentSpec,
+    /// Prefetcher (default `none`).
+    #[serde(default = "default_prefetcher")]
+    pub prefetcher: ComponentSpec,
+    /// Level options.
+    #[serde(default)]
+    pub options: LevelOptions,
+    /// PFC coordinator in front of this level (a level below another; `shared/docs/algorithms/pfc.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pfc: Option<crate::pfc::PfcParams>,
+    /// One independent cache per client (`Request::client`), each with this level's size, policy,
+    /// prefetcher, options and PFC, made on the client's first request ([`crate::level::fanout`]).
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub per_client: bool,
+    /// Instances of this level (servers), each a full cache of `size` (default 1); `route` picks one.
+    #[serde(default = "one", skip_serializing_if = "is_one")]
+    pub instances: u32,
+    /// How a request picks one of `instances` (default `client`: client mod K).
+    #[serde(default, skip_serializing_if = "is_default_route")]
+    pub route: crate::level::fanout::Route,
+    /// Stripe unit in blocks for `route = "stripe"` (default 64).
+    #[serde(default = "default_stripe", skip_serializing_if = "is_default_stripe")]
+    pub stripe_blocks: u64,
+}
+
+fn one() -> u32 {
+    1
+}
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_one(n: &u32) -> bool {
+    *n == 1
+}
+fn is_default_route(r: &crate::level::fanout::Route) -> bool {
+    *r == crate::level::fanout::Route::default()
+}
+fn default_stripe() -> u64 {
+    64
+}
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_default_stripe(n: &u64) -> bool {
+    *n == default_stripe()
+}
+
+impl LevelConfig {
+    /// A level of `size` with `policy` and no prefetcher.
+    #[must_use]
+    pub fn new(size: SizeSpec, policy: &str) -> Self {
+        Self {
+            name: None,
+            size,
+            policy: ComponentSpec::named(policy),
+            prefetcher: default_prefetcher(),
+            options: LevelOptions::default(),
+            pfc: None,
+            per_client: false,
+            instances: 1,
+            route: crate::level::fanout::Route::default(),
+            stripe_blocks: default_stripe(),
+        }
+    }
+}
+
+/// A hierarchy: levels top (closest to the application) first, the engine, and for timed runs the link
+/// between consecutive levels, the device under the last level and its I/O scheduler.
+#[derive(Clone, Debug, PartialEq, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct HierarchyConfig {
+    /// The levels; `[[level]]` in TOML.
+    pub level: Vec<LevelConfig>,
+    /// Engine settings.
+    #[serde(default)]
+    pub engine: EngineConfig,
+    /// Timed: the link between each pair of consecutive levels (default: PFC's 6 ms + 0.03 ms/page per
+    /// message, no contention).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub link: Option<crate::link::LinkParams>,
+    /// Timed: the device under the last level, a preset name or `{ name = "...", overrides }` (default
+    /// `cheetah9lp`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub device: Option<ComponentSpec>,
+    /// Timed: the device's I/O scheduler (default DEADLINE with Linux 2.6.12 parameters).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scheduler: Option<crate::device::SchedParams>,
+}
+
+impl HierarchyConfig {
+    /// Parse from a JSON value (what the Python layer passes), naming the offending key on error.
+    pub fn from_json(v: Value) -> Result<Self, ConfigError> {
+        let cfg: Self = serde_path_to_error::deserialize(v).map_err(|e| {
+            let p = e.path().to_string();
+            ConfigError::new(if p == "." { "config".into() } else { p }, plain_message(&e.inner().to_string()))
+        })?;
+        if cfg.level.is_empty() {
+            return Err(ConfigError::new("level", "a hierarchy needs at least one level"));
+        }
+        cfg.validate_timing()?;
+        Ok(cfg)
+    }
+
+    /// Check the engine keys and, for a timed engine, the link, device and scheduler parameters; the
+    /// time-only tables are errors for the instant engine.
+    pub fn validate_timing(&self) -> Result<Option<TimedSettings>, ConfigError> {
+        let timed = self.engine.timed()?;
+        if timed.is_none() {
+            for (k, on) in [
+                ("link", self.link.is_some()),
+                ("device", self.device.is_some()),
+                ("scheduler", self.scheduler.is_some()),
+            ] {
+                if on {
+                    return Err(ConfigError::new(k, "used by the timed engine only; set engine.kind = 'timed'"));
+                }
+            }
+            return Ok(None);
+        }
+        if let Some(l) = &self.link {
+            l.validate("link")?;
+        }
+        if let Some(d) = &self.device {
+            crate::device::resolve("device", d)?;
+        }
+        if let Some(s) = &self.scheduler {
+            s.validate("scheduler")?;
+        }
+        Ok(timed)
+    }
+
+    /// The device spec of a timed run (default `cheetah9lp`).
+    #[must_use]
+    pub fn device_spec(&self) -> ComponentSpec {
+        self.device.clone().unwrap_or_else(|| ComponentSpec::named("cheetah9lp"))
+    }
+
+    /// Parse from TOML text.
+    pub fn from_toml(text: &str) -> Result<Self, ConfigError> {
+        let v: Value = toml::from_str(text).map_err(|e| ConfigError::new("toml", e.to_string()))?;
+        Self::from_json(v)
+    }
+
+    /// Whether any level size is a share of the footprint (the caller must then measure it).
+    #[must_use]
+    pub fn needs_footprint(&self) -> bool {
+        self.level.iter().any(|l| l.size.needs_footprint())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tiny_shares_and_negative_numbers_read_plainly_in_errors() {
+        let e = SizeSpec::Footprint(1e-7).resolve(4096, Some(1000), None).unwrap_err();
+        assert_eq!(e, "0.00001% of the footprint is less than one block (4096 B)");
+        assert_eq!(
+            plain_message("invalid value: integer `-5`, expected u64"),
+            "-5 is negative; expected a whole number, 0 or more"
+        );
+        assert_eq!(plain_message("unknown field `x`"), "unknown field `x`");
+        let e =
+            HierarchyConfig::from_json(serde_json::json!({"level": [{"size": 4}], "engine": {"warmup_requests": -5}}))
+                .unwrap_err()
+                .to_string();
+        assert_eq!(e, "engine.warmup_requests: -5 is negative; expected a whole number, 0 or more");
+    }
+
+    #[test]
+    fn unknown_keys_are_named() {
+        let e = HierarchyConfig::from_toml("[[level]]\nsize = 10\npolcy = 'lru'\n").unwrap_err();
+        assert!(e.path.contains("level[0]"), "{e}");
+        assert!(e.message.contains("polcy"), "{e}");
+        let e = HierarchyConfig::from_toml("[[level]]\nsize = '12 parsecs'\n").unwrap_err();
+        assert!(e.to_string().contains("level[0].size"), "{e}");
+        let e = HierarchyConfig::from_toml("[[level]]\nsize = 1\n[engine]\nkind = 'warp'\n").unwrap_err();
+        assert!(e.to_string().contains("engine.kind"), "{e}");
+    }
+
+    #[test]
+    fn components_read_as_names_or_tables() {
+        let c = HierarchyConfig::from_toml(
+            "[[level]]\nsize = '5%'\npolicy = { name = 'splitlru', up_ratio = 0.66 }\nprefetcher = 'obl'\n",
+        )
+        .unwrap();
+        assert_eq!(c.level[0].policy.name, "splitlru");
+        assert_eq!(c.level[0].policy.params["up_ratio"], serde_json::json!(0.66));
+        assert_eq!(c.level[0].prefetcher, ComponentSpec::named("obl"));
+    }
+}

@@ -1,0 +1,173 @@
+//! Cache sizes as configs write them: blocks, bytes with a unit, a share of the trace footprint or a
+//! multiple of the level above; resolved to blocks once the block size and footprint are known.
+
+use std::fmt;
+
+use serde::{Deserialize, Deserializer, Serialize};
+
+/// A cache size as written by the user.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize)]
+pub enum SizeSpec {
+    /// A number of blocks (`1000`, `"1000"`).
+    Blocks(u64),
+    /// Bytes (`"64MiB"`, `"4GB"`; KB/MB/GB are powers of 1024, as in libCacheSim).
+    Bytes(u64),
+    /// A share of the trace footprint in unique blocks (`0.05`, `"5%"`).
+    Footprint(f64),
+    /// A multiple of the level above (`"2x"`, `"0.1x"`): PFC's L2:L1 ratios.
+    OfAbove(f64),
+}
+
+impl fmt::Display for SizeSpec {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            SizeSpec::Blocks(b) => write!(f, "{b} blocks"),
+            SizeSpec::Bytes(b) => write!(f, "{b} B"),
+            SizeSpec::Footprint(x) => {
+                // Twelve decimals at most: 1e-7 of the footprint reads 0.00001%, not 0.000009999999999999999%.
+                let pct = x * 100.0;
+                let short = (pct * 1e12).round() / 1e12;
+                if short == 0.0 && pct != 0.0 {
+                    write!(f, "{pct:e}% of the footprint")
+                } else {
+                    write!(f, "{short}% of the footprint")
+                }
+            }
+            SizeSpec::OfAbove(x) => write!(f, "{x}x the level above"),
+        }
+    }
+}
+
+impl SizeSpec {
+    /// Parse a size string: blocks (`"1000"`), bytes with a unit (`"64MiB"`, `"512KB"`, `"1G"`),
+    /// a fraction of the footprint (`"0.05"`, `"5%"`) or a multiple of the level above (`"2x"`).
+    pub fn parse(s: &str) -> Result<Self, String> {
+        let t = s.trim();
+        let bad = || {
+            format!("cannot read size '{s}'; write blocks (1000), bytes (64MiB, 4GB), a share of the footprint (0.05 or 5%) or a multiple of the level above (2x)")
+        };
+        if t.is_empty() {
+            return Err(bad());
+        }
+        if let Some(p) = t.strip_suffix('%') {
+            let x: f64 = p.trim().parse().map_err(|_| bad())?;
+            return Self::footprint(x / 100.0);
+        }
+        if let Some(m) = t.strip_suffix(['x', 'X']) {
+            let x: f64 = m.trim().parse().map_err(|_| bad())?;
+            if !(x.is_finite() && x > 0.0) {
+                return Err(format!("size '{s}': the multiple must be positive"));
+            }
+            return Ok(SizeSpec::OfAbove(x));
+        }
+        let split = t.find(|c: char| c.is_ascii_alphabetic()).unwrap_or(t.len());
+        let (num, unit) = (t[..split].trim(), t[split..].trim());
+        if unit.is_empty() {
+            if let Ok(n) = num.parse::<u64>() {
+                return Ok(SizeSpec::Blocks(n));
+            }
+            let x: f64 = num.parse().map_err(|_| bad())?;
+            return Self::footprint(x);
+        }
+        let mult: u64 = match unit.to_ascii_lowercase().as_str() {
+            "b" => 1,
+            "k" | "kb" | "kib" => 1 << 10,
+            "m" | "mb" | "mib" => 1 << 20,
+            "g" | "gb" | "gib" => 1 << 30,
+            "t" | "tb" | "tib" => 1 << 40,
+            _ => return Err(bad()),
+        };
+        let x: f64 = num.parse().map_err(|_| bad())?;
+        if !(x.is_finite() && x >= 0.0) {
+            return Err(format!("size '{s}' must not be negative"));
+        }
+        Ok(SizeSpec::Bytes((x * mult as f64).round() as u64))
+    }
+
+    fn footprint(x: f64) -> Result<Self, String> {
+        if x.is_finite() && x > 0.0 && x <= 1.0 {
+            Ok(SizeSpec::Footprint(x))
+        } else {
+            Err(format!("a share of the footprint must be in (0, 1] (0% < share <= 100%), got {x}"))
+        }
+    }
+
+    /// Whether resolving needs the trace footprint.
+    #[must_use]
+    pub fn needs_footprint(&self) -> bool {
+        matches!(self, SizeSpec::Footprint(_))
+    }
+
+    /// Capacity in blocks. `footprint` is the number of unique blocks of the trace (needed for shares),
+    /// `above` the capacity of the level above (needed for multiples). Shares are truncated as in
+    /// libCacheSim (`floor(share × footprint)`).
+    pub fn resolve(&self, block_size: u64, footprint: Option<u64>, above: Option<u64>) -> Result<u64, String> {
+        let n = match *self {
+            SizeSpec::Blocks(b) => b,
+            SizeSpec::Bytes(b) => b / block_size.max(1),
+            SizeSpec::Footprint(x) => {
+                let fp = footprint.ok_or("a share of the footprint needs the trace footprint")?;
+                (x * fp as f64).floor() as u64
+            }
+            SizeSpec::OfAbove(x) => {
+                let a = above.ok_or("a multiple of the level above is not possible for the first level")?;
+                (x * a as f64).floor() as u64
+            }
+        };
+        if n == 0 {
+            return Err(format!("{self} is less than one block ({block_size} B)"));
+        }
+        if n > u64::from(u32::MAX) {
+            return Err(format!("{self} is {n} blocks, more than the 2^32 a level can hold"));
+        }
+        Ok(n)
+    }
+}
+
+impl<'de> Deserialize<'de> for SizeSpec {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        #[derive(Deserialize)]
+        #[serde(untagged)]
+        enum Raw {
+            Int(u64),
+            Float(f64),
+            Text(String),
+        }
+        let r = match Raw::deserialize(d)? {
+            Raw::Int(n) => Ok(SizeSpec::Blocks(n)),
+            Raw::Float(x) => SizeSpec::footprint(x),
+            Raw::Text(s) => SizeSpec::parse(&s),
+        };
+        r.map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sizes_parse_in_every_documented_form() {
+        assert_eq!(SizeSpec::parse("1000"), Ok(SizeSpec::Blocks(1000)));
+        assert_eq!(SizeSpec::parse("64MiB"), Ok(SizeSpec::Bytes(64 << 20)));
+        assert_eq!(SizeSpec::parse("1GB"), Ok(SizeSpec::Bytes(1 << 30)));
+        assert_eq!(SizeSpec::parse("5%"), Ok(SizeSpec::Footprint(0.05)));
+        assert_eq!(SizeSpec::parse("0.1"), Ok(SizeSpec::Footprint(0.1)));
+        assert_eq!(SizeSpec::parse("2x"), Ok(SizeSpec::OfAbove(2.0)));
+        assert!(SizeSpec::parse("1.5").is_err());
+        assert!(SizeSpec::parse("-3MiB").is_err());
+        assert!(SizeSpec::parse("12 parsecs").is_err());
+        assert!(SizeSpec::parse("0%").is_err());
+    }
+
+    #[test]
+    fn sizes_resolve_like_libcachesim() {
+        // 0.001 of 48,974 unique objects is 48 objects in libCacheSim (truncation).
+        assert_eq!(SizeSpec::Footprint(0.001).resolve(4096, Some(48_974), None), Ok(48));
+        assert_eq!(SizeSpec::Bytes(1_102_684).resolve(4096, None, None), Ok(269));
+        assert_eq!(SizeSpec::OfAbove(2.0).resolve(4096, None, Some(10)), Ok(20));
+        assert!(SizeSpec::Bytes(100).resolve(4096, None, None).unwrap_err().contains("less than one block"));
+        assert!(SizeSpec::Footprint(0.5).resolve(4096, None, None).is_err());
+        assert!(SizeSpec::OfAbove(2.0).resolve(4096, None, None).is_err());
+    }
+}
