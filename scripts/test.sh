@@ -23,11 +23,15 @@ for pair in qemu-io:qemu-utils qemu-nbd:qemu-utils fio:fio nbdkit:nbdkit nbdinfo
 done
 if [ ${#missing[@]} -gt 0 ]; then
     mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
-    if command -v apt-get >/dev/null 2>&1 && [ "$(id -u)" = 0 ]; then
+    as_root=()
+    [ "$(id -u)" = 0 ] || { command -v sudo >/dev/null 2>&1 && sudo -n true 2>/dev/null && as_root=(sudo -n env DEBIAN_FRONTEND=noninteractive); }
+    if command -v apt-get >/dev/null 2>&1 && { [ "$(id -u)" = 0 ] || [ ${#as_root[@]} -gt 0 ]; }; then
         export DEBIAN_FRONTEND=noninteractive
-        apt-get install -y -q "${missing[@]}" >/dev/null || { apt-get update -q >/dev/null && apt-get install -y -q "${missing[@]}" >/dev/null; }
+        "${as_root[@]}" apt-get install -y -q "${missing[@]}" >/dev/null \
+            || { "${as_root[@]}" apt-get update -q >/dev/null && "${as_root[@]}" apt-get install -y -q "${missing[@]}" >/dev/null; } \
+            || echo "could not install ${missing[*]} (the serve tests say which client is missing)"
     else
-        echo "not installing ${missing[*]}: that needs apt-get and root (the serve tests skip without them)"
+        echo "not installing ${missing[*]}: that needs apt-get and root or sudo (the serve tests skip without them)"
     fi
 fi
 
