@@ -22,67 +22,27 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 import time
-from collections import OrderedDict
 from pathlib import Path
 
 import prefetchsim as ps
-from prefetchsim.plugin import PLACE_LRU, Policy, Prefetcher
 
 REPO = Path(__file__).resolve().parents[1]
 TRACES = Path(os.environ.get("PREFETCHSIM_TRACES", REPO.parent / "shared" / "traces"))
 
 
-class Nothing(Prefetcher):
-    def on_access(self, block, nblocks, misses, prefetch_hits):
-        return None
-
-
-class NextN(Prefetcher):
-    def __init__(self, n=4):
-        self.n = n
-
-    def on_access(self, block, nblocks, misses, prefetch_hits):
-        end = block + nblocks
-        return range(end, end + self.n)
-
-
-class NextNList(NextN):
-    def on_access(self, block, nblocks, misses, prefetch_hits):
-        end = block + nblocks
-        return [end, end + 1, end + 2, end + 3]
-
-
-class Lru(Policy):
-    def __init__(self):
-        self.order = OrderedDict()
-
-    def on_hit(self, block):
-        self.order.move_to_end(block)
-
-    def on_insert(self, block, prefetched, after, place):
-        self.order[block] = None
-        if place == PLACE_LRU:
-            self.order.move_to_end(block, last=False)
-
-    def victim(self, skip):
-        for b in self.order:
-            if b not in skip:
-                return b
-        return None
-
-    def on_remove(self, block, evicted):
-        del self.order[block]
-
+# The plugins measured are the ones the tests check against the built-ins (same counters).
+sys.path.insert(0, str(REPO / "tests"))
 
 CONFIGS = {
     "none": {"policy": "lru", "prefetcher": "none"},
-    "py-nothing": {"policy": "lru", "prefetcher": "__main__:Nothing"},
+    "py-nothing": {"policy": "lru", "prefetcher": "plugin_examples:Nothing"},
     "ra-pa": {"policy": "lru", "prefetcher": {"name": "ra", "mode": "pa", "p": 4}},
-    "py-next4": {"policy": "lru", "prefetcher": {"name": "__main__:NextN", "n": 4}},
-    "py-next4-list": {"policy": "lru", "prefetcher": "__main__:NextNList"},
+    "py-next4": {"policy": "lru", "prefetcher": {"name": "plugin_examples:NextN", "n": 4}},
+    "py-next4-list": {"policy": "lru", "prefetcher": "plugin_examples:NextNList"},
     "lru+obl": {"policy": "lru", "prefetcher": "obl"},
-    "py-lru+obl": {"policy": "__main__:Lru", "prefetcher": "obl"},
+    "py-lru+obl": {"policy": "plugin_examples:Lru", "prefetcher": "obl"},
 }
 SAME = [("ra-pa", "py-next4"), ("ra-pa", "py-next4-list"), ("lru+obl", "py-lru+obl")]
 

@@ -114,6 +114,23 @@ pub fn resolve_name<'a>(
     Err(unknown_name(path, what, name, registry.iter().map(|(n, _)| *n)))
 }
 
+/// The entry of `entries` named `name` (case-insensitive, spaces trimmed), by its name first and then by
+/// its aliases (`names` gives both); the error at `path` lists the names.
+pub fn find_named<'a, E>(
+    path: &str,
+    what: &str,
+    name: &str,
+    entries: &'a [E],
+    names: impl Fn(&E) -> (&'static str, &'static [&'static str]),
+) -> Result<&'a E, ConfigError> {
+    let n = name.trim().to_ascii_lowercase();
+    entries
+        .iter()
+        .find(|e| names(e).0 == n)
+        .or_else(|| entries.iter().find(|e| names(e).1.contains(&n.as_str())))
+        .ok_or_else(|| unknown_name(path, what, name, entries.iter().map(|e| names(e).0)))
+}
+
 /// The error for a `what` (policy, prefetcher, device) named `name` that is not one of `names`.
 pub fn unknown_name<'a>(path: &str, what: &str, name: &str, names: impl Iterator<Item = &'a str>) -> ConfigError {
     let names: Vec<&str> = names.collect();

@@ -5,7 +5,7 @@
 //! Adding an algorithm: implement [`NamedPolicy`] or [`NamedPrefetcher`] in its own file and add one
 //! line below (docs/guide/adding-a-prefetcher.md).
 
-use crate::component::{parse_params, unknown_name, ComponentSpec, ConfigError};
+use crate::component::{find_named, parse_params, ComponentSpec, ConfigError};
 use crate::level::{AnyLevel, Level, LevelOptions, DEFAULT_BLOCK_BYTES};
 use crate::policy::{self, NamedPolicy, PolicyEnv};
 use crate::prefetch::{self, LevelGeometry, MakePrefetcher, NamedPrefetcher, Prefetcher};
@@ -169,28 +169,13 @@ fn build_prefetcher<P: NamedPrefetcher>(
     P::build(path, P::parse(path, spec)?, make)
 }
 
-/// A name as configs may write it: case-insensitive, surrounding spaces ignored.
-fn fold(name: &str) -> String {
-    name.trim().to_ascii_lowercase()
-}
-
 /// The policy named `name` (case-insensitive, aliases accepted); the error at `path` lists the choices.
 pub fn policy(path: &str, name: &str) -> Result<&'static PolicyEntry, ConfigError> {
-    let n = fold(name);
-    POLICIES
-        .iter()
-        .find(|e| e.name == n)
-        .or_else(|| POLICIES.iter().find(|e| e.aliases.contains(&n.as_str())))
-        .ok_or_else(|| unknown_name(path, "policy", name, POLICIES.iter().map(|e| e.name)))
+    find_named(path, "policy", name, POLICIES, |e| (e.name, e.aliases))
 }
 
 /// The prefetcher named `name` (case-insensitive, aliases accepted); the error at `path` lists the
 /// choices.
 pub fn prefetcher(path: &str, name: &str) -> Result<&'static PrefetcherEntry, ConfigError> {
-    let n = fold(name);
-    PREFETCHERS
-        .iter()
-        .find(|e| e.name == n)
-        .or_else(|| PREFETCHERS.iter().find(|e| e.aliases.contains(&n.as_str())))
-        .ok_or_else(|| unknown_name(path, "prefetcher", name, PREFETCHERS.iter().map(|e| e.name)))
+    find_named(path, "prefetcher", name, PREFETCHERS, |e| (e.name, e.aliases))
 }
