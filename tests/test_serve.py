@@ -282,10 +282,13 @@ def test_fio_verify_1gib_4_clients(tmp_path: Path, family: str) -> None:
     backing = tmp_path / "disk.img"
     with open(backing, "wb") as f:
         f.truncate(1 << 30)
-    with Server(config, backing, tmp_path, record=False) as srv:
-        res = fio_verify(fio, srv.uri, tmp_path, size_per_job=256 * MiB, jobs=4, rw="randwrite", bs="16k",
-                         extra=["--verify_backlog=512", "--bsrange=4k-64k"])
-        report = srv.stop()
+    try:
+        with Server(config, backing, tmp_path, record=False) as srv:
+            res = fio_verify(fio, srv.uri, tmp_path, size_per_job=256 * MiB, jobs=4, rw="randwrite", bs="16k",
+                             extra=["--verify_backlog=512", "--bsrange=4k-64k"])
+            report = srv.stop()
+    finally:
+        backing.unlink()  # 1 GiB each: pytest keeps the temporary directories of its last three sessions
     assert verify_errors(res) == 0
     w = sum(j["write"]["io_bytes"] for j in res["jobs"])
     r = sum(j["read"]["io_bytes"] for j in res["jobs"])
