@@ -13,7 +13,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
 from . import _core
@@ -295,6 +294,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def _default_config() -> str:
+    from importlib import resources  # on first use: it imports tempfile, shutil and pathlib
+
     return str(resources.files("prefetchsim").joinpath("data", "default.toml"))
 
 
