@@ -226,9 +226,30 @@ def shards_bias3(root: str, label: str, seeds: int = 80) -> None:
     write(f"shards_bias3_{label}_per_size", per_size)
 
 
+def shards_sensitivity3(root: str) -> None:
+    """Method 8, sensitivity (after the change): seeds 0-19 at rates 0.005, 0.01 and 0.02, SHARDS_adj off
+    at 0.01, and fixed-size with 8192 blocks; MAE min / median / max and seeds within 0.005."""
+    variants = [("rate0.005", {"rate": 0.005}), ("rate0.01", {"rate": 0.01}), ("rate0.02", {"rate": 0.02}),
+                ("rate0.01-noadj", {"rate": 0.01, "adjust": False}), ("fixedsize8192", {"max_samples": 8192})]
+    rows = []
+    for name in ("w106", "P6", "P12"):
+        tr = trace(root, name)
+        ex = ps.mrc(tr, method="exact")
+        sizes = [int(s) for s in ex["capacity_blocks"]]
+        for label, kw in variants:
+            maes = []
+            for seed in range(20):
+                est = ps.mrc(tr, sizes, method="shards", seed=seed, **kw)
+                maes.append(float((est["miss_ratio"] - ex["miss_ratio"]).abs().mean()))
+            rows.append({"trace": name, "variant": label, "mae_min": round(min(maes), 5),
+                         "mae_median": round(statistics.median(maes), 5), "mae_max": round(max(maes), 5),
+                         "seeds_within_0.005_of_20": sum(m <= 0.005 for m in maes)})
+    write("shards_sensitivity3", rows)
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["exact", "bias", "bias3", "sensitivity", "engine", "extent", "speed", "all"])
+    p.add_argument("what", choices=["exact", "bias", "bias3", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
     p.add_argument("--traces", default=os.environ.get("PREFETCHSIM_TRACES", "../shared/traces"))
     p.add_argument("--label", default="after", help="bias3: the estimator of this build (before / after)")
     p.add_argument("--only", default="w106,P6,P12,OLTP", help="extent: traces")
@@ -239,6 +260,8 @@ def main() -> int:
         shards_bias(a.traces)
     if a.what == "bias3":
         shards_bias3(a.traces, a.label)
+    if a.what == "sensitivity3":
+        shards_sensitivity3(a.traces)
     if a.what in ("sensitivity", "all"):
         shards_sensitivity(a.traces)
     if a.what in ("engine", "all"):
