@@ -226,7 +226,7 @@ def _trace_from_table(tr: Mapping[str, Any], base: str | None, key: str = "trace
         path = os.path.join(base, path)
     fmt = t.pop("format", None)
     params = t.pop("params", {})
-    known = {"block_size", "mode", "ops", "sector_size", "skip_bad", "client_from"}
+    known = {"block_size", "mode", "ops", "sector_size", "skip_bad", "client_from", "cache"}
     unknown = sorted(set(t) - known)
     if unknown:
         raise _core.ConfigError(

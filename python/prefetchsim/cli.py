@@ -83,6 +83,7 @@ def _open(args: argparse.Namespace) -> Trace:
         mode=args.mode,
         ops=args.ops,
         skip_bad=args.skip_bad,
+        cache=getattr(args, "cache", True),
         **params,
     )
 
@@ -113,6 +114,12 @@ def _add_trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", "--trace-params", metavar="K=V,...",
                    help="format or generator parameters, e.g. 'obj-id-col=2,delimiter=,,has-header=true'")
     _add_skip_bad(p)
+    _add_cache_option(p)
+
+
+def _add_cache_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="decode the trace file itself, not its cached decoding (see 'prefetchsim cache')")
 
 
 def _add_skip_bad(p: argparse.ArgumentParser) -> None:
@@ -269,6 +276,24 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    from ._cache import cache_dir, cached_files
+
+    folder = cache_dir()
+    if folder is None:
+        print("decoded-trace cache: off (PREFETCHSIM_CACHE=0, or no HOME)")
+        return 0
+    files = cached_files(folder)
+    if args.action == "clear":
+        for f in files:
+            f.unlink(missing_ok=True)
+        print(f"removed {len(files)} cached decoding(s) from {folder}")
+    else:
+        total = sum(f.stat().st_size for f in files)
+        print(f"{folder}: {len(files)} cached decoding(s), {_human_bytes(total)}")
+    return 0
+
+
 def _default_config() -> str:
     return str(resources.files("prefetchsim").joinpath("data", "default.toml"))
 
@@ -282,6 +307,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise _core.ConfigError(f"{path}: no [trace] table and no --trace given")
     if args.skip_bad:
         trace = Trace({**trace.spec, "skip_bad": args.skip_bad})
+    if not args.cache and "merge" not in trace.spec and trace.spec.get("format") != "synthetic":
+        trace = Trace({**trace.spec, "cache": False})
     if args.config is None:
         sys.stderr.write(f"prefetchsim: running the built-in default ({path}) on {trace.path!r}\n")
     results = _simulate(trace, [doc], args)
@@ -667,6 +694,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("config", nargs="?", help="run config (TOML)")
     r.add_argument("--trace", help="replace the config's [trace] with this file (format detected)")
     _add_skip_bad(r)
+    _add_cache_option(r)
     _add_output_options(r)
     _add_events_option(r)
     r.set_defaults(func=cmd_run, threads=1)
@@ -792,6 +820,13 @@ def build_parser() -> argparse.ArgumentParser:
     from ._serve import add_parser as add_serve_parser
 
     add_serve_parser(sub)
+
+    ca = sub.add_parser("cache", help="the decoded-trace cache: where it is, its size; clear it",
+                        description="Runs over a trace file of 1 MiB or more keep its decoded requests in a "
+                                    "cache folder ($PREFETCHSIM_CACHE_DIR, default ~/.cache/prefetchsim) and "
+                                    "later runs read them instead of decoding the trace again.")
+    ca.add_argument("action", choices=["info", "clear"], help="info: folder, files and size; clear: remove all")
+    ca.set_defaults(func=cmd_cache)
 
     ls = sub.add_parser("list", help="list policies, prefetchers, trace formats, generators or devices")
     ls.add_argument("what", nargs="?", choices=["policies", "prefetchers", "formats", "generators", "devices"])

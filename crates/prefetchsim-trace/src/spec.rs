@@ -88,6 +88,19 @@ pub struct TraceSpec {
     /// (default): one id = one block, whatever the block size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_bytes: Option<u64>,
+    /// Read and write the decoded-trace cache ([`crate::cache`]; default true). `false` always decodes
+    /// the trace file itself.
+    #[serde(default = "default_cache", skip_serializing_if = "is_true")]
+    pub cache: bool,
+}
+
+fn default_cache() -> bool {
+    true
+}
+
+#[allow(clippy::trivially_copy_pass_by_ref)]
+fn is_true(b: &bool) -> bool {
+    *b
 }
 
 /// Keys a merge member takes from the merged spec unless it sets them.
@@ -108,6 +121,7 @@ impl TraceSpec {
             client_from: ClientFrom::Trace,
             merge: Vec::new(),
             id_bytes: None,
+            cache: true,
         }
     }
 
@@ -242,6 +256,11 @@ impl TraceSpec {
                 OpsFilter::All => src,
                 ops => Box::new(OpsFiltered { src, ops, buf: Vec::new() }),
             });
+        }
+        if self.cache {
+            if let Some(settings) = crate::cache::CacheSettings::from_env() {
+                return crate::cache::open(self, &settings);
+            }
         }
         Ok(Box::new(self.open_file()?))
     }

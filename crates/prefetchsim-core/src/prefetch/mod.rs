@@ -16,6 +16,7 @@ pub mod mithril;
 pub mod none;
 pub mod obl;
 pub mod pg;
+pub(crate) mod pg_edges;
 pub mod pg_heap;
 pub mod readahead;
 pub mod sarc;

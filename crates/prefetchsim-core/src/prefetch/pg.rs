@@ -18,10 +18,11 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::pg_edges::NodeEdges;
 use super::pg_heap::Heaps;
 use super::{LevelGeometry, PrefetchCtx, Prefetcher};
 use crate::component::ConfigError;
-use crate::policy::table::{block_map, BlockHasher, BlockMap};
+use crate::policy::table::{block_map, BlockMap};
 
 /// Parameter sets of PG.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -118,8 +119,8 @@ pub struct Pg {
     seen: u64,
     nodes: BlockMap<u32>,
     node_total: Vec<u64>,
-    /// Edges by (node, successor), numbered in the order they were learnt.
-    edge_index: hashbrown::HashMap<(u32, u64), u32, BlockHasher>,
+    /// Per node, its edges by successor; edges are numbered in the order they were learnt.
+    edges: Vec<NodeEdges>,
     edge_succ: Vec<u64>,
     edge_count: Vec<u32>,
     /// Per node, the edges that passed the threshold when their count last grew: a superset of the edges
@@ -148,7 +149,7 @@ impl Pg {
             node_total: Vec::new(),
             cand_head: Vec::new(),
             cand_next: Vec::new(),
-            edge_index: hashbrown::HashMap::with_hasher(BlockHasher::with_seed(0x5eed_b10c)),
+            edges: Vec::new(),
             edge_succ: Vec::new(),
             edge_count: Vec::new(),
             meta: 0,
@@ -175,7 +176,7 @@ impl Pg {
     #[must_use]
     pub fn edge(&self, a: u64, b: u64) -> Option<(u32, u64)> {
         let n = *self.nodes.get(&a)?;
-        let e = *self.edge_index.get(&(n, b))?;
+        let e = self.edges[n as usize].get(b)?;
         Some((self.edge_count[e as usize], self.node_total[n as usize]))
     }
 
@@ -204,6 +205,7 @@ impl Pg {
                 self.nodes.insert(old, n);
                 self.node_total.push(0);
                 self.cand_head.push(NIL);
+                self.edges.push(NodeEdges::default());
                 if let Some(h) = &mut self.heaps {
                     h.add_node();
                 }
@@ -216,7 +218,7 @@ impl Pg {
         for i in 0..r {
             self.node_total[node as usize] += 1;
             let y = self.window[i];
-            if let Some(&e) = self.edge_index.get(&(node, y)) {
+            if let Some(e) = self.edges[node as usize].get(y) {
                 self.edge_count[e as usize] += 1;
                 match &mut self.heaps {
                     Some(h) => h.grew(node, e, &self.edge_count),
@@ -224,7 +226,7 @@ impl Pg {
                 }
             } else if !self.frozen {
                 let e = self.edge_succ.len() as u32;
-                self.edge_index.insert((node, y), e);
+                self.edges[node as usize].insert(y, e);
                 self.edge_succ.push(y);
                 self.edge_count.push(1);
                 self.cand_next.push(OUT);

@@ -4,8 +4,9 @@
 //! potential or running sequential stream and records where it is (the last block accessed, the end of
 //! what was prefetched for it), how long it has run, its recent prefetch hit ratio and the lengths and
 //! arrival times of its last `N` requests (§4.3); §4.1.2 adds the thrashing statistics of the
-//! neighborhood it also stands for. PCs are indexed by a balanced tree for O(log n) search, insertion and
-//! deletion (a red-black tree in the paper's prototype; `BTreeMap` here).
+//! neighborhood it also stands for. PCs are indexed for search, insertion and deletion (a red-black tree
+//! in the paper's prototype; here a hash map, with a `BTreeMap` beside it only where the nearest PC below
+//! is searched, [`KeyIndex`]).
 //!
 //! The tree is keyed by the block a PC expects next (`last + 1`), so the stride-one match of §4 is one
 //! exact search; the `prefetched` match window also accepts a request that starts inside what was
@@ -16,8 +17,7 @@
 //! where the stream ends, never wipes a high-confidence stream. PCs live in a slab with a generation per
 //! slot, so a stale reference (to a purged PC) is recognised.
 
-use std::collections::BTreeMap;
-
+use super::key_index::KeyIndex;
 use super::thrash::Thrash;
 
 /// Longest request history a PC keeps (`N` may be 1 to this).
@@ -251,17 +251,24 @@ pub enum MatchWindow {
     Prefetched,
 }
 
-/// All PCs: a slab with generations and the tree index.
+/// All PCs: a slab with generations and the index by key.
 #[derive(Debug, Default)]
 pub struct Contexts {
     slots: Vec<Context>,
     gens: Vec<u32>,
     live: Vec<bool>,
     free: Vec<u32>,
-    index: BTreeMap<u64, u32>,
+    index: KeyIndex,
 }
 
 impl Contexts {
+    /// No PC; `ordered`: the index also keeps the keys in order, which only the
+    /// [`MatchWindow::Prefetched`] search needs (the default, [`Contexts::default`], keeps them).
+    #[must_use]
+    pub fn new(ordered: bool) -> Self {
+        Self { index: KeyIndex::new(ordered), ..Self::default() }
+    }
+
     /// Live PCs.
     #[must_use]
     pub fn len(&self) -> usize {
@@ -278,17 +285,17 @@ impl Contexts {
     #[inline]
     #[must_use]
     pub fn find(&self, s: u64, window: MatchWindow) -> Option<u32> {
-        if let Some(&id) = self.index.get(&s) {
+        if let Some(id) = self.index.get(s) {
             return Some(id);
         }
         if window == MatchWindow::Exact {
             return None;
         }
-        if let Some(&id) = s.checked_add(1).and_then(|k| self.index.get(&k)) {
+        if let Some(id) = s.checked_add(1).and_then(|k| self.index.get(k)) {
             return Some(id);
         }
         if window == MatchWindow::Prefetched {
-            let (_, &id) = self.index.range(..s).next_back()?;
+            let id = self.index.below(s)?;
             let pc = &self.slots[id as usize];
             if s <= pc.pf_end.max(pc.last).saturating_add(1) {
                 return Some(id);
@@ -301,7 +308,7 @@ impl Contexts {
     #[inline]
     #[must_use]
     pub fn holder(&self, key: u64) -> Option<u32> {
-        self.index.get(&key).copied()
+        self.index.get(key)
     }
 
     /// The PC in slot `id` (must be live).
@@ -359,8 +366,8 @@ impl Contexts {
             return None;
         }
         let old = std::mem::replace(&mut pc.key, key);
-        if self.index.get(&old) == Some(&id) {
-            self.index.remove(&old);
+        if self.index.get(old) == Some(id) {
+            self.index.remove(old);
         }
         self.index.insert(key, id).filter(|&d| d != id)
     }
@@ -368,8 +375,8 @@ impl Contexts {
     /// Remove PC `id` from the index (if it is still indexed there) and free its slot.
     pub fn remove(&mut self, id: u32) {
         let key = self.slots[id as usize].key;
-        if self.index.get(&key) == Some(&id) {
-            self.index.remove(&key);
+        if self.index.get(key) == Some(id) {
+            self.index.remove(key);
         }
         self.free(id);
     }
@@ -385,12 +392,12 @@ impl Contexts {
 
     /// Live PCs with their slots, in key order (tests).
     pub fn iter(&self) -> impl Iterator<Item = (u32, &Context)> + '_ {
-        self.index.values().map(|&id| (id, &self.slots[id as usize]))
+        self.index.in_order().into_iter().map(|(_, id)| (id, &self.slots[id as usize]))
     }
 
     /// Check that the index and the slab agree (tests).
     pub fn check(&self) -> Result<(), String> {
-        for (&key, &id) in &self.index {
+        for (key, id) in self.index.in_order() {
             let pc = &self.slots[id as usize];
             if !self.live[id as usize] || pc.key != key || key != pc.last.saturating_add(1) {
                 return Err(format!(

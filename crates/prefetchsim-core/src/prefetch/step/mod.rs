@@ -36,11 +36,12 @@ pub mod context;
 pub mod cost;
 pub mod delayed;
 pub mod disk;
+pub mod key_index;
 pub mod params;
 pub mod queues;
 pub mod thrash;
 
-use self::context::{Context, Contexts, DelayedRun, Queue};
+use self::context::{Context, Contexts, DelayedRun, MatchWindow, Queue};
 pub use self::cost::StepPreset;
 use self::cost::{Pdf, Sizing};
 use self::delayed::{fire_time, DelayedQueue, VirtualClock};
@@ -127,7 +128,7 @@ impl Step {
             disk,
             sizing,
             thresholds,
-            pcs: Contexts::default(),
+            pcs: Contexts::new(params.match_window == MatchWindow::Prefetched),
             queues: Queues::default(),
             seeks: SeekTracker::default(),
             dq: DelayedQueue::default(),
