@@ -17,7 +17,7 @@ cachesim (wall and CPU) and against the libcachesim package (CPU) (speed: higher
 prefetchsim; memory: lower is better). The load average is printed first and last: on a shared machine
 the wall-time ratio measures the run queue, the CPU-time ratio the programs.
 
-Cases: LRU, FIFO, LRU+Mithril, LRU+PG, LRU+OBL on the CloudPhysics w106 week read little-endian (cachesim's
+Cases: LRU, FIFO, CLOCK, LRU+Mithril, LRU+PG, LRU+OBL on the CloudPhysics w106 week read little-endian (cachesim's
 Mithril and PG keep ids as 32-bit ints, see shared/reference/libcachesim/build.sh), ARC P6 and P12, and a
 synthetic Zipf oracleGeneral trace of `--synthetic` requests (default 50 M) written into a temp dir. Cache:
 `--share` of the trace's footprint (default 0.1), 4 KiB blocks. Prefetchers run with prefetchsim's
@@ -27,7 +27,10 @@ Needs: prefetchsim installed (its `prefetchsim` command on PATH or beside this P
 env PREFETCHSIM_CACHESIM (build: bash ../shared/reference/libcachesim/build.sh; without it the cachesim
 columns are skipped with a message). Optional: `libcachesim` (pip).
 
-Usage: python benches/vs_cachesim.py [--traces w106,p6,p12,synthetic] [--algos lru,fifo,mithril,pg,obl]
+`prefetchsim` runs cold (env PREFETCHSIM_CACHE=0: the trace is decoded) and, as `prefetchsim-warm`, with
+its decoded-trace cache filled by one run beforehand (in the temporary directory): both are printed.
+
+Usage: python benches/vs_cachesim.py [--traces w106,p6,p12,synthetic] [--algos lru,fifo,clock,mithril,pg,obl]
                                      [--synthetic 50000000] [--share 0.1] [--repeat 1]
 """
 
@@ -56,6 +59,7 @@ REAL = {
 ALGOS = {
     "lru": ("lru", "lru", None),
     "fifo": ("fifo", "fifo", None),
+    "clock": ("clock", "clock", None),
     "mithril": ("lru+mithril(preset=libcachesim)", "lru", "Mithril"),
     "pg": ("lru+pg(preset=libcachesim)", "lru", "PG"),
     "obl": ("lru+obl(variant=libcachesim)", "lru", "OBL"),
@@ -78,9 +82,9 @@ def prefetchsim_cmd() -> list[str]:
     return [exe]
 
 
-def measured(cmd: list[str], cwd: str) -> dict:
+def measured(cmd: list[str], cwd: str, env: dict[str, str] | None = None) -> dict:
     """Run `cmd` in `cwd` (cachesim writes a result file into its working directory) as the only child of a
-    fresh helper process so that RUSAGE_CHILDREN is its own."""
+    fresh helper process so that RUSAGE_CHILDREN is its own; `env` is added to the environment."""
     helper = (
         "import resource, subprocess, sys, time\n"
         "t = time.perf_counter()\n"
@@ -91,7 +95,8 @@ def measured(cmd: list[str], cwd: str) -> dict:
         "print(f'@@ {w} {u.ru_utime + u.ru_stime} {u.ru_maxrss} {p.returncode}')\n"
         "sys.stdout.write(p.stdout)\n"
     )
-    p = subprocess.run([sys.executable, "-c", helper, *cmd], capture_output=True, text=True, check=True, cwd=cwd)
+    p = subprocess.run([sys.executable, "-c", helper, *cmd], capture_output=True, text=True, check=True, cwd=cwd,
+                       env={**os.environ, **(env or {})})
     head, _, out = p.stdout.partition("\n")
     _, wall, cpu, rss_kib, rc = head.split()
     if rc != "0":
@@ -106,7 +111,7 @@ def count_records(og: Path) -> int:
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--traces", default="w106,p6,p12,synthetic")
-    ap.add_argument("--algos", default="lru,fifo,mithril,pg,obl")
+    ap.add_argument("--algos", default="lru,fifo,clock,mithril,pg,obl")
     ap.add_argument("--synthetic", type=int, default=50_000_000, help="requests of the synthetic trace")
     ap.add_argument("--share", type=float, default=0.1, help="cache size as a share of the footprint")
     ap.add_argument("--repeat", type=int, default=3, help="rounds of alternating runs; medians are printed")
@@ -125,13 +130,22 @@ def main() -> None:
         have_lcs = False
     import prefetchsim as ps
 
+    # As pip does at install: an editable install under PYTHONDONTWRITEBYTECODE (set in some
+    # environments) would otherwise compile the package's modules again at every start (~20 ms).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(ps.__file__).parent)], check=True,
+                   capture_output=True)
+
     algos = [a for a in args.algos.split(",") if a]
+    # Cold: no decoded-trace cache (every run decodes the trace). Warm: the cache in a folder of the
+    # temporary directory, filled by one run before the rounds.
+    cold = {"PREFETCHSIM_CACHE": "0"}
     for a in algos:
         if a not in ALGOS:
             raise SystemExit(f"unknown algo {a!r} (known: {', '.join(ALGOS)})")
     print(f"load average at start: {os.getloadavg()[0]:.1f} ({os.cpu_count()} CPUs)")
     rows = []
     with tempfile.TemporaryDirectory(prefix="prefetchsim-bench-") as tmp:
+        warm = {"PREFETCHSIM_CACHE": "1", "PREFETCHSIM_CACHE_DIR": str(Path(tmp) / "cache")}
         for name in [t for t in args.traces.split(",") if t]:
             og = Path(tmp) / f"{name}.oracleGeneral.bin"
             if name == "synthetic":
@@ -152,26 +166,29 @@ def main() -> None:
             for a in algos:
                 our_algo, cs_algo, cs_pf = ALGOS[a]
                 row = {"trace": name, "algo": a, "accesses": accesses, "blocks": blocks}
-                sides = {"prefetchsim": [*ours, "sim", trace, fmt, our_algo, str(blocks), "--threads", "1",
-                                         "--block-size", "4096", "-f", "csv"]}
+                sim = [*ours, "sim", trace, fmt, our_algo, str(blocks), "--threads", "1", "--block-size", "4096",
+                       "-f", "csv"]
+                sides = {"prefetchsim": (sim, cold), "prefetchsim-warm": (sim, warm)}
+                measured(sim, tmp, warm)  # writes the cached decoding the warm side reads
                 if fmt != "oracle_general":
                     # The exact input cachesim reads (one request per block): same computation on both sides.
-                    sides["prefetchsim-og"] = [*ours, "sim", str(og), "oracle_general", our_algo, str(blocks),
-                                               "--threads", "1", "--block-size", "4096", "-f", "csv"]
+                    sides["prefetchsim-og"] = ([*ours, "sim", str(og), "oracle_general", our_algo, str(blocks),
+                                                "--threads", "1", "--block-size", "4096", "-f", "csv"], cold)
                 if cachesim:
-                    sides["cachesim"] = [cachesim, str(og), "oracleGeneral", cs_algo, str(blocks * 4096)] + (
+                    cs = [cachesim, str(og), "oracleGeneral", cs_algo, str(blocks * 4096)] + (
                         ["-p", cs_pf] if cs_pf else [])
                     if cs_pf == "OBL":
                         # OBL.c gives a prefetched object its `block-size` (default 512 bytes), not the
                         # trace's 4096: without this, its prefetched blocks take an eighth of their room.
-                        sides["cachesim"] += ["--prefetch-params", "block-size=4096"]
-                if have_lcs and cs_pf is None:
-                    sides["libcachesim"] = [sys.executable, "-c", LIBCACHESIM_CHILD, str(og), a, str(blocks)]
+                        cs += ["--prefetch-params", "block-size=4096"]
+                    sides["cachesim"] = (cs, None)
+                if have_lcs and cs_pf is None and a in ("lru", "fifo"):
+                    sides["libcachesim"] = ([sys.executable, "-c", LIBCACHESIM_CHILD, str(og), a, str(blocks)], None)
                 # Alternating: every side once per round, so that the machine's load drifts over all sides alike.
                 runs: dict[str, list[dict]] = {side: [] for side in sides}
                 for _ in range(args.repeat):
-                    for side, cmd in sides.items():
-                        runs[side].append(measured(cmd, tmp))
+                    for side, (cmd, env) in sides.items():
+                        runs[side].append(measured(cmd, tmp, env))
                 for side, rs in runs.items():
                     row[side] = {k: statistics.median(r[k] for r in rs) for k in ("wall", "cpu", "rss_mib")}
                     row[side]["miss"] = miss_ratio(side, rs[0]["out"])
@@ -199,7 +216,7 @@ def print_row(row: dict, header: bool) -> None:
               f"{'cpu s':>7}{'RSS MiB':>9}{'miss':>8} | {'speed x':>8}{'cpu x':>7}{'lcs x':>7}{'RSS x':>7}")
     base = row.get("cachesim")
     lcs = row.get("libcachesim")
-    for side in ("prefetchsim", "prefetchsim-og", "cachesim", "libcachesim"):
+    for side in ("prefetchsim", "prefetchsim-warm", "prefetchsim-og", "cachesim", "libcachesim"):
         r = row.get(side)
         if r is None:
             continue

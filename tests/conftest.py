@@ -17,6 +17,20 @@ TRACES = Path(os.environ.get("PREFETCHSIM_TRACES", REPO.parent / "shared" / "tra
 REQUIRED = os.environ.get("PREFETCHSIM_REQUIRE_TRACES") == "1"
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _decoded_trace_cache(tmp_path_factory: pytest.TempPathFactory):
+    """The decoded-trace cache of the whole session in a temporary folder, not the user's: runs over the
+    same real trace in several tests read it (cached results must equal decoded ones, which the
+    behaviour snapshot then checks too)."""
+    old = os.environ.get("PREFETCHSIM_CACHE_DIR")
+    os.environ["PREFETCHSIM_CACHE_DIR"] = str(tmp_path_factory.mktemp("decoded-trace-cache"))
+    yield
+    if old is None:
+        os.environ.pop("PREFETCHSIM_CACHE_DIR", None)
+    else:
+        os.environ["PREFETCHSIM_CACHE_DIR"] = old
+
+
 def shared_trace(rel: str) -> str:
     """Path of a shared trace, skipping (or failing when required) if it is absent."""
     p = TRACES / rel

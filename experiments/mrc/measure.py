@@ -194,16 +194,74 @@ def shards_bias(root: str) -> None:
     write("shards_bias", rows)
 
 
+def shards_bias3(root: str, label: str, seeds: int = 80) -> None:
+    """Method 8 of docs/mrc.md: SHARDS 1% over seeds 0..seeds-1; per size the mean signed error and its
+    standard error (biased where |mean| > 3 SE); per-seed MAE over seeds 0-19 as in method 6; the MAE of
+    the curve averaged over every seed. `label` names the estimator the build has (before / after)."""
+    summary, per_size = [], []
+    for name in ("w106", "P6", "P12"):
+        tr = trace(root, name)
+        ex = ps.mrc(tr, method="exact")
+        exact = ex["miss_ratio"].to_numpy()
+        sizes = [int(s) for s in ex["capacity_blocks"]]
+        errs = []
+        for seed in range(seeds):
+            est = ps.mrc(tr, sizes, method="shards", rate=0.01, seed=seed)
+            errs.append(est["miss_ratio"].to_numpy() - exact)
+        maes = [float(abs(e).mean()) for e in errs[:20]]
+        n = len(errs)
+        mean = [sum(e[i] for e in errs) / n for i in range(len(sizes))]
+        se = [statistics.stdev([e[i] for e in errs]) / n ** 0.5 for i in range(len(sizes))]
+        for i, size in enumerate(sizes):
+            per_size.append({"estimator": label, "trace": name, "capacity_blocks": size,
+                             "exact_miss": round(float(exact[i]), 5), "mean_err": round(mean[i], 5),
+                             "se": round(se[i], 5), "biased": abs(mean[i]) > 3 * se[i]})
+        summary.append({"estimator": label, "trace": name, "seeds": n,
+                        "mae_min_0_19": round(min(maes), 5), "mae_median_0_19": round(statistics.median(maes), 5),
+                        "mae_max_0_19": round(max(maes), 5), "seeds_within_0.005_of_20": sum(m <= 0.005 for m in maes),
+                        "mae_of_mean_curve": round(statistics.mean(abs(m) for m in mean), 5),
+                        "sizes_biased": sum(abs(m) > 3 * s for m, s in zip(mean, se)),
+                        "mean_signed_err": round(statistics.mean(mean), 5)})
+    write(f"shards_bias3_{label}", summary)
+    write(f"shards_bias3_{label}_per_size", per_size)
+
+
+def shards_sensitivity3(root: str) -> None:
+    """Method 8, sensitivity (after the change): seeds 0-19 at rates 0.005, 0.01 and 0.02, SHARDS_adj off
+    at 0.01, and fixed-size with 8192 blocks; MAE min / median / max and seeds within 0.005."""
+    variants = [("rate0.005", {"rate": 0.005}), ("rate0.01", {"rate": 0.01}), ("rate0.02", {"rate": 0.02}),
+                ("rate0.01-noadj", {"rate": 0.01, "adjust": False}), ("fixedsize8192", {"max_samples": 8192})]
+    rows = []
+    for name in ("w106", "P6", "P12"):
+        tr = trace(root, name)
+        ex = ps.mrc(tr, method="exact")
+        sizes = [int(s) for s in ex["capacity_blocks"]]
+        for label, kw in variants:
+            maes = []
+            for seed in range(20):
+                est = ps.mrc(tr, sizes, method="shards", seed=seed, **kw)
+                maes.append(float((est["miss_ratio"] - ex["miss_ratio"]).abs().mean()))
+            rows.append({"trace": name, "variant": label, "mae_min": round(min(maes), 5),
+                         "mae_median": round(statistics.median(maes), 5), "mae_max": round(max(maes), 5),
+                         "seeds_within_0.005_of_20": sum(m <= 0.005 for m in maes)})
+    write("shards_sensitivity3", rows)
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["exact", "bias", "sensitivity", "engine", "extent", "speed", "all"])
+    p.add_argument("what", choices=["exact", "bias", "bias3", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
     p.add_argument("--traces", default=os.environ.get("PREFETCHSIM_TRACES", "../shared/traces"))
+    p.add_argument("--label", default="after", help="bias3: the estimator of this build (before / after)")
     p.add_argument("--only", default="w106,P6,P12,OLTP", help="extent: traces")
     a = p.parse_args()
     if a.what in ("exact", "all"):
         exact_and_shards(a.traces)
     if a.what in ("bias", "all"):
         shards_bias(a.traces)
+    if a.what == "bias3":
+        shards_bias3(a.traces, a.label)
+    if a.what == "sensitivity3":
+        shards_sensitivity3(a.traces)
     if a.what in ("sensitivity", "all"):
         shards_sensitivity(a.traces)
     if a.what in ("engine", "all"):

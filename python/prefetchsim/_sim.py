@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,6 +179,8 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dic
         doc = dict(config)
     else:
         p = os.fspath(config)
+        import tomllib  # on first use: `prefetchsim sim` reads no config and skips its import
+
         try:
             with open(p, "rb") as f:
                 doc = tomllib.load(f)
@@ -226,7 +227,7 @@ def _trace_from_table(tr: Mapping[str, Any], base: str | None, key: str = "trace
         path = os.path.join(base, path)
     fmt = t.pop("format", None)
     params = t.pop("params", {})
-    known = {"block_size", "mode", "ops", "sector_size", "skip_bad", "client_from"}
+    known = {"block_size", "mode", "ops", "sector_size", "skip_bad", "client_from", "cache"}
     unknown = sorted(set(t) - known)
     if unknown:
         raise _core.ConfigError(

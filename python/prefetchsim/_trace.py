@@ -141,6 +141,7 @@ def open_trace(
     skip_bad: int = 0,
     client_from: str = "trace",
     id_bytes: int | None = None,
+    cache: bool = True,
     **params: Any,
 ) -> Trace:
     """Open a trace file. The format is detected from the name and content unless given.
@@ -161,6 +162,10 @@ def open_trace(
     ``id_bytes`` (id-addressed formats: LIRS, ``u32le``/``u32be``, oracleGeneral): the bytes one id stands
     for, so ``block_size`` groups ids (4 KiB ids with 64 KiB blocks: 16 ids a block). Unset: one id = one
     block.
+
+    ``cache=False``: decode the file itself on every run, never through the decoded-trace cache (a
+    compact copy of the decoded requests kept in ``$PREFETCHSIM_CACHE_DIR``, default
+    ``~/.cache/prefetchsim``, for files of 1 MiB and more; ``prefetchsim cache`` shows and clears it).
     """
     if mode not in _MODES:
         raise _core.ConfigError(f"trace.mode: unknown mode {mode!r}; choose one of {', '.join(_MODES)}")
@@ -190,6 +195,8 @@ def open_trace(
     if id_bytes is not None:
         _check_int("trace.id_bytes", id_bytes, 1)
         spec["id_bytes"] = id_bytes
+    if not cache:
+        spec["cache"] = False
     _client_from(spec, client_from)
     return Trace(spec)
 

@@ -13,7 +13,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
 from . import _core
@@ -83,6 +82,7 @@ def _open(args: argparse.Namespace) -> Trace:
         mode=args.mode,
         ops=args.ops,
         skip_bad=args.skip_bad,
+        cache=getattr(args, "cache", True),
         **params,
     )
 
@@ -113,6 +113,12 @@ def _add_trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("-t", "--trace-params", metavar="K=V,...",
                    help="format or generator parameters, e.g. 'obj-id-col=2,delimiter=,,has-header=true'")
     _add_skip_bad(p)
+    _add_cache_option(p)
+
+
+def _add_cache_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--no-cache", dest="cache", action="store_false",
+                   help="decode the trace file itself, not its cached decoding (see 'prefetchsim cache')")
 
 
 def _add_skip_bad(p: argparse.ArgumentParser) -> None:
@@ -269,7 +275,27 @@ def cmd_sim(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_cache(args: argparse.Namespace) -> int:
+    from ._cache import cache_dir, cached_files
+
+    folder = cache_dir()
+    if folder is None:
+        print("decoded-trace cache: off (PREFETCHSIM_CACHE=0, or no HOME)")
+        return 0
+    files = cached_files(folder)
+    if args.action == "clear":
+        for f in files:
+            f.unlink(missing_ok=True)
+        print(f"removed {len(files)} cached decoding(s) from {folder}")
+    else:
+        total = sum(f.stat().st_size for f in files)
+        print(f"{folder}: {len(files)} cached decoding(s), {_human_bytes(total)}")
+    return 0
+
+
 def _default_config() -> str:
+    from importlib import resources  # on first use: it imports tempfile, shutil and pathlib
+
     return str(resources.files("prefetchsim").joinpath("data", "default.toml"))
 
 
@@ -282,6 +308,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         raise _core.ConfigError(f"{path}: no [trace] table and no --trace given")
     if args.skip_bad:
         trace = Trace({**trace.spec, "skip_bad": args.skip_bad})
+    if not args.cache and "merge" not in trace.spec and trace.spec.get("format") != "synthetic":
+        trace = Trace({**trace.spec, "cache": False})
     if args.config is None:
         sys.stderr.write(f"prefetchsim: running the built-in default ({path}) on {trace.path!r}\n")
     results = _simulate(trace, [doc], args)
@@ -636,7 +664,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only`` = ``"sim"`` or ``"run"``, just that command's (see `main`)."""
     p = argparse.ArgumentParser(
         prog="prefetchsim",
         description="Caching and prefetching in multi-level storage hierarchies, on real I/O traces.",
@@ -667,9 +696,12 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument("config", nargs="?", help="run config (TOML)")
     r.add_argument("--trace", help="replace the config's [trace] with this file (format detected)")
     _add_skip_bad(r)
+    _add_cache_option(r)
     _add_output_options(r)
     _add_events_option(r)
     r.set_defaults(func=cmd_run, threads=1)
+    if only is not None:
+        return p
 
     t = sub.add_parser("trace", help="trace statistics and conversion")
     tsub = t.add_subparsers(dest="trace_command", required=True)
@@ -793,6 +825,13 @@ def build_parser() -> argparse.ArgumentParser:
 
     add_serve_parser(sub)
 
+    ca = sub.add_parser("cache", help="the decoded-trace cache: where it is, its size; clear it",
+                        description="Runs over a trace file of 1 MiB or more keep its decoded requests in a "
+                                    "cache folder ($PREFETCHSIM_CACHE_DIR, default ~/.cache/prefetchsim) and "
+                                    "later runs read them instead of decoding the trace again.")
+    ca.add_argument("action", choices=["info", "clear"], help="info: folder, files and size; clear: remove all")
+    ca.set_defaults(func=cmd_cache)
+
     ls = sub.add_parser("list", help="list policies, prefetchers, trace formats, generators or devices")
     ls.add_argument("what", nargs="?", choices=["policies", "prefetchers", "formats", "generators", "devices"])
     ls.set_defaults(func=cmd_list)
@@ -800,7 +839,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # `sim` and `run` build their own parser only: the whole one (20 commands, their imports and
+    # argparse's message look-ups) took longer than a simulation of a million requests.
+    parser = build_parser(argv[0] if argv and argv[0] in ("sim", "run") else None)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

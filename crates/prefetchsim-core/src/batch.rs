@@ -144,8 +144,19 @@ pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutc
     };
     let decoded = decoded.as_ref();
     let footprint = decoded.and_then(DecodedTrace::footprint);
+    // Plain LRU configs differing only in size: one stack pass for all of them (mrc::family).
+    let family = match decoded.and_then(DecodedTrace::replay) {
+        Some(replay) if crate::mrc::family::worthwhile(task.configs, trace.block_size(), footprint) => {
+            let uncounted = AtomicU64::new(0);
+            let mut src = Interruptible::new(Box::new(replay), task.stop, &uncounted);
+            crate::mrc::family::precompute(task.configs, trace.block_size(), footprint, &mut src)
+                .map_err(TaskError::Source)?
+        }
+        _ => vec![None; task.configs.len()],
+    };
     // Each config's job inside the plugin host's thread scope (Python: cheap callbacks).
-    let run = |i: usize| crate::plugin::thread_scope(|| run_config(trace, task, i, footprint, decoded));
+    let run =
+        |i: usize| crate::plugin::thread_scope(|| run_config(trace, task, i, footprint, decoded, family[i].as_ref()));
     let n = task.configs.len();
     let threads =
         if task.threads == 0 { std::thread::available_parallelism().map_or(1, |t| t.get()) } else { task.threads };
@@ -168,10 +179,17 @@ fn run_config(
     i: usize,
     footprint: Option<u64>,
     decoded: Option<&DecodedTrace>,
+    family: Option<&crate::mrc::family::Precomputed>,
 ) -> ConfigOutcome {
     let cfg = &task.configs[i];
     let mut h = Hierarchy::build(cfg, trace.block_size(), footprint).map_err(TaskError::Config)?;
     trace.prepare(i, cfg, &mut h, footprint).map_err(TaskError::Source)?;
+    if let (Some(r), Some(d)) = (family.and_then(|p| crate::mrc::family::result(&mut h, cfg, p)), decoded) {
+        let r = r.map_err(TaskError::Source)?;
+        trace.finish(i, &mut h, false).map_err(TaskError::Source)?;
+        task.done.fetch_add(r.requests, Ordering::Relaxed);
+        return Ok((r, d.report().clone()));
+    }
     let replay = decoded.filter(|_| cfg.engine.limit.is_none()).and_then(DecodedTrace::replay);
     let mut src: Box<dyn RequestSource + Send + '_> = match replay {
         Some(s) => Box::new(s),

@@ -1,10 +1,14 @@
 //! Time of the exact LRU curve, SHARDS and one LRU run on a trace decoded into memory first, so that the
 //! times are the methods' own work without the reading every method pays once (docs/mrc.md).
 //!
-//! `cargo run --release -p prefetchsim-trace --example mrc_speed -- TRACE FORMAT [RATE] [REPEAT]`
+//! `cargo run --release -p prefetchsim-trace --example mrc_speed -- TRACE FORMAT [RATE] [REPEAT] [ONLY]`
 //!
-//! Prints, for each method, the median seconds over REPEAT (default 5) runs: `exact`, `shards` at RATE
-//! (default 0.01, SHARDS_adj, seed 0), `lru` at 10% of the footprint (the engine's LRU), `read` (decoding).
+//! Prints, for each method, the median seconds over REPEAT (default 5) alternating runs: `exact`, `shards`
+//! at RATE (default 0.01, SHARDS_adj, seed 0), `lru` at 10% of the footprint (the engine's LRU), `read`
+//! (decoding). The curve methods are handed the decoded requests as a slice, without a copy
+//! (docs/mrc.md, method 7). With ONLY = `read`, `exact` or `shards`, the trace is read and that method
+//! run REPEAT times, nothing else: under `valgrind --tool=callgrind` the instruction counts of the three
+//! give each method's own instructions (minus `read`'s), which the machine's load does not change.
 
 use std::time::Instant;
 
@@ -42,29 +46,40 @@ fn main() -> Res<()> {
         Ok(reqs)
     };
     let (reqs, _) = timed(|| read(()))?;
-    let curve = |cfg: ShardsConfig| -> Res<f64> {
-        let (h, _) = mrc::histogram(&mut VecSource::new(reqs.clone()), cfg, &mut |_| true)?;
-        Ok(h.footprint())
-    };
+    if let Some(only) = args.get(5) {
+        let cfg = match only.as_str() {
+            "read" => None,
+            "exact" => Some(ShardsConfig::exact()),
+            "shards" => Some(ShardsConfig::fixed_rate(rate)),
+            other => return Err(format!("ONLY: {other} is not read, exact or shards").into()),
+        };
+        let mut sum = 0.0;
+        for _ in 0..repeat {
+            if let Some(cfg) = cfg.clone() {
+                sum += mrc::histogram_of(&reqs, cfg)?.0.footprint();
+            }
+        }
+        println!("{} requests, {only} x{repeat} (checksum {sum})", reqs.len());
+        return Ok(());
+    }
+    let curve = |cfg: ShardsConfig| -> Res<f64> { Ok(mrc::histogram_of(&reqs, cfg)?.0.footprint()) };
     let footprint = curve(ShardsConfig::exact())?;
     let size = ((footprint * 0.1).round() as u64).max(1);
     let cfg = HierarchyConfig::from_toml(&format!("[[level]]\nsize = {size}\npolicy = 'lru'\n"))?;
     let (mut t_read, mut t_exact, mut t_shards, mut t_lru) = (vec![], vec![], vec![], vec![]);
     for _ in 0..repeat {
         t_read.push(timed(|| read(()))?.1);
-        // The copy of the requests is outside the timed part of every method.
-        let mut src = VecSource::new(reqs.clone());
-        t_exact.push(timed(|| mrc::histogram(&mut src, ShardsConfig::exact(), &mut |_| true))?.1);
-        let mut src = VecSource::new(reqs.clone());
-        t_shards.push(timed(|| mrc::histogram(&mut src, ShardsConfig::fixed_rate(rate), &mut |_| true))?.1);
+        t_exact.push(timed(|| curve(ShardsConfig::exact()))?.1);
+        t_shards.push(timed(|| curve(ShardsConfig::fixed_rate(rate)))?.1);
+        // The engine reads its requests from a source: the copy is made outside the timed part.
         let mut src = VecSource::new(reqs.clone());
         let mut h = Hierarchy::build(&cfg, spec.block_size, None)?;
         t_lru.push(timed(|| run_instant(&mut src, &mut h, &cfg.engine, &mut Silent))?.1);
     }
     let (e, s, l, r) = (median(t_exact), median(t_shards), median(t_lru), median(t_read));
     println!(
-        "{} requests, footprint {footprint}: read {r:.3} s, exact {e:.3} s, shards({rate}) {s:.3} s, \
-         lru({size}) {l:.3} s; exact/lru {:.2}, exact/shards {:.1}",
+        "{} requests, footprint {footprint}: read {r:.4} s, exact {e:.4} s, shards({rate}) {s:.4} s, \
+         lru({size}) {l:.4} s; exact/lru {:.2}, exact/shards {:.1}",
         reqs.len(),
         e / l,
         e / s

@@ -15,6 +15,7 @@
 
 /// The footprint's block set lives in the core (its batch runner counts the footprint while decoding).
 pub use prefetchsim_core::engine::blockset;
+pub mod cache;
 pub mod clients;
 pub mod compress;
 pub mod detect;

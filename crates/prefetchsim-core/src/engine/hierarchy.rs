@@ -96,6 +96,9 @@ impl Hierarchy {
     /// many were sent.
     #[inline]
     pub fn pass_demotions(&mut self, k: usize, client: u32) -> usize {
+        if !self.demotes_below(k) {
+            return 0;
+        }
         let evicted = self.take_demotions(k);
         self.land_demotions(k, client, &evicted);
         evicted.len()
@@ -105,7 +108,7 @@ impl Hierarchy {
     /// none). The timed engine sends them over the link and lands them on arrival.
     #[inline]
     pub fn take_demotions(&mut self, k: usize) -> Vec<u64> {
-        if !self.demote_below.get(k).copied().unwrap_or(false) {
+        if !self.demotes_below(k) {
             return Vec::new();
         }
         self.levels[k].take_evicted()
@@ -120,6 +123,13 @@ impl Hierarchy {
                 self.levels[k + 1].demote_in(b, client);
             }
         }
+    }
+
+    /// Whether level `k + 1` takes the blocks level `k` evicts (DEMOTE).
+    #[inline]
+    #[must_use]
+    pub fn demotes_below(&self, k: usize) -> bool {
+        self.demote_below.get(k).copied().unwrap_or(false)
     }
 
     /// The block size in bytes.

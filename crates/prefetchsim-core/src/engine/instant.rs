@@ -26,6 +26,18 @@ pub fn serve(h: &mut Hierarchy, scratch: &mut [Vec<Fetch>], req: &Request) {
     }
 }
 
+/// [`serve`] for a hierarchy of one level and no event log, over a run of requests: the same calls
+/// without the per-request walk over the levels (there is no level below to pass fetches or demotions
+/// to).
+#[inline]
+fn serve_one_level(h: &mut Hierarchy, out: &mut Vec<Fetch>, reqs: &[Request]) {
+    let level = &mut h.levels[0];
+    for req in reqs {
+        out.clear();
+        level.access(req, req.len, out);
+    }
+}
+
 /// Replay `src` through `h` with no notion of time.
 ///
 /// The run stops early (with `stopped_early` set) when `progress` returns false or the configured
@@ -48,13 +60,29 @@ pub fn run_instant(
         if batch.is_empty() {
             break;
         }
-        for req in batch {
-            serve(h, &mut scratch, req);
-            if logging {
-                // Time of the instant engine's events: the request's index.
-                h.log_all(totals.requests);
+        let mut rest = batch;
+        while !rest.is_empty() {
+            // Up to the end of the warm-up, if it ends inside the batch.
+            let upto = if warm {
+                rest.len()
+            } else {
+                usize::try_from(cfg.warmup_requests - totals.requests).map_or(rest.len(), |n| n.min(rest.len()))
+            };
+            let (part, tail) = rest.split_at(upto);
+            rest = tail;
+            if h.levels.len() == 1 && !logging {
+                serve_one_level(h, &mut scratch[0], part);
+                totals.count_all(part);
+            } else {
+                for req in part {
+                    serve(h, &mut scratch, req);
+                    if logging {
+                        // Time of the instant engine's events: the request's index.
+                        h.log_all(totals.requests);
+                    }
+                    totals.count(req);
+                }
             }
-            totals.count(req);
             if !warm && totals.requests == cfg.warmup_requests {
                 warm = true;
                 for l in &mut h.levels {

@@ -126,6 +126,13 @@ impl RunTotals {
         self.blocks += u64::from(req.len);
     }
 
+    /// Count a run of replayed requests.
+    #[inline]
+    pub fn count_all(&mut self, reqs: &[Request]) {
+        self.requests += reqs.len() as u64;
+        self.blocks += reqs.iter().map(|r| u64::from(r.len)).sum::<u64>();
+    }
+
     /// The run's result: these totals, the first `warmup` requests not measured, the levels' reports
     /// and the timed engine's timing.
     pub fn result(self, warmup: u64, h: &Hierarchy, timing: Option<TimingReport>) -> RunResult {

@@ -15,6 +15,7 @@
 //! chance, raise, the one "mark used"), [`exclusive`] the DU/DEMOTE rules.
 
 pub mod coordination;
+mod demand;
 pub mod events;
 pub mod exclusive;
 pub mod fanout;
@@ -141,6 +142,10 @@ pub struct Level<P: Policy> {
     wants_evictions: bool,
     /// False for the `none` prefetcher: the per-request call and plan are skipped.
     pf_active: bool,
+    /// No prefetcher, no metadata charge and default demand options: one-block demand accesses may take
+    /// the straight path ([`demand`]) while no event log, readmore block or timed pin needs the general
+    /// one.
+    plain: bool,
     /// Unused prefetched blocks: second chances, raise.
     protect: Protect,
     counters: LevelCounters,
@@ -164,6 +169,13 @@ impl<P: Policy> Level<P> {
     /// A level of `capacity` blocks.
     pub fn new(capacity: usize, policy: P, mut prefetcher: Box<dyn Prefetcher>, opts: LevelOptions) -> Self {
         let caps = prefetcher.attach(LevelGeometry { capacity, block_bytes: DEFAULT_BLOCK_BYTES });
+        let charge = opts.charge_metadata || caps.charge_metadata;
+        let plain = !caps.active
+            && !charge
+            && capacity > 0
+            && opts.cache_demand_miss
+            && !opts.consume_on_hit
+            && opts.exclusive == Exclusive::None;
         let mut level = Self {
             table: BlockTable::with_capacity(capacity),
             policy,
@@ -171,11 +183,12 @@ impl<P: Policy> Level<P> {
             capacity,
             data_capacity: capacity,
             block_bytes: DEFAULT_BLOCK_BYTES,
-            charge: opts.charge_metadata || caps.charge_metadata,
+            charge,
             protect: Protect::new(opts.pf_second_chance.max(caps.second_chances), caps.raises),
             opts,
             wants_evictions: caps.wants_evictions,
             pf_active: caps.active,
+            plain,
             counters: LevelCounters::default(),
             outcomes: Vec::with_capacity(64),
             plan: PrefetchPlan::default(),
@@ -446,7 +459,9 @@ impl<P: Policy> Level<P> {
 
 impl<P: Policy> CacheLevel for Level<P> {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
-        if self.extra {
+        if self.takes_one_block_path(req, demand_len) {
+            self.access_one(req, out);
+        } else if self.extra {
             self.access_body::<true>(req, demand_len, out);
         } else {
             self.access_body::<false>(req, demand_len, out);

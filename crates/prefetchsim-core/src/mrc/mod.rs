@@ -4,12 +4,16 @@
 //!   over its words, [`marks`], [`fenwick`]; times by block in chunks, [`times`]).
 //! - [`shards`]: the exact curve and SHARDS fixed-rate / fixed-size estimates (Waldspurger et al., FAST'15),
 //!   giving a [`curve::DistanceHistogram`] and its block (= byte) and request miss-ratio curves.
+//! - [`lru_family`], [`family`]: every size of a plain LRU level in one stack pass, giving the records
+//!   separate engine runs give (a batch's configs that differ only in size).
 //! - [`sample`]: spatial sampling of a request stream by block (miniature simulation, Waldspurger et al.,
 //!   ATC'17) or by extent (prefetch-aware), to run any policy and prefetcher on a scaled cache.
 
 pub mod curve;
+pub mod family;
 pub mod fenwick;
 pub mod hash;
+pub mod lru_family;
 pub mod marks;
 pub mod sample;
 pub mod shards;
@@ -20,7 +24,20 @@ pub use curve::{CurvePoint, DistanceHistogram, MissRatioCurve};
 pub use sample::{SampleConfig, SampleUnit, SampledSource};
 pub use shards::{MrcBuilder, ShardsConfig};
 
+use crate::component::ConfigError;
 use crate::engine::{RequestSource, SourceError};
+use crate::request::Request;
+
+/// Build the histogram of requests already in memory under `cfg` (no copy of them).
+///
+/// # Errors
+/// The config's own errors.
+pub fn histogram_of(reqs: &[Request], cfg: ShardsConfig) -> Result<(DistanceHistogram, f64), ConfigError> {
+    let mut b = MrcBuilder::new(cfg)?;
+    b.add_all(reqs);
+    let rate = b.rate();
+    Ok((b.finish(), rate))
+}
 
 /// Build the histogram of `src` under `cfg` in one pass; `tick(requests)` is called every 64 Ki requests
 /// and stops the pass (with an error) when it returns false.
@@ -40,9 +57,7 @@ pub fn histogram(
         if src.fill(&mut buf, 8192)? == 0 {
             break;
         }
-        for r in &buf {
-            b.add(r);
-        }
+        b.add_all(&buf);
         n += buf.len() as u64;
         if n % 65536 < buf.len() as u64 && !tick(n) {
             return Err("interrupted".into());

@@ -2,8 +2,8 @@
 //!
 //! SHARDS: Waldspurger, Park, Garthwaite & Ahmad, "Efficient MRC Construction with SHARDS", FAST 2015.
 //! A block is sampled when the hash of its number is below a threshold T (rate R = T / 2^64), so every
-//! reference to a sampled block is seen; its stack distance among sampled blocks, divided by R, estimates
-//! its distance in the whole trace. *Fixed-rate* keeps R; *fixed-size* keeps at most `max_samples` blocks:
+//! reference to a sampled block is seen; the blocks between two references to it, counted among sampled
+//! blocks and divided by R, estimate those of the whole trace ([`scaled_distance`]). *Fixed-rate* keeps R; *fixed-size* keeps at most `max_samples` blocks:
 //! when one more would be tracked, the block of largest hash leaves and T drops to its hash. Each
 //! reference counts `1 / R` of the rate in force when it was seen, which equals the paper's rescaling of
 //! the histogram by `R_new / R_old` at every drop (both weigh a reference by `R_final / R_then` before
@@ -21,6 +21,26 @@ use super::hash;
 use super::stack::StackDistances;
 use crate::component::ConfigError;
 use crate::request::Request;
+
+/// The distance in the whole trace estimated from a distance `d` among sampled blocks (both count the block
+/// itself): each of the `D - 1` other blocks referenced since is sampled with probability `rate`, so
+/// `d - 1` is Binomial(`D - 1`, `rate`) and `1 + (d - 1) / rate` is unbiased (docs/mrc.md, method 8;
+/// `d / rate` would add `1 / rate - 1` to every distance).
+#[inline]
+#[must_use]
+pub fn scaled_distance(d: u64, rate: f64) -> usize {
+    (1.0 + (d - 1) as f64 / rate).round() as usize
+}
+
+/// Add one at `d` of `counts`, growing it as needed.
+#[inline]
+fn count(counts: &mut Vec<u64>, d: u64) {
+    let d = d as usize;
+    if d >= counts.len() {
+        counts.resize((d + 1).max(counts.len() * 2), 0);
+    }
+    counts[d] += 1;
+}
 
 /// How the curve is sampled. The default is the exact curve.
 #[derive(Clone, Debug, PartialEq, Deserialize)]
@@ -106,6 +126,10 @@ pub struct MrcBuilder {
     /// Fixed-size: the tracked blocks by hash, largest on top.
     by_hash: BinaryHeap<(u64, u64)>,
     hist: DistanceHistogram,
+    /// Fixed rate: sampled references by their distance among sampled blocks, and sampled requests by the
+    /// largest; scaled into `hist` at the end. These stay small (the sample's distances), where `hist`
+    /// spans the whole trace's and each update of it would be a cache miss.
+    by_sampled: (Vec<u64>, Vec<u64>),
     /// Block references of the whole trace, sampled or not (SHARDS_adj).
     seen_blocks: u64,
     sampled_blocks: u64,
@@ -124,6 +148,7 @@ impl MrcBuilder {
             stack: StackDistances::new(),
             by_hash: BinaryHeap::new(),
             hist: DistanceHistogram::default(),
+            by_sampled: (Vec::new(), Vec::new()),
             seen_blocks: 0,
             sampled_blocks: 0,
         })
@@ -151,24 +176,57 @@ impl MrcBuilder {
         self.sampled_blocks
     }
 
+    /// Account requests in order ([`Self::add`] each). At a fixed rate most requests have no sampled
+    /// block: they cost one hash per block and a comparison; a request with one goes on from that block
+    /// ([`Self::add_from`]) without hashing again the blocks before it.
+    pub fn add_all(&mut self, reqs: &[Request]) {
+        if self.cfg.is_exact() {
+            reqs.iter().for_each(|r| self.add_exact(r));
+            return;
+        }
+        if self.cfg.max_samples.is_some() {
+            reqs.iter().for_each(|r| self.add(r));
+            return;
+        }
+        let (seed, threshold) = (self.cfg.seed, self.threshold);
+        let mut seen = 0u64;
+        for r in reqs {
+            seen += u64::from(r.len);
+            if let Some(first) = r.blocks().find(|&b| hash::mix(b, seed) <= threshold) {
+                self.add_from(r, first);
+            }
+        }
+        self.seen_blocks += seen;
+    }
+
     /// Account one request: each of its blocks is a reference, in order.
     pub fn add(&mut self, req: &Request) {
-        let exact = self.cfg.is_exact();
-        if exact {
+        if self.cfg.is_exact() {
             self.add_exact(req);
             return;
         }
         self.seen_blocks += u64::from(req.len);
+        self.add_from(req, req.first);
+    }
+
+    /// The sampled blocks of `req` from block `from` on (the blocks before it are not sampled); the
+    /// caller counts the request's blocks in `seen_blocks`.
+    fn add_from(&mut self, req: &Request, from: u64) {
         let mut any = false;
         let mut cold = false;
-        let mut worst = 0usize;
+        let mut worst = 0u64;
         let mut weight = 1.0;
-        for block in req.blocks() {
-            let h = if exact { 0 } else { hash::mix(block, self.cfg.seed) };
-            if !exact && h > self.threshold {
+        // Fixed-size sampling lowers the rate as it goes; a fixed rate is read once.
+        let fixed = self.cfg.max_samples.is_none();
+        let mut rate = self.rate();
+        for block in from..req.first + u64::from(req.len) {
+            let h = hash::mix(block, self.cfg.seed);
+            if h > self.threshold {
                 continue;
             }
-            let rate = self.rate();
+            if !fixed {
+                rate = self.rate();
+            }
             let w = 1.0 / rate;
             any = true;
             weight = w;
@@ -178,14 +236,18 @@ impl MrcBuilder {
                 None => {
                     cold = true;
                     self.hist.cold_blocks += w;
-                    if self.cfg.max_samples.is_some() {
+                    if !fixed {
                         self.by_hash.push((h, block));
                         self.shrink();
                     }
                 }
+                Some(d) if fixed => {
+                    worst = worst.max(d);
+                    count(&mut self.by_sampled.0, d);
+                }
                 Some(d) => {
-                    let scaled = if exact { d as usize } else { (d as f64 / rate).round() as usize };
-                    worst = worst.max(scaled);
+                    let scaled = scaled_distance(d, rate);
+                    worst = worst.max(scaled as u64);
                     DistanceHistogram::bump(&mut self.hist.blocks, scaled, w);
                 }
             }
@@ -194,8 +256,10 @@ impl MrcBuilder {
             self.hist.total_requests += weight;
             if cold {
                 self.hist.cold_requests += weight;
+            } else if fixed {
+                count(&mut self.by_sampled.1, worst);
             } else {
-                DistanceHistogram::bump(&mut self.hist.requests, worst, weight);
+                DistanceHistogram::bump(&mut self.hist.requests, worst as usize, weight);
             }
         }
     }
@@ -246,6 +310,13 @@ impl MrcBuilder {
     /// The histogram (with the SHARDS_adj correction when asked and sampling at a fixed rate).
     #[must_use]
     pub fn finish(mut self) -> DistanceHistogram {
+        let rate = self.rate();
+        let (blocks, requests) = std::mem::take(&mut self.by_sampled);
+        for (counts, hist) in [(blocks, &mut self.hist.blocks), (requests, &mut self.hist.requests)] {
+            for (d, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
+                DistanceHistogram::bump(hist, scaled_distance(d as u64, rate), n as f64 / rate);
+            }
+        }
         if self.cfg.adjust && !self.cfg.is_exact() && self.cfg.max_samples.is_none() {
             let diff = self.seen_blocks as f64 - self.hist.total_blocks;
             DistanceHistogram::bump(&mut self.hist.blocks, 1, diff);

@@ -6,6 +6,7 @@ mod device;
 mod exclusive;
 mod history;
 mod level_roles;
+mod lru_family;
 mod module_graph;
 mod mrc;
 mod optimal;

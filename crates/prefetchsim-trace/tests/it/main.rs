@@ -1,5 +1,6 @@
 //! The trace crate's integration tests, one binary (fast to link).
 
+mod cache;
 mod common;
 mod history;
 mod optimal;

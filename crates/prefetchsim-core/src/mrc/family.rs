@@ -1,0 +1,145 @@
+//! The LRU family of a batch: configs that are one plain LRU level (no prefetcher, default level options,
+//! the instant engine, no request limit) differing only in size, computed together from one stack pass
+//! over the trace ([`super::lru_family::LruSizes`]) instead of one simulation each (issue 16: sixteen sizes
+//! at most 3x one run). The records are the ones separate runs give: the level's identity comes from the
+//! config's own hierarchy, run over no request, and its counters, run totals and warm-up from the pass.
+//!
+//! A config is left to the engine when the pass cannot reproduce it: any other policy, prefetcher, option
+//! or engine; a size smaller than the longest request; an event log attached by the caller; or a family of
+//! one (nothing to share).
+
+use std::collections::BTreeMap;
+
+use super::lru_family::{LruSizes, MAX_SIZES};
+use crate::config::{EngineKind, HierarchyConfig};
+use crate::engine::{Hierarchy, RequestSource, SourceError, VecSource};
+use crate::level::LevelOptions;
+use crate::metrics::{LevelCounters, RunResult};
+
+/// What the pass computed for one config.
+#[derive(Clone, Debug)]
+pub struct Precomputed {
+    /// The capacity the pass used (blocks).
+    pub capacity: u64,
+    /// The level's counters.
+    pub counters: LevelCounters,
+    /// Requests and blocks of the whole trace.
+    pub requests: u64,
+    /// Blocks of those requests.
+    pub blocks: u64,
+}
+
+/// Whether the pass reproduces `cfg` (what it cannot know before the pass, the longest request, is
+/// checked after it).
+#[must_use]
+pub fn eligible(cfg: &HierarchyConfig) -> bool {
+    let [l] = cfg.level.as_slice() else { return false };
+    cfg.engine.kind == EngineKind::Instant
+        && cfg.engine.limit.is_none()
+        && l.policy.name.eq_ignore_ascii_case("lru")
+        && l.policy.params.is_empty()
+        && l.prefetcher.name.eq_ignore_ascii_case("none")
+        && l.prefetcher.params.is_empty()
+        && l.options == LevelOptions::default()
+        && l.pfc.is_none()
+        && !l.per_client
+        && l.instances == 1
+}
+
+/// The configs of `configs` that belong to a family of at least two (same warm-up), with their capacity.
+fn families(configs: &[HierarchyConfig], block_size: u64, footprint: Option<u64>) -> BTreeMap<u64, Vec<(usize, u64)>> {
+    let mut by_warmup: BTreeMap<u64, Vec<(usize, u64)>> = BTreeMap::new();
+    for (i, cfg) in configs.iter().enumerate() {
+        if !eligible(cfg) {
+            continue;
+        }
+        // A size that does not resolve is the config's own error, reported by its run.
+        if let Ok(c) = cfg.level[0].size.resolve(block_size, footprint, None) {
+            by_warmup.entry(cfg.engine.warmup_requests).or_default().push((i, c));
+        }
+    }
+    by_warmup.retain(|_, v| v.len() >= 2);
+    by_warmup
+}
+
+/// Whether `precompute` would read the trace for `configs` (some family has two members).
+#[must_use]
+pub fn worthwhile(configs: &[HierarchyConfig], block_size: u64, footprint: Option<u64>) -> bool {
+    !families(configs, block_size, footprint).is_empty()
+}
+
+/// One pass over `src` for every family of `configs`; per config, its counters when it is computed.
+///
+/// # Errors
+/// The source's errors.
+pub fn precompute(
+    configs: &[HierarchyConfig],
+    block_size: u64,
+    footprint: Option<u64>,
+    src: &mut dyn RequestSource,
+) -> Result<Vec<Option<Precomputed>>, SourceError> {
+    let mut out = vec![None; configs.len()];
+    let fams = families(configs, block_size, footprint);
+    if fams.is_empty() {
+        return Ok(out);
+    }
+    // Each family's distinct sizes, in passes of at most 64 sizes.
+    let mut passes: Vec<(u64, LruSizes)> = Vec::new();
+    for (&warmup, members) in &fams {
+        let mut sizes: Vec<u64> = members.iter().map(|m| m.1).collect();
+        sizes.sort_unstable();
+        sizes.dedup();
+        for chunk in sizes.chunks(MAX_SIZES) {
+            passes.push((warmup, LruSizes::new(chunk.to_vec(), warmup)));
+        }
+    }
+    let mut buf = Vec::with_capacity(8192);
+    let (mut requests, mut blocks) = (0u64, 0u64);
+    loop {
+        buf.clear();
+        if src.fill(&mut buf, 8192)? == 0 {
+            break;
+        }
+        for r in &buf {
+            requests += 1;
+            blocks += u64::from(r.len);
+        }
+        for (_, p) in &mut passes {
+            for r in &buf {
+                p.add(r);
+            }
+        }
+    }
+    for (warmup, p) in &passes {
+        for (c, counters) in p.sizes().iter().zip(p.counters()) {
+            let Some(counters) = counters else { continue };
+            for &(i, _) in fams[warmup].iter().filter(|m| m.1 == *c) {
+                out[i] = Some(Precomputed { capacity: *c, counters: counters.clone(), requests, blocks });
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// The result of config `cfg` from what the pass computed, in the hierarchy `h` built for it (after the
+/// caller's preparation); `None` when the engine must run it after all (an event log is attached, or the
+/// built level is not what the pass assumed).
+///
+/// # Errors
+/// The engine's, running over no request.
+pub fn result(h: &mut Hierarchy, cfg: &HierarchyConfig, pre: &Precomputed) -> Option<Result<RunResult, SourceError>> {
+    if h.logging() || h.levels.len() != 1 || h.levels[0].capacity() as u64 != pre.capacity {
+        return None;
+    }
+    let mut none = VecSource::new(Vec::new());
+    let mut r = match crate::run::run(&mut none, h, cfg, &mut |_: u64| true) {
+        Ok(r) => r,
+        Err(e) => return Some(Err(e)),
+    };
+    r.requests = pre.requests;
+    r.blocks = pre.blocks;
+    r.warmup_requests = cfg.engine.warmup_requests.min(pre.requests);
+    r.stopped_early = false;
+    r.levels[0].counters = pre.counters.clone();
+    Some(Ok(r))
+}

@@ -1,0 +1,344 @@
+//! Every size of a single LRU level in one pass: the counters the engine's LRU would count at each of up
+//! to 64 capacities, from one pass of stack distances over the requests (Mattson, Gecsei, Slutz & Traiger,
+//! "Evaluation techniques for storage hierarchies", IBM Systems Journal 9(2), 1970), so that a batch of
+//! configs differing only in size costs one pass instead of one simulation each ([`super::family`]).
+//!
+//! The engine is not Mattson's per-block LRU on multi-block requests (docs/mrc.md, results 3): a level
+//! looks up every block of a request first, moving its hits to the MRU end in block order, and then
+//! inserts the missed blocks at the MRU end in block order. After a request, a cache of `c` blocks
+//! (`c` at least the request's length, so that inserting never evicts a block of the same request) holds
+//! its blocks on top as: misses in decreasing block order, then hits in decreasing block order. That
+//! order depends on which blocks hit at `c`, so the stack differs between sizes inside a request's group.
+//! A block `x` last referenced in request `R` therefore sits at position
+//! `1 + A + T_c(x)` in cache `c`, where `A` counts the distinct blocks referenced after `R` and `T_c(x)`
+//! the blocks of `R` not referenced since that `c`'s order puts above `x`; it hits when that position is
+//! at most `c`. `A` is counted with last-access times as the exact curve counts distances
+//! ([`super::marks`]: the times of a request's blocks are consecutive, in block order); `T_c` is
+//! bounded by the request's length, so it is computed (from each block's stored per-size outcome in `R`)
+//! only when a capacity falls inside that bound, which is rare.
+//!
+//! Counters that follow: `hits`, `misses`, `demand_accesses`, `requests`; `fetches` (runs of consecutive
+//! missed blocks of a request) and `fetched_blocks`; `evictions` = misses beyond the capacity (the cache
+//! only grows until full, then every miss evicts one block). With no prefetcher and the instant engine
+//! every other counter is 0. A capacity smaller than some request is reported as not computed.
+
+use hashbrown::HashMap;
+
+use super::marks::Marks;
+use crate::metrics::LevelCounters;
+use crate::request::Request;
+
+/// Capacities one pass computes at most (one bit each in a block's outcome mask).
+pub const MAX_SIZES: usize = 64;
+/// Consecutive block numbers per map entry (a request's blocks share one probe).
+const CHUNK: u64 = 8;
+/// Time positions allocated at least.
+const MIN_SLOTS: usize = 1 << 16;
+/// Time positions per tracked block after a compaction.
+const GROWTH: usize = 8;
+
+/// What is kept of a tracked block: its last request and its outcome there at every size.
+#[derive(Clone, Copy, Debug)]
+struct Last {
+    /// Time of its mark (consecutive within a request, in block order).
+    time: u32,
+    /// Its offset in that request, and the request's length.
+    off: u32,
+    len: u32,
+    /// Index of that request in the stream.
+    req: u64,
+    /// Bit k: it hit at size k in that request.
+    hits: u64,
+}
+
+/// Counts per size, kept as differences (`d[a] += 1, d[b] -= 1` adds one to sizes `a..b`), since the sizes
+/// where a block hits are almost always a suffix of the sorted sizes.
+#[derive(Clone, Debug)]
+struct PerSize {
+    diff: Vec<i64>,
+}
+
+impl PerSize {
+    fn new(k: usize) -> Self {
+        Self { diff: vec![0; k + 1] }
+    }
+
+    /// Add one to every size whose bit is set in `mask`.
+    #[inline]
+    fn add(&mut self, mask: u64) {
+        if mask == 0 {
+            return;
+        }
+        let a = mask.trailing_zeros() as usize;
+        let run = mask >> a;
+        if run & run.wrapping_add(1) == 0 {
+            // Bits a..b set, nothing else.
+            let b = a + run.count_ones() as usize;
+            self.diff[a] += 1;
+            self.diff[b] -= 1;
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                let k = m.trailing_zeros() as usize;
+                self.diff[k] += 1;
+                self.diff[k + 1] -= 1;
+                m &= m - 1;
+            }
+        }
+    }
+
+    fn totals(&self) -> Vec<u64> {
+        let mut acc = 0i64;
+        self.diff[..self.diff.len() - 1]
+            .iter()
+            .map(|d| {
+                acc += d;
+                u64::try_from(acc).expect("a count is not negative")
+            })
+            .collect()
+    }
+}
+
+/// Counters of one phase of the run (warm-up, measured).
+#[derive(Clone, Debug)]
+struct Phase {
+    requests: u64,
+    blocks: u64,
+    hits: PerSize,
+    runs: PerSize,
+}
+
+impl Phase {
+    fn new(k: usize) -> Self {
+        Self { requests: 0, blocks: 0, hits: PerSize::new(k), runs: PerSize::new(k) }
+    }
+}
+
+/// The engine's single-level LRU at up to [`MAX_SIZES`] capacities, in one pass.
+#[derive(Debug)]
+pub struct LruSizes {
+    /// Capacities, ascending, distinct.
+    sizes: Vec<u64>,
+    all: u64,
+    warmup: u64,
+    last: HashMap<u64, [Option<Last>; CHUNK as usize], foldhash::fast::FixedState>,
+    tracked: usize,
+    marks: Marks,
+    now: usize,
+    requests: u64,
+    longest: u32,
+    warm: Phase,
+    measured: Phase,
+    /// Outcome masks of the request being processed.
+    masks: Vec<u64>,
+    prev: Vec<Option<Last>>,
+}
+
+impl LruSizes {
+    /// A pass for `sizes` (ascending, distinct, at most [`MAX_SIZES`]); the first `warmup` requests are not
+    /// counted (the engine resets the counters after them).
+    ///
+    /// # Panics
+    /// When `sizes` is empty, too long or not strictly ascending (a caller's error).
+    #[must_use]
+    pub fn new(sizes: Vec<u64>, warmup: u64) -> Self {
+        assert!(!sizes.is_empty() && sizes.len() <= MAX_SIZES, "1 to {MAX_SIZES} sizes");
+        assert!(sizes.windows(2).all(|w| w[0] < w[1]), "sizes ascending and distinct");
+        let k = sizes.len();
+        Self {
+            all: if k == 64 { u64::MAX } else { (1u64 << k) - 1 },
+            sizes,
+            warmup,
+            last: HashMap::with_hasher(foldhash::fast::FixedState::default()),
+            tracked: 0,
+            marks: Marks::new(MIN_SLOTS),
+            now: 0,
+            requests: 0,
+            longest: 0,
+            warm: Phase::new(k),
+            measured: Phase::new(k),
+            masks: Vec::new(),
+            prev: Vec::new(),
+        }
+    }
+
+    #[inline]
+    fn get(&self, block: u64) -> Option<Last> {
+        self.last.get(&(block / CHUNK)).and_then(|c| c[(block % CHUNK) as usize])
+    }
+
+    /// The sizes (bits) at which a position `pos` hits: every capacity of at least `pos`.
+    #[inline]
+    fn hits_from(&self, pos: u64) -> u64 {
+        let k = self.sizes.partition_point(|&c| c < pos);
+        if k >= 64 {
+            0
+        } else {
+            self.all & (u64::MAX << k)
+        }
+    }
+
+    /// Account one request.
+    pub fn add(&mut self, req: &Request) {
+        let len = req.len;
+        if len == 0 {
+            return;
+        }
+        self.longest = self.longest.max(len);
+        if self.now + len as usize > self.marks.len() {
+            self.compact(len as usize);
+        }
+        let now = self.now;
+        // Look-ups against the state before the request (the engine looks every block up first).
+        self.masks.clear();
+        self.prev.clear();
+        for block in req.blocks() {
+            let prev = self.get(block);
+            let mask = prev.map_or(0, |x| self.outcome(block, x, now));
+            self.masks.push(mask);
+            self.prev.push(prev);
+        }
+        // Then the request's blocks take the next times, in block order.
+        let id = self.requests;
+        for (i, block) in req.blocks().enumerate() {
+            if let Some(x) = self.prev[i] {
+                self.marks.remove(x.time as usize);
+            } else {
+                self.tracked += 1;
+            }
+            let t = now + i;
+            self.marks.insert(t);
+            let time = u32::try_from(t).expect("time slots stay below 2^32");
+            let slot = &mut self.last.entry(block / CHUNK).or_insert([None; CHUNK as usize])[(block % CHUNK) as usize];
+            *slot = Some(Last { time, off: i as u32, len, req: id, hits: self.masks[i] });
+        }
+        self.now = now + len as usize;
+        let phase = if self.requests < self.warmup { &mut self.warm } else { &mut self.measured };
+        phase.requests += 1;
+        phase.blocks += u64::from(len);
+        let mut missed_before = 0u64;
+        for &m in &self.masks {
+            phase.hits.add(m);
+            // A fetch starts at a missed block whose predecessor in the request hit (or at the first).
+            let missed = !m & self.all;
+            phase.runs.add(missed & !missed_before);
+            missed_before = missed;
+        }
+        self.requests += 1;
+    }
+
+    /// The sizes at which block `block`, last referenced as `x`, hits now (before the request at `now`).
+    #[inline]
+    fn outcome(&self, block: u64, x: Last, now: usize) -> u64 {
+        // Tracked blocks referenced after x's time: the rest of x's request still there, and every later one.
+        let after = self.marks.count_between(x.time as usize, now - 1);
+        if x.len == 1 {
+            return self.hits_from(after + 1);
+        }
+        // Position 1 + A + T_c with A = after - (blocks of x's request after it, still there) and
+        // 0 <= T_c <= len - 1: a size outside [lo, hi) is decided without looking at the request.
+        let lo = (after + 1).saturating_sub(u64::from(x.len - 1 - x.off));
+        let hi = after + 1 + u64::from(x.len - 1);
+        let sure = self.hits_from(hi);
+        let maybe = self.hits_from(lo) & !sure;
+        if maybe == 0 {
+            return sure;
+        }
+        // Some size falls inside: find the blocks of x's request still there (not referenced since).
+        let first = block - u64::from(x.off);
+        let mut group_after = 0u64;
+        let mut others: Vec<(u32, u64)> = Vec::with_capacity(x.len as usize);
+        for j in 0..x.len {
+            if j == x.off {
+                continue;
+            }
+            if let Some(y) = self.get(first + u64::from(j)).filter(|y| y.req == x.req) {
+                group_after += u64::from(j > x.off);
+                others.push((j, y.hits));
+            }
+        }
+        let base = after + 1 - group_after;
+        let mut hits = sure;
+        let mut m = maybe;
+        while m != 0 {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let x_hit = x.hits >> k & 1 == 1;
+            // Cache k's order of request x: misses above hits, each in decreasing block order.
+            let above = others
+                .iter()
+                .filter(|(j, h)| {
+                    let y_hit = h >> k & 1 == 1;
+                    (!y_hit && x_hit) || (y_hit == x_hit && *j > x.off)
+                })
+                .count() as u64;
+            if base + above <= self.sizes[k] {
+                hits |= 1 << k;
+            }
+        }
+        hits
+    }
+
+    /// Renumber the marks `0..tracked` in their order and leave room for at least `need` more times.
+    fn compact(&mut self, need: usize) {
+        let ranks = self.marks.ranks();
+        for chunk in self.last.values_mut() {
+            for x in chunk.iter_mut().flatten() {
+                x.time = ranks.before(x.time as usize);
+            }
+        }
+        let live = self.tracked;
+        let len = (GROWTH * live).max(MIN_SLOTS).max(live + need + 64).min(1 << 32);
+        assert!(live + need <= len, "a request longer than the time axis");
+        self.marks = Marks::with_first(len, live);
+        self.now = live;
+    }
+
+    /// The sizes, ascending.
+    #[must_use]
+    pub fn sizes(&self) -> &[u64] {
+        &self.sizes
+    }
+
+    /// Requests accounted.
+    #[must_use]
+    pub fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    /// The level's counters at each size (in the order of the sizes given), `None` for a size smaller
+    /// than the longest request (the engine would evict blocks of a request while inserting it).
+    #[must_use]
+    pub fn counters(&self) -> Vec<Option<LevelCounters>> {
+        // The engine resets its counters when the warm-up ends; a trace shorter than it is counted whole.
+        let (warm, measured) = if self.requests < self.warmup {
+            (&Phase::new(self.sizes.len()), &self.warm)
+        } else {
+            (&self.warm, &self.measured)
+        };
+        let (wh, mh) = (warm.hits.totals(), measured.hits.totals());
+        let runs = measured.runs.totals();
+        self.sizes
+            .iter()
+            .enumerate()
+            .map(|(k, &c)| {
+                if c < u64::from(self.longest) {
+                    return None;
+                }
+                let misses = measured.blocks - mh[k];
+                let warm_misses = warm.blocks - wh[k];
+                let evicted = |m: u64| m.saturating_sub(c);
+                Some(LevelCounters {
+                    requests: measured.requests,
+                    demand_accesses: measured.blocks,
+                    hits: mh[k],
+                    misses,
+                    evictions: evicted(warm_misses + misses) - evicted(warm_misses),
+                    fetches: runs[k],
+                    fetched_blocks: misses,
+                    ..LevelCounters::default()
+                })
+            })
+            .collect()
+    }
+}

@@ -1,0 +1,160 @@
+//! The LRU family (`mrc::family`, `mrc::lru_family`): plain LRU configs of a batch that differ only in
+//! size are computed from one stack pass, and every field of their results equals a separate engine run:
+//! random traces of multi-block requests (where the engine's per-request look-up differs from Mattson's
+//! per-block LRU), warm-ups, sizes down to the longest request, and a batch mixing other configs.
+
+use std::sync::atomic::{AtomicBool, AtomicU64};
+
+use proptest::prelude::*;
+
+use prefetchsim_core::batch::{run_task, Task, TaskTrace};
+use prefetchsim_core::config::HierarchyConfig;
+use prefetchsim_core::engine::{Hierarchy, RequestSource, Silent, SourceError, VecSource};
+use prefetchsim_core::metrics::RunResult;
+use prefetchsim_core::mrc::family;
+use prefetchsim_core::request::{Op, Request};
+
+struct Trace(Vec<Request>);
+
+impl TaskTrace for Trace {
+    fn open(&self) -> Result<Box<dyn RequestSource + Send + '_>, SourceError> {
+        Ok(Box::new(VecSource::new(self.0.clone())))
+    }
+
+    fn block_size(&self) -> u64 {
+        4096
+    }
+}
+
+fn lru(size: u64, warmup: u64) -> HierarchyConfig {
+    HierarchyConfig::from_json(serde_json::json!({
+        "level": [{"size": size, "policy": "lru"}],
+        "engine": {"warmup_requests": warmup},
+    }))
+    .unwrap()
+}
+
+fn alone(trace: &Trace, cfg: &HierarchyConfig) -> RunResult {
+    let mut h = Hierarchy::build(cfg, 4096, None).unwrap();
+    let mut src = trace.open().unwrap();
+    prefetchsim_core::run::run(src.as_mut(), &mut h, cfg, &mut Silent).unwrap()
+}
+
+/// Requests of `len` in 1..=max_len over `universe` blocks: sequential runs, overlapping requests and
+/// re-references of whole requests, so that hits and misses mix inside requests.
+fn trace_of(seed: u64, n: usize, universe: u64, max_len: u32) -> Vec<Request> {
+    let mut x = seed | 1;
+    let mut next = || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    };
+    let mut recent: Vec<(u64, u32)> = Vec::new();
+    let mut cursor = 0u64;
+    (0..n)
+        .map(|_| {
+            let r = next();
+            let len = 1 + (r >> 40) as u32 % max_len;
+            let first = match r % 4 {
+                0 if !recent.is_empty() => recent[(r >> 8) as usize % recent.len()].0 + (r >> 16) % 3,
+                1 => {
+                    cursor = (cursor + u64::from(len)) % universe;
+                    cursor
+                }
+                _ => (r >> 20) % universe,
+            };
+            recent.push((first, len));
+            if recent.len() > 64 {
+                recent.remove(0);
+            }
+            let mut req = Request::read(first, len);
+            if r % 7 == 0 {
+                req.op = Op::Write;
+            }
+            req
+        })
+        .collect()
+}
+
+/// Every config of the batch equals its run alone, and the family computed exactly the configs it can.
+fn check(trace: &Trace, configs: &[HierarchyConfig]) -> Result<(), TestCaseError> {
+    let (stop, done) = (AtomicBool::new(false), AtomicU64::new(0));
+    let got = run_task(trace, &Task::new(configs, 1, &stop, &done)).unwrap();
+    let longest = trace.0.iter().map(|r| u64::from(r.len)).max().unwrap_or(0);
+    let pre = family::precompute(configs, 4096, None, &mut VecSource::new(trace.0.clone())).unwrap();
+    for (i, cfg) in configs.iter().enumerate() {
+        let want = alone(trace, cfg);
+        let (r, _) = got[i].as_ref().unwrap();
+        prop_assert_eq!(r, &want, "config {}", i);
+        if let Some(p) = &pre[i] {
+            prop_assert_eq!(&p.counters, &want.levels[0].counters, "config {} (pass)", i);
+        }
+        // The pass computes every plain LRU config of a family of two or more that is at least as large as
+        // the longest request.
+        let size = cfg.level[0].size.resolve(4096, None, None).unwrap();
+        let family_of = configs
+            .iter()
+            .filter(|c| family::eligible(c) && c.engine.warmup_requests == cfg.engine.warmup_requests)
+            .count();
+        let expect = family::eligible(cfg) && family_of >= 2 && size >= longest;
+        prop_assert_eq!(pre[i].is_some(), expect, "config {} computed by the pass", i);
+    }
+    Ok(())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(48))]
+
+    #[test]
+    fn every_size_equals_its_engine_run(
+        seed in any::<u64>(),
+        n in 1usize..1500,
+        universe in 20u64..600,
+        max_len in 1u32..24,
+        mut sizes in proptest::collection::vec(1u64..400, 2..12),
+        warmup in prop_oneof![Just(0u64), 0u64..800],
+    ) {
+        let trace = Trace(trace_of(seed, n, universe, max_len));
+        sizes.push(u64::from(max_len));
+        let configs: Vec<_> = sizes.iter().map(|&s| lru(s, warmup)).collect();
+        check(&trace, &configs)?;
+    }
+}
+
+#[test]
+fn a_mixed_batch_keeps_its_other_configs_and_families_by_warmup() {
+    let trace = Trace(trace_of(7, 6000, 3000, 16));
+    let mut configs: Vec<_> = [64u64, 300, 300, 1000, 2500].iter().map(|&s| lru(s, 0)).collect();
+    configs.push(lru(500, 100));
+    configs.push(lru(900, 100));
+    configs.push(lru(700, 5)); // a family of one: run by the engine
+    configs.push(lru(8, 0)); // smaller than the longest request: run by the engine
+    for doc in [
+        serde_json::json!({"level": [{"size": 500, "policy": "arc"}]}),
+        serde_json::json!({"level": [{"size": 500, "prefetcher": "obl"}]}),
+        serde_json::json!({"level": [{"size": 500, "options": {"consume_on_hit": true}}]}),
+        serde_json::json!({"level": [{"size": 500}], "engine": {"limit": 1000}}),
+        serde_json::json!({"level": [{"size": 200}, {"size": 800}]}),
+    ] {
+        configs.push(HierarchyConfig::from_json(doc).unwrap());
+    }
+    check(&trace, &configs).unwrap();
+}
+
+#[test]
+fn a_size_as_a_share_of_the_footprint_is_computed_too() {
+    let trace = Trace(trace_of(11, 4000, 2000, 8));
+    let docs = ["5%", "10%", "40%"].map(|s| serde_json::json!({"level": [{"size": s}]}));
+    let configs: Vec<_> = docs.into_iter().map(|d| HierarchyConfig::from_json(d).unwrap()).collect();
+    let (stop, done) = (AtomicBool::new(false), AtomicU64::new(0));
+    let got = run_task(&trace, &Task::new(&configs, 2, &stop, &done)).unwrap();
+    let footprint = trace.0.iter().flat_map(Request::blocks).collect::<std::collections::HashSet<_>>().len() as u64;
+    let pre = family::precompute(&configs, 4096, Some(footprint), &mut VecSource::new(trace.0.clone())).unwrap();
+    for (i, cfg) in configs.iter().enumerate() {
+        let mut h = Hierarchy::build(cfg, 4096, Some(footprint)).unwrap();
+        let want = prefetchsim_core::run::run(&mut VecSource::new(trace.0.clone()), &mut h, cfg, &mut Silent).unwrap();
+        assert_eq!(got[i].as_ref().unwrap().0, want, "config {i}");
+        assert!(pre[i].is_some(), "config {i} computed by the pass");
+    }
+}

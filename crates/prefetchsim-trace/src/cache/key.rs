@@ -1,0 +1,59 @@
+//! The identity of a decoded trace: what must be equal for a cached decoding to be the decoding a run
+//! would make now.
+
+use std::path::Path;
+
+use serde_json::{json, Value};
+
+use crate::error::TraceError;
+use crate::spec::TraceSpec;
+
+/// Version of the cache file layout and of what is cached. Raise it whenever a trace reader or the
+/// record conversion changes what a trace decodes to, so that older files are no longer hits.
+pub const CACHE_FORMAT: u32 = 1;
+
+/// A trace file's identity as a canonical JSON text, and the file name it is cached under.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Identity {
+    /// The canonical JSON text (stored in the cached file's header and compared on open).
+    pub text: String,
+}
+
+impl Identity {
+    /// The identity of the trace file `spec` names, as it is now on disk, with the format it resolves
+    /// to. Options that change no request (the cache switch itself) are left out.
+    pub fn of(spec: &TraceSpec, format: &str) -> Result<Self, TraceError> {
+        let io = |e| TraceError::io(&spec.path, e);
+        let canonical = std::fs::canonicalize(Path::new(&spec.path)).map_err(io)?;
+        let meta = std::fs::metadata(&canonical).map_err(io)?;
+        let mtime_ns =
+            meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+        let mut options = serde_json::to_value(spec).map_err(|e| TraceError::option("trace", e.to_string()))?;
+        if let Value::Object(o) = &mut options {
+            o.remove("path");
+            o.remove("cache");
+            o.insert("format".into(), Value::String(format.to_string()));
+        }
+        let v = json!({
+            "cache_format": CACHE_FORMAT,
+            "version": env!("CARGO_PKG_VERSION"),
+            "path": canonical.to_string_lossy(),
+            "size": meta.len(),
+            "mtime_ns": mtime_ns.to_string(),
+            "options": options,
+        });
+        Ok(Self { text: v.to_string() })
+    }
+
+    /// The cached file's name: a 64-bit FNV-1a hash of the identity (the header holds the whole
+    /// identity, so a collision is a miss, not a wrong hit).
+    #[must_use]
+    pub fn file_name(&self) -> String {
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        for &b in self.text.as_bytes() {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0000_0100_0000_01b3);
+        }
+        format!("{h:016x}.{}", super::file::EXTENSION)
+    }
+}

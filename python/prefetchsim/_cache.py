@@ -1,0 +1,34 @@
+"""Where the decoded-trace cache lives (``prefetchsim cache``). The core reads and writes it
+(``crates/prefetchsim-trace/src/cache``); this mirrors its choice of folder from the same environment:
+``PREFETCHSIM_CACHE=0`` turns it off, else ``$PREFETCHSIM_CACHE_DIR``, ``$XDG_CACHE_HOME/prefetchsim`` or
+``~/.cache/prefetchsim``, and the files are the ``decoded/*.psdec`` inside."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+EXTENSION = ".psdec"
+
+
+def cache_dir() -> Path | None:
+    """The folder of cached decodings, or None when the cache is off."""
+    env = {k: v for k, v in os.environ.items() if v}
+    if env.get("PREFETCHSIM_CACHE", "").lower() in ("0", "off", "false", "no"):
+        return None
+    if "PREFETCHSIM_CACHE_DIR" in env:
+        root = Path(env["PREFETCHSIM_CACHE_DIR"])
+    elif "XDG_CACHE_HOME" in env:
+        root = Path(env["XDG_CACHE_HOME"]) / "prefetchsim"
+    elif "HOME" in env:
+        root = Path(env["HOME"]) / ".cache" / "prefetchsim"
+    else:
+        return None
+    return root / "decoded"
+
+
+def cached_files(folder: Path) -> list[Path]:
+    """The cached decodings in ``folder`` (none when it does not exist)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.suffix == EXTENSION)

@@ -1,0 +1,65 @@
+"""The decoded-trace cache from the command line and the Python API: a second run reads the cached
+decoding and prints the same results, `--no-cache` / `cache=False` write and read nothing, `prefetchsim
+cache` shows and clears it. (Damage, truncation and invalidation: crates/prefetchsim-trace/tests/it/cache.rs.)"""
+
+from __future__ import annotations
+
+import csv
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import prefetchsim as ps
+
+
+def _trace(tmp_path: Path) -> str:
+    # A text trace with a bad line (skipped and reported) and requests of several blocks.
+    lines = [f"{i * 1000},hm,{i % 2},{'Write' if i % 3 == 0 else 'Read'},{(i * 7919 % 50_000) * 4096},"
+             f"{4096 * (1 + i % 4)},10" for i in range(20_000)]
+    lines.insert(50, "not,a,record")
+    p = tmp_path / "t.csv"
+    p.write_text("\n".join(lines) + "\n")
+    return str(p)
+
+
+def _cli(cache_dir: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PREFETCHSIM_CACHE_DIR": str(cache_dir), "PREFETCHSIM_CACHE_MIN_KB": "0"}
+    env.pop("PREFETCHSIM_CACHE", None)
+    p = subprocess.run([sys.executable, "-m", "prefetchsim", *args], capture_output=True, text=True, env=env)
+    assert p.returncode == 0, p.stderr
+    return p
+
+
+def _files(cache_dir: Path) -> list[Path]:
+    d = cache_dir / "decoded"
+    return sorted(d.iterdir()) if d.is_dir() else []
+
+
+def test_the_second_run_reads_the_cached_decoding_and_prints_the_same_results(tmp_path: Path) -> None:
+    trace, cache = _trace(tmp_path), tmp_path / "cache"
+    sim = ["sim", trace, "msr", "lru,fifo,clock", "500", "--skip-bad", "1", "-f", "csv", "--threads", "1"]
+    uncached = _cli(cache, *sim, "--no-cache").stdout
+    assert _files(cache) == [], "--no-cache writes nothing"
+    first = _cli(cache, *sim).stdout
+    assert [f.suffix for f in _files(cache)] == [".psdec"]
+    second = _cli(cache, *sim).stdout
+    assert uncached == first == second
+    rows = list(csv.DictReader(io.StringIO(second)))
+    assert [r["trace_skipped"] for r in rows] == ["1", "1", "1"], "the skipped record is reported from the cache"
+    info = _cli(cache, "cache", "info").stdout
+    assert "1 cached decoding(s)" in info
+    assert "removed 1" in _cli(cache, "cache", "clear").stdout
+    assert _files(cache) == []
+
+
+def test_the_python_api_opts_out_with_cache_false(tmp_path: Path, monkeypatch) -> None:
+    trace, cache = _trace(tmp_path), tmp_path / "cache"
+    monkeypatch.setenv("PREFETCHSIM_CACHE_DIR", str(cache))
+    monkeypatch.setenv("PREFETCHSIM_CACHE_MIN_KB", "0")
+    off = ps.simulate(ps.open_trace(trace, "msr", skip_bad=1, cache=False), levels=[ps.Level(500)])
+    assert _files(cache) == []
+    on = [ps.simulate(ps.open_trace(trace, "msr", skip_bad=1), levels=[ps.Level(500)]) for _ in range(2)]
+    assert len(_files(cache)) == 1
+    assert off.summary == on[0].summary == on[1].summary
