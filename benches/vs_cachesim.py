@@ -116,6 +116,8 @@ def main() -> None:
     ap.add_argument("--share", type=float, default=0.1, help="cache size as a share of the footprint")
     ap.add_argument("--repeat", type=int, default=3, help="rounds of alternating runs; medians are printed")
     args = ap.parse_args()
+    # This process and the conversions leave the user's decoded-trace cache alone; each side sets its own.
+    os.environ["PREFETCHSIM_CACHE"] = "0"
     ours = prefetchsim_cmd()
     cachesim = os.environ.get("PREFETCHSIM_CACHESIM")
     if not cachesim or not Path(cachesim).exists():

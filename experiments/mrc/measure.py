@@ -143,7 +143,7 @@ def extent(root: str, traces: list[str]) -> None:
         write(f"extent_{name}", [r for r in rows if r["trace"] == name])
 
 
-def speed(root: str, traces: list[str]) -> None:
+def speed(root: str, traces: list[str], seeds=(0, 1), out="speed") -> None:
     """A whole curve of 10 sizes (1% .. 10% of the footprint): CPU of 10 full runs against one extent-sampled
     pass (rate 0.1, 1 MiB extents, the trace read once, 10 miniature runs), and the errors at each size."""
     rows = []
@@ -153,7 +153,7 @@ def speed(root: str, traces: list[str]) -> None:
         sizes = [max(1, round(i / 100 * fp)) for i in range(1, 11)]
         for pf in ("none", "obl", "linux", "mithril", "pg"):
             full, f_cpu, _ = median_cpu(lambda: ps.mrc(tr, sizes, method="full", prefetcher=pf), 1)
-            for seed in (0, 1):
+            for seed in seeds:
                 mini, m_cpu, _ = median_cpu(lambda: ps.mrc(tr, sizes, method="mini", prefetcher=pf, rate=0.1,
                                                            unit="extent", extent_bytes=1 << 20, seed=seed), 1)
                 err = (mini["hit_ratio"] - full["hit_ratio"]).abs()
@@ -162,7 +162,7 @@ def speed(root: str, traces: list[str]) -> None:
                              "read_pass_cpu_s": round(read_cpu, 3), "full_cpu_s": round(f_cpu, 3),
                              "mini_cpu_s": round(m_cpu, 3), "speedup_cpu": round(f_cpu / m_cpu, 2),
                              "speedup_excl_read": round((f_cpu - len(sizes) * read_cpu) / max(m_cpu - read_cpu, 1e-3), 1)})
-        write(f"speed_{name}", [r for r in rows if r["trace"] == name])
+        write(f"{out}_{name}", [r for r in rows if r["trace"] == name])
 
 
 def shards_bias(root: str) -> None:
@@ -226,7 +226,7 @@ def shards_bias3(root: str, label: str, seeds: int = 80) -> None:
     write(f"shards_bias3_{label}_per_size", per_size)
 
 
-def shards_sensitivity3(root: str) -> None:
+def shards_sensitivity3(root: str, label: str = "") -> None:
     """Method 8, sensitivity (after the change): seeds 0-19 at rates 0.005, 0.01 and 0.02, SHARDS_adj off
     at 0.01, and fixed-size with 8192 blocks; MAE min / median / max and seeds within 0.005."""
     variants = [("rate0.005", {"rate": 0.005}), ("rate0.01", {"rate": 0.01}), ("rate0.02", {"rate": 0.02}),
@@ -244,12 +244,12 @@ def shards_sensitivity3(root: str) -> None:
             rows.append({"trace": name, "variant": label, "mae_min": round(min(maes), 5),
                          "mae_median": round(statistics.median(maes), 5), "mae_max": round(max(maes), 5),
                          "seeds_within_0.005_of_20": sum(m <= 0.005 for m in maes)})
-    write("shards_sensitivity3", rows)
+    write(f"shards_sensitivity3{label}", rows)
 
 
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["exact", "bias", "bias3", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
+    p.add_argument("what", choices=["exact", "bias", "bias3", "speed3", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
     p.add_argument("--traces", default=os.environ.get("PREFETCHSIM_TRACES", "../shared/traces"))
     p.add_argument("--label", default="after", help="bias3: the estimator of this build (before / after)")
     p.add_argument("--only", default="w106,P6,P12,OLTP", help="extent: traces")
@@ -258,10 +258,13 @@ def main() -> int:
         exact_and_shards(a.traces)
     if a.what in ("bias", "all"):
         shards_bias(a.traces)
+    if a.what == "speed3":
+        # Method 10: section 5 again on today's main, seeds 0-4.
+        speed(a.traces, a.only.split(","), seeds=range(5), out="speed3")
     if a.what == "bias3":
         shards_bias3(a.traces, a.label)
     if a.what == "sensitivity3":
-        shards_sensitivity3(a.traces)
+        shards_sensitivity3(a.traces, "" if a.label == "after" else f"_{a.label}")
     if a.what in ("sensitivity", "all"):
         shards_sensitivity(a.traces)
     if a.what in ("engine", "all"):

@@ -32,3 +32,51 @@ pub fn rate_of(threshold: u64) -> f64 {
         threshold as f64 / 18_446_744_073_709_551_616.0
     }
 }
+
+/// A hash drawn from a strongly universal (pairwise independent) family, seeded: Dietzfelbinger's
+/// multiply-add-shift ("Universal hashing and k-wise independent random variables via integer
+/// arithmetic without primes", STACS 1996) for 64-bit keys and 64-bit values: the high 64 bits of
+/// `(a * key + b) mod 2^128`, with `a` and `b` drawn from `seed`. SHARDS hashes every block of the trace,
+/// which makes this its main cost: two independent multiplications and two additions, where [`mix`]
+/// chains two multiplications and three shifts. Pairwise independence is what SHARDS' estimates need to be
+/// unbiased (docs/mrc.md, method 11). The miniature simulation's sampling keeps [`mix`].
+#[derive(Clone, Copy, Debug)]
+pub struct Universal {
+    a: u128,
+    b: u128,
+}
+
+impl Universal {
+    /// The member of the family that `seed` draws (its parameters from SplitMix64 outputs).
+    #[must_use]
+    pub fn new(seed: u64) -> Self {
+        let word = |i: u64| u128::from(mix(i, seed));
+        Self { a: word(1) << 64 | word(2), b: word(3) << 64 | word(4) }
+    }
+
+    /// The hash of `key`.
+    #[inline]
+    #[must_use]
+    pub fn hash(&self, key: u64) -> u64 {
+        (self.a.wrapping_mul(u128::from(key)).wrapping_add(self.b) >> 64) as u64
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{mix, threshold, Universal};
+
+    #[test]
+    fn the_universal_hash_samples_about_the_rate_of_consecutive_and_scattered_keys() {
+        let t = threshold(0.01);
+        for seed in 0..4 {
+            let h = Universal::new(seed);
+            let consecutive = (0..200_000u64).filter(|&k| h.hash(k) <= t).count();
+            let scattered = (0..200_000u64).filter(|&k| h.hash(mix(k, 99)) <= t).count();
+            // 2,000 expected; the binomial standard deviation is 44.
+            for n in [consecutive, scattered] {
+                assert!((1_800..=2_200).contains(&n), "seed {seed}: {n} of 200,000 sampled");
+            }
+        }
+    }
+}

@@ -122,6 +122,8 @@ impl ShardsConfig {
 pub struct MrcBuilder {
     cfg: ShardsConfig,
     threshold: u64,
+    /// The sampling hash (of `cfg.seed`).
+    hasher: hash::Universal,
     stack: StackDistances,
     /// Fixed-size: the tracked blocks by hash, largest on top.
     by_hash: BinaryHeap<(u64, u64)>,
@@ -144,6 +146,7 @@ impl MrcBuilder {
         cfg.validate()?;
         Ok(Self {
             threshold: hash::threshold(cfg.rate),
+            hasher: hash::Universal::new(cfg.seed),
             cfg,
             stack: StackDistances::new(),
             by_hash: BinaryHeap::new(),
@@ -188,11 +191,11 @@ impl MrcBuilder {
             reqs.iter().for_each(|r| self.add(r));
             return;
         }
-        let (seed, threshold) = (self.cfg.seed, self.threshold);
+        let (hasher, threshold) = (self.hasher, self.threshold);
         let mut seen = 0u64;
         for r in reqs {
             seen += u64::from(r.len);
-            if let Some(first) = r.blocks().find(|&b| hash::mix(b, seed) <= threshold) {
+            if let Some(first) = r.blocks().find(|&b| hasher.hash(b) <= threshold) {
                 self.add_from(r, first);
             }
         }
@@ -220,7 +223,7 @@ impl MrcBuilder {
         let fixed = self.cfg.max_samples.is_none();
         let mut rate = self.rate();
         for block in from..req.first + u64::from(req.len) {
-            let h = hash::mix(block, self.cfg.seed);
+            let h = self.hasher.hash(block);
             if h > self.threshold {
                 continue;
             }
@@ -313,6 +316,10 @@ impl MrcBuilder {
         let rate = self.rate();
         let (blocks, requests) = std::mem::take(&mut self.by_sampled);
         for (counts, hist) in [(blocks, &mut self.hist.blocks), (requests, &mut self.hist.requests)] {
+            // One allocation of the final length (growing by doubling would copy and fault pages again).
+            if let Some(last) = counts.iter().rposition(|n| *n > 0) {
+                hist.resize(hist.len().max(scaled_distance(last as u64, rate) + 1), 0.0);
+            }
             for (d, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
                 DistanceHistogram::bump(hist, scaled_distance(d as u64, rate), n as f64 / rate);
             }
