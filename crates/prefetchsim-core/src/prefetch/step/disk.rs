@@ -70,7 +70,10 @@ impl DiskView {
             lbn %= self.lbns;
         }
         let zones = self.layout.zones();
-        let z = &zones[zones.partition_point(|z| z.first_lbn <= lbn).max(1) - 1];
+        // The zones before `lbn`, counted without branches: a binary search over a disk's dozen zones
+        // mispredicts at nearly every step (measured: the seek time was a sixth of STEP's time on w106).
+        let before = zones.iter().map(|z| usize::from(z.first_lbn <= lbn)).sum::<usize>();
+        let z = &zones[before.max(1) - 1];
         z.spec.first_cyl + ((lbn - z.first_lbn) / z.per_cyl) as u32
     }
 
@@ -124,5 +127,23 @@ mod tests {
             assert_eq!(d.cylinder(b), d.layout.locate(b * 8).cyl, "block {b}");
         }
         assert!(DiskView::new("step.device", "nvme", 4096).unwrap_err().message.contains("not a disk"));
+    }
+
+    proptest::proptest! {
+        /// The zone count equals the binary search it replaced, for any block.
+        #[test]
+        fn the_zone_count_equals_the_binary_search(block in proptest::prelude::any::<u64>(), small in 0u64..3_000_000) {
+            let d = DiskView::new("step.device", "cheetah9lp", 4096).unwrap();
+            for b in [block, small] {
+                let mut lbn = b.wrapping_mul(d.sectors_per_block);
+                if lbn >= d.lbns {
+                    lbn %= d.lbns;
+                }
+                let zones = d.layout.zones();
+                let z = &zones[zones.partition_point(|z| z.first_lbn <= lbn).max(1) - 1];
+                let want = z.spec.first_cyl + ((lbn - z.first_lbn) / z.per_cyl) as u32;
+                proptest::prop_assert_eq!(d.cylinder(b), want);
+            }
+        }
     }
 }
