@@ -116,6 +116,8 @@ def main() -> None:
     ap.add_argument("--share", type=float, default=0.1, help="cache size as a share of the footprint")
     ap.add_argument("--repeat", type=int, default=3, help="rounds of alternating runs; medians are printed")
     args = ap.parse_args()
+    # This process and the conversions leave the user's decoded-trace cache alone; each side sets its own.
+    os.environ["PREFETCHSIM_CACHE"] = "0"
     ours = prefetchsim_cmd()
     cachesim = os.environ.get("PREFETCHSIM_CACHESIM")
     if not cachesim or not Path(cachesim).exists():
@@ -129,6 +131,11 @@ def main() -> None:
         print("libcachesim (PyPI): skipped (not installed)")
         have_lcs = False
     import prefetchsim as ps
+
+    # As pip does at install: an editable install under PYTHONDONTWRITEBYTECODE (set in some
+    # environments) would otherwise compile the package's modules again at every start (~20 ms).
+    subprocess.run([sys.executable, "-m", "compileall", "-q", str(Path(ps.__file__).parent)], check=True,
+                   capture_output=True)
 
     algos = [a for a in args.algos.split(",") if a]
     # Cold: no decoded-trace cache (every run decodes the trace). Warm: the cache in a folder of the

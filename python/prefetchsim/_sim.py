@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import tomllib
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -180,6 +179,8 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dic
         doc = dict(config)
     else:
         p = os.fspath(config)
+        import tomllib  # on first use: `prefetchsim sim` reads no config and skips its import
+
         try:
             with open(p, "rb") as f:
                 doc = tomllib.load(f)

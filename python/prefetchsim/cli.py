@@ -13,7 +13,6 @@ import os
 import sys
 import time
 from collections.abc import Sequence
-from importlib import resources
 from typing import Any
 
 from . import _core
@@ -295,6 +294,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
 
 
 def _default_config() -> str:
+    from importlib import resources  # on first use: it imports tempfile, shutil and pathlib
+
     return str(resources.files("prefetchsim").joinpath("data", "default.toml"))
 
 
@@ -663,7 +664,8 @@ def cmd_list(args: argparse.Namespace) -> int:
     return 0
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; with ``only`` = ``"sim"`` or ``"run"``, just that command's (see `main`)."""
     p = argparse.ArgumentParser(
         prog="prefetchsim",
         description="Caching and prefetching in multi-level storage hierarchies, on real I/O traces.",
@@ -698,6 +700,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_output_options(r)
     _add_events_option(r)
     r.set_defaults(func=cmd_run, threads=1)
+    if only is not None:
+        return p
 
     t = sub.add_parser("trace", help="trace statistics and conversion")
     tsub = t.add_subparsers(dest="trace_command", required=True)
@@ -835,7 +839,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    # `sim` and `run` build their own parser only: the whole one (20 commands, their imports and
+    # argparse's message look-ups) took longer than a simulation of a million requests.
+    parser = build_parser(argv[0] if argv and argv[0] in ("sim", "run") else None)
     args = parser.parse_args(argv)
     try:
         return int(args.func(args) or 0)

@@ -335,6 +335,18 @@ impl Converter {
         }
     }
 
+    /// Whether every record becomes the one-block request of its address with no filter (object ids
+    /// read one id a block, or objects mode, and all operations): [`TraceSource`] then converts a batch
+    /// in a loop of its own.
+    #[must_use]
+    pub fn is_identity(&self) -> bool {
+        self.ops == OpsFilter::All
+            && match (self.mode, self.unit, self.id_bytes) {
+                (Mode::Objects, _, _) | (Mode::Blocks, AddrUnit::Ids, None) => true,
+                (Mode::Blocks, _, _) => false,
+            }
+    }
+
     /// The request for `r`, or `None` when the ops filter drops it. Sizes too large for one request are
     /// an error message for the `size` field.
     #[inline]
@@ -517,7 +529,23 @@ impl RequestSource for TraceSource {
         let start = buf.len();
         while buf.len() - start < max && self.refill()? {
             let take = (self.raw.len() - self.next).min(max - (buf.len() - start));
-            for i in self.next..self.next + take {
+            let mut from = self.next;
+            if self.conv.is_identity() {
+                // Every record is the one-block request of its address; only the last block of the
+                // address space cannot be one (the general conversion below reports it).
+                let recs = &self.raw[from..self.next + take];
+                let ok = recs.iter().position(|r| r.addr == u64::MAX).unwrap_or(recs.len());
+                buf.extend(recs[..ok].iter().map(|r| Request {
+                    time_ns: r.time_ns,
+                    first: r.addr,
+                    len: 1,
+                    op: r.op,
+                    stream: r.stream,
+                    client: r.client,
+                }));
+                from += ok;
+            }
+            for i in from..self.next + take {
                 let rec = self.raw[i];
                 if let Some(r) = self.convert(&rec)? {
                     buf.push(r);

@@ -27,17 +27,16 @@ impl<P: Policy> Level<P> {
         self.outcomes.clear();
         self.policy.on_access(block);
         if let Some(slot) = self.table.get(block) {
-            let e = *self.table.entry(slot);
-            debug_assert!(!e.pinned(), "a pinned block outside the timed engine");
-            let first_use = e.unused_prefetch();
+            // A plain level holds demand blocks only, each accessed since it entered: no prefetcher of
+            // its own, no timed pins, no readmore (which turns `extra` on for good). So a hit is never a
+            // first use and changes no flag, and the entry (a cache miss of its own) is not read.
+            debug_assert_eq!(
+                self.table.entry(slot).flags & (flags::PREFETCHED | flags::ACCESSED | flags::PINNED | flags::READMORE),
+                flags::ACCESSED
+            );
             self.counters.hits += 1;
-            if first_use {
-                self.counters.prefetch_hits += 1;
-            }
-            self.mark_used::<false>(slot, e, first_use);
-            self.policy.on_hit(slot, &self.table, first_use);
-            self.table.entry_mut(slot).flags |= flags::ACCESSED;
-            self.outcomes.push(if first_use { Outcome::PrefetchHit } else { Outcome::Hit });
+            self.policy.on_hit(slot, &self.table, false);
+            self.outcomes.push(Outcome::Hit);
         } else {
             self.counters.misses += 1;
             self.outcomes.push(Outcome::Miss);

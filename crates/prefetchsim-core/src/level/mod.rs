@@ -22,6 +22,7 @@ pub mod fanout;
 mod fetches;
 mod forward;
 pub mod pins;
+mod prefetch_one;
 pub mod protect;
 
 use serde::{Deserialize, Serialize};
@@ -461,6 +462,8 @@ impl<P: Policy> CacheLevel for Level<P> {
     fn access(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         if self.takes_one_block_path(req, demand_len) {
             self.access_one(req, out);
+        } else if self.takes_one_block_prefetch_path(req, demand_len) {
+            self.access_one_prefetching(req, out);
         } else if self.extra {
             self.access_body::<true>(req, demand_len, out);
         } else {

@@ -18,8 +18,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::pg_edges::NodeEdges;
-use super::pg_heap::Heaps;
+use super::pg_edges::{Edge, NodeEdges};
+use super::pg_heap::Heap;
 use super::{LevelGeometry, PrefetchCtx, Prefetcher};
 use crate::component::ConfigError;
 use crate::policy::table::{block_map, BlockMap};
@@ -106,35 +106,94 @@ impl PgParams {
 }
 
 const NIL: u32 = u32::MAX;
-/// `cand_next` of an edge that is not a candidate.
+/// [`Edge::link`] of an edge that is not a candidate.
 const OUT: u32 = u32::MAX - 1;
+
+/// The threshold test.
+#[derive(Clone, Copy, Debug)]
+struct Rule {
+    threshold: f64,
+    strict: bool,
+}
+
+impl Rule {
+    /// Whether an edge seen `count` times out of its node's `total` passes the threshold.
+    #[inline]
+    fn passes(self, count: u32, total: u64) -> bool {
+        let chance = f64::from(count) / total as f64;
+        if self.strict {
+            chance > self.threshold
+        } else {
+            chance >= self.threshold
+        }
+    }
+}
+
+/// One node of the graph and its edges, numbered within the node in the order they were learnt
+/// ([`super::pg_edges`]).
+#[derive(Debug)]
+struct Node {
+    total: u64,
+    /// The edges that passed the threshold when their count last grew (without `compat_heap`): a
+    /// superset of the edges that pass now, since a node's total only grows (an edge can only start to
+    /// pass when its own count grows). `predict` walks this list (linked through [`Edge::link`], `NIL` at
+    /// the end, `OUT` when not a candidate), not all of a hot block's successors, and drops what fails.
+    cand_head: u32,
+    index: NodeEdges,
+    edges: Vec<Edge>,
+    /// libCacheSim's heap (`compat_heap`).
+    heap: Option<Heap>,
+}
+
+impl Node {
+    fn new(compat_heap: bool) -> Self {
+        Self {
+            total: 0,
+            cand_head: NIL,
+            index: NodeEdges::default(),
+            edges: Vec::new(),
+            heap: compat_heap.then(Heap::default),
+        }
+    }
+
+    /// Edge `e` just grew: list it as a candidate if it passes now (without the heap).
+    #[inline]
+    fn offer(&mut self, e: u32, rule: Rule) {
+        let edge = &mut self.edges[e as usize];
+        if edge.link == OUT && rule.passes(edge.count, self.total) {
+            edge.link = self.cand_head;
+            self.cand_head = e;
+        }
+    }
+
+    /// Edge `e`'s count just grew (or it is new): the heap or the candidate list hears it.
+    #[inline]
+    fn grew(&mut self, e: u32, new: bool, rule: Rule) {
+        match &mut self.heap {
+            Some(h) if new => h.insert(e, &mut self.edges),
+            Some(h) => h.grew(e, &mut self.edges),
+            None => self.offer(e, rule),
+        }
+    }
+}
 
 /// The probability-graph prefetcher.
 #[derive(Debug)]
 pub struct Pg {
     cfg: PgConfig,
+    rule: Rule,
     /// The last `lookahead` demand blocks, a ring written at `ptr`; `seen` counts writes.
     window: Vec<u64>,
     ptr: usize,
     seen: u64,
     nodes: BlockMap<u32>,
-    node_total: Vec<u64>,
-    /// Per node, its edges by successor; edges are numbered in the order they were learnt.
-    edges: Vec<NodeEdges>,
-    edge_succ: Vec<u64>,
-    edge_count: Vec<u32>,
-    /// Per node, the edges that passed the threshold when their count last grew: a superset of the edges
-    /// that pass now, since a node's total only grows (an edge can only start to pass when its own count
-    /// grows). `predict` walks this list, not all of a hot block's successors, and drops what fails.
-    cand_head: Vec<u32>,
-    /// Per edge: the next candidate of its node, `NIL` at the end, `OUT` when not a candidate.
-    cand_next: Vec<u32>,
+    graph: Vec<Node>,
+    edge_total: usize,
     meta: u64,
     limit: f64,
     frozen: bool,
+    /// `(count, edge)` of the successors chosen for the current block.
     picked: Vec<(u32, u32)>,
-    /// libCacheSim's heaps (`compat_heap`).
-    heaps: Option<Heaps>,
 }
 
 impl Pg {
@@ -142,21 +201,17 @@ impl Pg {
     #[must_use]
     pub fn new(cfg: PgConfig) -> Self {
         Self {
+            rule: Rule { threshold: cfg.threshold, strict: cfg.strict },
             window: vec![0; cfg.lookahead as usize],
             ptr: 0,
             seen: 0,
             nodes: block_map(0),
-            node_total: Vec::new(),
-            cand_head: Vec::new(),
-            cand_next: Vec::new(),
-            edges: Vec::new(),
-            edge_succ: Vec::new(),
-            edge_count: Vec::new(),
+            graph: Vec::new(),
+            edge_total: 0,
             meta: 0,
             limit: f64::INFINITY,
             frozen: false,
             picked: Vec::new(),
-            heaps: cfg.compat_heap.then(Heaps::default),
             cfg,
         }
     }
@@ -175,15 +230,15 @@ impl Pg {
     /// `(count, total)` of the edge `a → b`, if both exist (tests).
     #[must_use]
     pub fn edge(&self, a: u64, b: u64) -> Option<(u32, u64)> {
-        let n = *self.nodes.get(&a)?;
-        let e = self.edges[n as usize].get(b)?;
-        Some((self.edge_count[e as usize], self.node_total[n as usize]))
+        let node = &self.graph[*self.nodes.get(&a)? as usize];
+        let e = node.index.get(b)?;
+        Some((node.edges[e as usize].count, node.total))
     }
 
     /// Nodes and edges.
     #[must_use]
     pub fn graph_size(&self) -> (usize, usize) {
-        (self.node_total.len(), self.edge_succ.len())
+        (self.graph.len(), self.edge_total)
     }
 
     /// Learn from an access of `x`: the block `lookahead` accesses ago gains `x` and the accesses between
@@ -198,42 +253,31 @@ impl Pg {
         if !had_old {
             return;
         }
-        let node = match self.nodes.get(&old) {
+        let n = match self.nodes.get(&old) {
             Some(&n) => n,
             None if !self.frozen => {
-                let n = self.node_total.len() as u32;
+                let n = self.graph.len() as u32;
                 self.nodes.insert(old, n);
-                self.node_total.push(0);
-                self.cand_head.push(NIL);
-                self.edges.push(NodeEdges::default());
-                if let Some(h) = &mut self.heaps {
-                    h.add_node();
-                }
+                self.graph.push(Node::new(self.cfg.compat_heap));
                 self.meta += u64::from(self.cfg.entry_bytes);
                 n
             }
             None => return,
         };
+        let (rule, link) = (self.rule, if self.cfg.compat_heap { 0 } else { OUT });
+        let node = &mut self.graph[n as usize];
         // The window now holds exactly the `r` accesses that followed `old`, visited in slot order.
-        for i in 0..r {
-            self.node_total[node as usize] += 1;
-            let y = self.window[i];
-            if let Some(e) = self.edges[node as usize].get(y) {
-                self.edge_count[e as usize] += 1;
-                match &mut self.heaps {
-                    Some(h) => h.grew(node, e, &self.edge_count),
-                    None => self.offer(node, e),
-                }
+        for &y in &self.window {
+            node.total += 1;
+            if let Some(e) = node.index.get(y) {
+                node.edges[e as usize].count += 1;
+                node.grew(e, false, rule);
             } else if !self.frozen {
-                let e = self.edge_succ.len() as u32;
-                self.edges[node as usize].insert(y, e);
-                self.edge_succ.push(y);
-                self.edge_count.push(1);
-                self.cand_next.push(OUT);
-                match &mut self.heaps {
-                    Some(h) => h.insert(node, e, &self.edge_count),
-                    None => self.offer(node, e),
-                }
+                let e = node.edges.len() as u32;
+                node.index.insert(y, e);
+                node.edges.push(Edge { succ: y, count: 1, link });
+                node.grew(e, true, rule);
+                self.edge_total += 1;
                 self.meta += u64::from(self.cfg.entry_bytes);
             } else {
                 return;
@@ -244,54 +288,45 @@ impl Pg {
         }
     }
 
-    /// Whether an edge seen `count` times out of its node's `total` passes the threshold.
-    #[inline]
-    fn passes(&self, count: u32, total: u64) -> bool {
-        let chance = f64::from(count) / total as f64;
-        if self.cfg.strict {
-            chance > self.cfg.threshold
-        } else {
-            chance >= self.cfg.threshold
-        }
-    }
-
-    /// Edge `e` of `node` just grew: list it as a candidate if it passes now.
-    #[inline]
-    fn offer(&mut self, node: u32, e: u32) {
-        let (n, ei) = (node as usize, e as usize);
-        if self.cand_next[ei] == OUT && self.passes(self.edge_count[ei], self.node_total[n]) {
-            self.cand_next[ei] = self.cand_head[n];
-            self.cand_head[n] = e;
-        }
-    }
-
     /// Prefetch the likely successors of `x` (see `most_likely_last` for the order).
     fn predict(&mut self, x: u64, ctx: &mut PrefetchCtx<'_>) {
         let Some(&n) = self.nodes.get(&x) else { return };
-        let total = self.node_total[n as usize];
+        let (rule, node) = (self.rule, &mut self.graph[n as usize]);
+        let total = node.total;
         if total == 0 {
             return;
         }
         self.picked.clear();
-        if self.heaps.is_some() {
-            self.predict_libcachesim(n, total, ctx);
+        if let Some(heap) = &mut node.heap {
+            // libCacheSim's choice: pop while the root passes; the first that fails is lost; the passing
+            // ones go back, and are prefetched, in the reverse of the pop order.
+            while let Some(e) = heap.pop(&mut node.edges) {
+                let count = node.edges[e as usize].count;
+                if !rule.passes(count, total) {
+                    break;
+                }
+                self.picked.push((count, e));
+            }
+            for &(_, e) in self.picked.iter().rev() {
+                heap.insert(e, &mut node.edges);
+                ctx.prefetch(node.edges[e as usize].succ, 1);
+            }
             return;
         }
         // Walk the candidates; unlink those that no longer pass (the total grew past them).
         let mut prev = NIL;
-        let mut e = self.cand_head[n as usize];
+        let mut e = node.cand_head;
         while e != NIL {
-            let next = self.cand_next[e as usize];
-            let count = self.edge_count[e as usize];
-            if self.passes(count, total) {
+            let Edge { count, link: next, .. } = node.edges[e as usize];
+            if rule.passes(count, total) {
                 self.picked.push((count, e));
                 prev = e;
             } else {
-                self.cand_next[e as usize] = OUT;
+                node.edges[e as usize].link = OUT;
                 if prev == NIL {
-                    self.cand_head[n as usize] = next;
+                    node.cand_head = next;
                 } else {
-                    self.cand_next[prev as usize] = next;
+                    node.edges[prev as usize].link = next;
                 }
             }
             e = next;
@@ -303,28 +338,8 @@ impl Pg {
             self.picked.reverse();
         }
         for &(_, e) in &self.picked {
-            ctx.prefetch(self.edge_succ[e as usize], 1);
+            ctx.prefetch(node.edges[e as usize].succ, 1);
         }
-    }
-}
-
-impl Pg {
-    /// libCacheSim's choice: pop while the root passes; the first that fails is lost; the passing ones
-    /// go back, and are prefetched, in the reverse of the pop order.
-    fn predict_libcachesim(&mut self, n: u32, total: u64, ctx: &mut PrefetchCtx<'_>) {
-        let Some(mut heaps) = self.heaps.take() else { return };
-        while let Some(e) = heaps.pop(n, &self.edge_count) {
-            let count = self.edge_count[e as usize];
-            if !self.passes(count, total) {
-                break;
-            }
-            self.picked.push((count, e));
-        }
-        for &(_, e) in self.picked.iter().rev() {
-            heaps.insert(n, e, &self.edge_count);
-            ctx.prefetch(self.edge_succ[e as usize], 1);
-        }
-        self.heaps = Some(heaps);
     }
 }
 

@@ -1,10 +1,26 @@
-//! The edge index of PG's graph ([`super::pg`]): per node, a small open-addressing table from successor
-//! block to edge id.
+//! The edges of PG's graph ([`super::pg`]), stored per node: the node's edge records, numbered within
+//! the node in the order they were learnt, and a small open-addressing table from successor block to that
+//! number.
 //!
-//! Why not one hash map keyed by `(node, successor)`: PG looks up `lookahead` (20) edges of the same node
-//! for every demand block, and in one global map each of them is a probe into a table of megabytes, a
-//! cache miss apiece (measured: two thirds of PG's time on ARC P6 waited on that one load). Here a node's
-//! successors sit together, so the 20 probes of one block touch one node's few cache lines.
+//! Why per node: PG looks up and counts `lookahead` (20) edges of the same node for every demand block.
+//! With one global map keyed by `(node, successor)` and global per-edge arrays, each of them was a probe
+//! into megabytes and a load of a count and a heap position scattered by the global edge number, a cache
+//! miss apiece (measured: two thirds of PG's time on ARC P6 waited on the map's one load). Here a node's
+//! successors, counts and heap sit together, so the 20 updates of one block touch one node's few cache
+//! lines. Everything PG decides about a node involves that node's edges alone (its total, the threshold,
+//! its heap or candidate list, the order among its edges), so numbering edges per node changes nothing.
+
+/// One edge `node → succ`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Edge {
+    /// The successor block.
+    pub succ: u64,
+    /// Times `succ` was seen within the window after the node.
+    pub count: u32,
+    /// The libCacheSim heap's last position of the edge ([`super::pg_heap`]), or without that heap the
+    /// next edge on the node's candidate list.
+    pub link: u32,
+}
 
 /// An unoccupied cell.
 const EMPTY: u32 = u32::MAX;

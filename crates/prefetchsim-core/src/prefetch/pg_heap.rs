@@ -16,77 +16,71 @@
 //! The net effect measured on w106: PG prefetches less than the plain rule (an edge that passes hides
 //! below one that does not), see `docs/papers/mithril.md` §2.
 
-/// The heaps of all nodes and the positions of all edges.
-#[derive(Debug, Default)]
-pub struct Heaps {
-    /// Per node: slots `1..size` hold edge ids; slot 0 is unused; slots past `size` keep what they last
-    /// held (the C array is never cleared), which the defects above can read.
-    slots: Vec<Vec<u32>>,
-    size: Vec<usize>,
-    /// Per edge: its last position in its node's heap.
-    pos: Vec<usize>,
+use super::pg_edges::Edge;
+
+/// One node's heap of its edges (numbered within the node, [`super::pg_edges`]); each edge keeps its
+/// last position in [`Edge::link`].
+#[derive(Debug)]
+pub struct Heap {
+    /// Slots `1..size` hold edge numbers; slot 0 is unused; slots past `size` keep what they last held
+    /// (the C array is never cleared), which the defects above can read.
+    slots: Vec<u32>,
+    size: usize,
 }
 
-impl Heaps {
-    /// Add an empty heap for a new node.
-    pub fn add_node(&mut self) {
-        self.slots.push(vec![u32::MAX]);
-        self.size.push(1);
+impl Default for Heap {
+    fn default() -> Self {
+        Self { slots: vec![u32::MAX], size: 1 }
+    }
+}
+
+impl Heap {
+    /// Insert new edge `e` (counts and positions in `edges`).
+    pub fn insert(&mut self, e: u32, edges: &mut [Edge]) {
+        let i = self.size;
+        self.size += 1;
+        if self.slots.len() <= i {
+            self.slots.resize(i + 1, u32::MAX);
+        }
+        self.slots[i] = e;
+        self.bubble_up(i, edges);
     }
 
-    /// Insert new edge `e` of `node` (counts in `count`).
-    pub fn insert(&mut self, node: u32, e: u32, count: &[u32]) {
-        let n = node as usize;
-        if self.pos.len() <= e as usize {
-            self.pos.resize(e as usize + 1, 0);
-        }
-        let i = self.size[n];
-        self.size[n] += 1;
-        let d = &mut self.slots[n];
-        if d.len() <= i {
-            d.resize(i + 1, u32::MAX);
-        }
-        d[i] = e;
-        self.bubble_up(n, i, count);
-    }
-
-    /// Edge `e`'s count just grew (already raised in `count`): libCacheSim's percolate-down at its stored
+    /// Edge `e`'s count just grew (already raised in `edges`): libCacheSim's percolate-down at its stored
     /// position.
-    pub fn grew(&mut self, node: u32, e: u32, count: &[u32]) {
-        let p = self.pos[e as usize];
-        self.percolate_down(node as usize, p, count);
+    pub fn grew(&mut self, e: u32, edges: &mut [Edge]) {
+        let p = edges[e as usize].link as usize;
+        self.percolate_down(p, edges);
     }
 
-    /// Pop the root edge of `node`, if any.
-    pub fn pop(&mut self, node: u32, count: &[u32]) -> Option<u32> {
-        let n = node as usize;
-        if self.size[n] == 1 {
+    /// Pop the root edge, if any.
+    pub fn pop(&mut self, edges: &mut [Edge]) -> Option<u32> {
+        if self.size == 1 {
             return None;
         }
-        let head = self.slots[n][1];
-        self.size[n] -= 1;
-        let last = self.size[n];
-        self.slots[n][1] = self.slots[n][last];
-        self.percolate_down(n, 1, count);
+        let head = self.slots[1];
+        self.size -= 1;
+        self.slots[1] = self.slots[self.size];
+        self.percolate_down(1, edges);
         Some(head)
     }
 
-    fn bubble_up(&mut self, n: usize, mut i: usize, count: &[u32]) {
-        let d = &mut self.slots[n];
+    fn bubble_up(&mut self, mut i: usize, edges: &mut [Edge]) {
+        let d = &mut self.slots;
         let moving = d[i];
-        let pri = count[moving as usize];
-        while i > 1 && count[d[i / 2] as usize] < pri {
+        let pri = edges[moving as usize].count;
+        while i > 1 && edges[d[i / 2] as usize].count < pri {
             d[i] = d[i / 2];
-            self.pos[d[i] as usize] = i;
+            edges[d[i] as usize].link = i as u32;
             i /= 2;
         }
         d[i] = moving;
-        self.pos[moving as usize] = i;
+        edges[moving as usize].link = i as u32;
     }
 
-    fn percolate_down(&mut self, n: usize, mut i: usize, count: &[u32]) {
-        let size = self.size[n];
-        let d = &mut self.slots[n];
+    fn percolate_down(&mut self, mut i: usize, edges: &mut [Edge]) {
+        let size = self.size;
+        let d = &mut self.slots;
         if i >= d.len() {
             return;
         }
@@ -94,23 +88,24 @@ impl Heaps {
         if moving == u32::MAX {
             return;
         }
-        let pri = count[moving as usize];
+        let count = |d: &[u32], j: usize, edges: &[Edge]| edges[d[j] as usize].count;
+        let pri = edges[moving as usize].count;
         loop {
             let left = 2 * i;
             if left >= size {
                 break;
             }
             let child =
-                if left + 1 < size && count[d[left] as usize] < count[d[left + 1] as usize] { left + 1 } else { left };
-            if pri >= count[d[child] as usize] {
+                if left + 1 < size && count(d, left, edges) < count(d, left + 1, edges) { left + 1 } else { left };
+            if pri >= count(d, child, edges) {
                 break;
             }
             d[i] = d[child];
-            self.pos[d[i] as usize] = i;
+            edges[d[i] as usize].link = i as u32;
             i = child;
         }
         d[i] = moving;
-        self.pos[moving as usize] = i;
+        edges[moving as usize].link = i as u32;
     }
 }
 
@@ -118,33 +113,37 @@ impl Heaps {
 mod tests {
     use super::*;
 
+    /// Edges with the given counts.
+    fn edges(counts: &[u32]) -> Vec<Edge> {
+        counts.iter().map(|&count| Edge { succ: 0, count, link: 0 }).collect()
+    }
+
     #[test]
     fn a_grown_edge_is_not_bubbled_up_and_a_failed_pop_is_lost() {
-        let mut h = Heaps::default();
-        h.add_node();
-        let mut count = vec![3, 2, 1];
+        let mut h = Heap::default();
+        let mut es = edges(&[3, 2, 1]);
         for e in 0..3 {
-            h.insert(0, e, &count);
+            h.insert(e, &mut es);
         }
         // Edge 2 grows past the root but stays a leaf.
-        count[2] = 9;
-        h.grew(0, 2, &count);
-        assert_eq!(h.pop(0, &count), Some(0));
+        es[2].count = 9;
+        h.grew(2, &mut es);
+        assert_eq!(h.pop(&mut es), Some(0));
         // Popped in heap order: 2 now sits at the root after the re-heapify of the pop.
-        let rest: Vec<u32> = std::iter::from_fn(|| h.pop(0, &count)).collect();
+        let rest: Vec<u32> = std::iter::from_fn(|| h.pop(&mut es)).collect();
         assert_eq!(rest, vec![2, 1]);
-        assert_eq!(h.pop(0, &count), None);
+        assert_eq!(h.pop(&mut es), None);
     }
 
     #[test]
     fn a_correct_heap_pops_in_decreasing_count() {
-        let mut h = Heaps::default();
-        h.add_node();
-        let count = vec![5, 1, 7, 3, 7, 2];
+        let mut h = Heap::default();
+        let mut es = edges(&[5, 1, 7, 3, 7, 2]);
         for e in 0..6 {
-            h.insert(0, e, &count);
+            h.insert(e, &mut es);
         }
-        let popped: Vec<u32> = std::iter::from_fn(|| h.pop(0, &count)).map(|e| count[e as usize]).collect();
+        let order: Vec<u32> = std::iter::from_fn(|| h.pop(&mut es)).collect();
+        let popped: Vec<u32> = order.iter().map(|&e| es[e as usize].count).collect();
         assert_eq!(popped, vec![7, 7, 5, 3, 2, 1]);
     }
 }

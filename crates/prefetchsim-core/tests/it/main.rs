@@ -14,6 +14,7 @@ mod pfc;
 mod pfc_accounting;
 mod policies;
 mod prefetch_io;
+mod prefetch_one_block;
 mod properties;
 mod readahead;
 mod registry;

@@ -96,11 +96,12 @@ impl Cached {
         }
     }
 
-    /// Decode the next chunk into `decoded`; `Ok(false)` at the end of the chunks.
-    fn next_chunk(&mut self) -> Result<bool, String> {
+    /// Read and check the next chunk and decode it: straight into `buf` when its requests fit in
+    /// `room` (then `Some(n)`), else into `decoded` (`Some(0)`); `None` at the end of the chunks.
+    fn next_chunk(&mut self, buf: &mut Vec<Request>, room: usize) -> Result<Option<usize>, String> {
         if self.read == self.chunks_len {
             return if self.delivered == self.requests {
-                Ok(false)
+                Ok(None)
             } else {
                 Err(format!("{} requests in its chunks, {} in its trailer", self.delivered, self.requests))
             };
@@ -118,10 +119,24 @@ impl Cached {
             return Err("chunk checksum mismatch".into());
         }
         self.read += CHUNK_HEAD as u64 + len;
+        let n = self.payload.get(..4).map_or(0, |b| u32::from_le_bytes([b[0], b[1], b[2], b[3]]) as usize);
+        if n <= room {
+            let keep = buf.len();
+            return match chunk::decode(&self.payload, buf) {
+                Ok(n) => {
+                    self.delivered += n as u64;
+                    Ok(Some(n))
+                }
+                Err(e) => {
+                    buf.truncate(keep);
+                    Err(e)
+                }
+            };
+        }
         self.decoded.clear();
         self.next = 0;
         chunk::decode(&self.payload, &mut self.decoded)?;
-        Ok(true)
+        Ok(Some(0))
     }
 
     /// Leave the damaged file for the trace itself, skipping the requests already handed out.
@@ -161,9 +176,11 @@ impl RequestSource for Cached {
                 continue;
             }
             if self.next == self.decoded.len() {
-                match self.next_chunk() {
-                    Ok(true) => {}
-                    Ok(false) => break,
+                let room = max - (buf.len() - start);
+                match self.next_chunk(buf, room) {
+                    Ok(Some(0)) => {}
+                    Ok(Some(_)) => continue,
+                    Ok(None) => break,
                     Err(why) => {
                         self.fall_back(&why)?;
                         continue;
