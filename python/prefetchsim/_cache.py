@@ -31,4 +31,11 @@ def cached_files(folder: Path) -> list[Path]:
     """The cached decodings in ``folder`` (none when it does not exist)."""
     if not folder.is_dir():
         return []
-    return sorted(p for p in folder.iterdir() if p.suffix == EXTENSION)
+    return sorted(p for p in folder.iterdir() if p.suffix == EXTENSION and not p.name.startswith(".tmp-"))
+
+
+def temporary_files(folder: Path) -> list[Path]:
+    """Files being written in ``folder``, or left by a process that died while writing one."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.name.startswith(".tmp-"))

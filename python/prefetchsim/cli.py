@@ -276,7 +276,7 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from ._cache import cache_dir, cached_files
+    from ._cache import cache_dir, cached_files, temporary_files
 
     folder = cache_dir()
     if folder is None:
@@ -284,7 +284,8 @@ def cmd_cache(args: argparse.Namespace) -> int:
         return 0
     files = cached_files(folder)
     if args.action == "clear":
-        for f in files:
+        # Temporary files too: a run writing one meanwhile goes on without caching its trace.
+        for f in files + temporary_files(folder):
             f.unlink(missing_ok=True)
         print(f"removed {len(files)} cached decoding(s) from {folder}")
     else:

@@ -18,6 +18,7 @@ pub use prefetchsim_core::engine::blockset;
 pub mod cache;
 pub mod clients;
 pub mod compress;
+pub mod convert;
 pub mod detect;
 pub mod error;
 pub mod event_csv;

@@ -163,7 +163,10 @@ pub fn cached_files(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
     let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
     let mut v: Vec<_> = rd
         .filter_map(Result::ok)
-        .filter(|e| e.path().extension().is_some_and(|x| x == EXTENSION))
+        .filter(|e| {
+            e.path().extension().is_some_and(|x| x == EXTENSION)
+                && !e.file_name().to_string_lossy().starts_with(".tmp-")
+        })
         .filter_map(|e| {
             let m = e.metadata().ok()?;
             Some((e.path(), m.len(), m.modified().unwrap_or(std::time::UNIX_EPOCH)))
@@ -173,9 +176,30 @@ pub fn cached_files(dir: &Path) -> Vec<(PathBuf, u64, std::time::SystemTime)> {
     v
 }
 
+/// A temporary file older than this was left by a process that died while writing.
+const STALE_TMP: std::time::Duration = std::time::Duration::from_secs(24 * 3600);
+
+/// The temporary files of `dir` (being written, or left by a process that died), with their age.
+#[must_use]
+pub fn temporary_files(dir: &Path) -> Vec<(PathBuf, std::time::Duration)> {
+    let Ok(rd) = std::fs::read_dir(dir) else { return Vec::new() };
+    rd.filter_map(Result::ok)
+        .filter(|e| e.file_name().to_string_lossy().starts_with(".tmp-"))
+        .map(|e| {
+            let age = e.metadata().and_then(|m| m.modified()).ok().and_then(|t| t.elapsed().ok()).unwrap_or_default();
+            (e.path(), age)
+        })
+        .collect()
+}
+
 /// Remove the oldest cached files until `dir` holds at most `max_bytes`, never `keep` (the file just
-/// written, even if it alone is over the cap).
+/// written, even if it alone is over the cap), and temporary files a dead process left (a day old).
 pub fn prune(dir: &Path, max_bytes: u64, keep: &Path) {
+    for (path, age) in temporary_files(dir) {
+        if age > STALE_TMP {
+            let _ = std::fs::remove_file(path);
+        }
+    }
     let files = cached_files(dir);
     let mut total: u64 = files.iter().map(|f| f.1).sum();
     for (path, size, _) in files {

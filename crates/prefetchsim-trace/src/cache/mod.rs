@@ -77,12 +77,16 @@ impl CacheSettings {
         (files.len(), files.iter().map(|f| f.1).sum())
     }
 
-    /// Remove every cached file; returns how many were removed.
+    /// Remove every cached file, and the temporary ones (a run writing one meanwhile goes on without
+    /// caching its trace); returns how many cached files were removed.
     pub fn clear(&self) -> std::io::Result<usize> {
         let mut n = 0;
         for (path, _, _) in file::cached_files(&self.dir) {
             std::fs::remove_file(path)?;
             n += 1;
+        }
+        for (path, _) in file::temporary_files(&self.dir) {
+            let _ = std::fs::remove_file(path);
         }
         Ok(n)
     }

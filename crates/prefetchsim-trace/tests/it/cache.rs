@@ -155,9 +155,19 @@ fn the_size_cap_removes_the_oldest_files_and_clear_removes_all() {
     read_all(cache::open(&spec(&a), &st).unwrap());
     let one = std::fs::metadata(cached_files(&st).pop().unwrap()).unwrap().len();
     let capped = CacheSettings { max_bytes: one + one / 2, ..st.clone() };
+    // Temporary files: one a dead process left two days ago, one being written now.
+    let stale = st.dir.join(".tmp-1-0-dead.psdec");
+    let fresh = st.dir.join(".tmp-2-0-busy.psdec");
+    for p in [&stale, &fresh] {
+        std::fs::write(p, b"partial").unwrap();
+    }
+    let two_days = std::time::SystemTime::now() - std::time::Duration::from_secs(2 * 24 * 3600);
+    std::fs::File::options().write(true).open(&stale).unwrap().set_modified(two_days).unwrap();
     let b = dir.file("b.csv", msr_trace(20_000, 1).as_bytes());
     read_all(cache::open(&spec(&b), &capped).unwrap());
     assert_eq!(capped.usage().0, 1, "the older file made room");
+    assert!(!stale.exists() && fresh.exists(), "a dead process's temporary file goes, a live one stays");
     assert_eq!(capped.clear().unwrap(), 1);
     assert_eq!(capped.usage(), (0, 0));
+    assert!(!fresh.exists(), "clear removes temporary files too");
 }

@@ -1,0 +1,134 @@
+//! Conversion of raw records into block requests ([`Converter`]): the block size, the address unit, the
+//! mode and the ops filter of a [`TraceSpec`].
+
+use prefetchsim_core::{Op, Request};
+
+use crate::record::{AddrUnit, RawRecord};
+use crate::spec::{Mode, OpsFilter, TraceSpec};
+
+/// The most blocks one request may span: 2^24, 64 GiB of 4 KiB blocks. Real requests are at most a few
+/// MiB; a larger size is a damaged field, and taking it would make one record cost minutes of simulation
+/// and gigabytes of footprint counting.
+pub const MAX_REQUEST_BLOCKS: u64 = 1 << 24;
+
+/// Converts raw records into block requests (block size, mode, ops filter).
+#[derive(Clone, Copy, Debug)]
+pub struct Converter {
+    block_size: u64,
+    /// `log2(block_size)` when it is a power of two: a shift instead of two 64-bit divisions per record
+    /// (they were most of the conversion's cost).
+    block_shift: Option<u32>,
+    sector_size: u64,
+    mode: Mode,
+    ops: OpsFilter,
+    unit: AddrUnit,
+    id_bytes: Option<u64>,
+}
+
+impl Converter {
+    /// A converter for records in `unit`.
+    #[must_use]
+    pub fn new(spec: &TraceSpec, unit: AddrUnit) -> Self {
+        Self {
+            block_size: spec.block_size,
+            block_shift: spec.block_size.is_power_of_two().then(|| spec.block_size.trailing_zeros()),
+            sector_size: spec.sector_size,
+            mode: spec.mode,
+            ops: spec.ops,
+            unit,
+            id_bytes: spec.id_bytes,
+        }
+    }
+
+    /// Whether every record becomes the one-block request of its address with no filter (object ids
+    /// read one id a block, or objects mode, and all operations): [`TraceSource`] then converts a batch
+    /// in a loop of its own.
+    #[must_use]
+    pub fn is_identity(&self) -> bool {
+        self.ops == OpsFilter::All
+            && match (self.mode, self.unit, self.id_bytes) {
+                (Mode::Objects, _, _) | (Mode::Blocks, AddrUnit::Ids, None) => true,
+                (Mode::Blocks, _, _) => false,
+            }
+    }
+
+    /// The request for `r`, or `None` when the ops filter drops it. Sizes too large for one request are
+    /// an error message for the `size` field.
+    #[inline]
+    pub fn convert(&self, r: &RawRecord) -> Result<Option<Request>, String> {
+        let keep = match self.ops {
+            OpsFilter::All => true,
+            OpsFilter::Reads => r.op == Op::Read,
+            OpsFilter::Writes => r.op == Op::Write,
+        };
+        if !keep {
+            return Ok(None);
+        }
+        let (first, len) = match (self.mode, self.unit, self.id_bytes) {
+            (Mode::Objects, _, _) | (Mode::Blocks, AddrUnit::Ids, None) => (r.addr, 1u64),
+            (Mode::Blocks, unit, id_bytes) => {
+                let unit_bytes = match unit {
+                    AddrUnit::Sectors => self.sector_size,
+                    AddrUnit::Ids => id_bytes.unwrap_or(1),
+                    AddrUnit::Bytes => 1,
+                };
+                let start = r.addr.checked_mul(unit_bytes).ok_or("address overflows 64 bits in bytes")?;
+                let size = if unit == AddrUnit::Ids && r.size == 0 { unit_bytes } else { r.size.max(1) };
+                let end = start.checked_add(size - 1).ok_or("address + size overflows 64 bits")?;
+                let block = |byte: u64| match self.block_shift {
+                    Some(shift) => byte >> shift,
+                    None => byte / self.block_size,
+                };
+                let first = block(start);
+                (first, block(end) - first + 1)
+            }
+        };
+        if len > MAX_REQUEST_BLOCKS {
+            return Err(format!(
+                "size of {len} blocks is more than one request may span ({MAX_REQUEST_BLOCKS} blocks: a corrupt size?)"
+            ));
+        }
+        let len = len as u32;
+        if first.checked_add(u64::from(len)).is_none() {
+            return Err(format!("block {first} is at the end of the 64-bit address space"));
+        }
+        Ok(Some(Request { time_ns: r.time_ns, first, len, op: r.op, stream: r.stream, client: r.client }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn conv(mode: Mode, unit: AddrUnit) -> Converter {
+        Converter::new(&TraceSpec { mode, ..TraceSpec::new("x") }, unit)
+    }
+
+    #[test]
+    fn bytes_become_the_blocks_they_touch() {
+        let c = conv(Mode::Blocks, AddrUnit::Bytes);
+        let r = RawRecord { addr: 4095, size: 2, ..RawRecord::default() };
+        let q = c.convert(&r).unwrap().unwrap();
+        assert_eq!((q.first, q.len), (0, 2));
+        let r = RawRecord { addr: 8192, size: 4096, ..RawRecord::default() };
+        let q = c.convert(&r).unwrap().unwrap();
+        assert_eq!((q.first, q.len), (2, 1));
+    }
+
+    #[test]
+    fn sectors_scale_by_the_sector_size_and_objects_keep_the_address() {
+        let r = RawRecord { addr: 16, size: 8192, ..RawRecord::default() };
+        let q = conv(Mode::Blocks, AddrUnit::Sectors).convert(&r).unwrap().unwrap();
+        assert_eq!((q.first, q.len), (2, 2));
+        let q = conv(Mode::Objects, AddrUnit::Sectors).convert(&r).unwrap().unwrap();
+        assert_eq!((q.first, q.len), (16, 1));
+    }
+
+    #[test]
+    fn the_ops_filter_drops_writes() {
+        let spec = TraceSpec { ops: OpsFilter::Reads, ..TraceSpec::new("x") };
+        let c = Converter::new(&spec, AddrUnit::Ids);
+        assert!(c.convert(&RawRecord { op: Op::Write, ..RawRecord::default() }).unwrap().is_none());
+        assert!(c.convert(&RawRecord::default()).unwrap().is_some());
+    }
+}
