@@ -5,6 +5,12 @@
 # with a reason when they are absent, unless PREFETCHSIM_REQUIRE_TRACES=1 (set by .ci/run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The decoded-trace cache of the tests' runs goes to a folder of this run, not the user's ~/.cache.
+if [ -z "${PREFETCHSIM_CACHE_DIR:-}" ]; then
+  PREFETCHSIM_CACHE_DIR=$(mktemp -d)
+  export PREFETCHSIM_CACHE_DIR
+  trap 'rm -rf "$PREFETCHSIM_CACHE_DIR"' EXIT
+fi
 
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
