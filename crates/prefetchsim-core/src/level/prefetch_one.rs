@@ -15,7 +15,7 @@ use crate::request::{Fetch, Request};
 impl<P: Policy> Level<P> {
     /// Whether `req` (with `demand_len` demand blocks) can take [`Level::access_one_prefetching`]: one
     /// demand block at a level whose prefetcher is active, without event log, readmore blocks, timed
-    /// pins, metadata charge, exclusive caching, consume on hit, or uncached demand misses.
+    /// pins, exclusive caching, consume on hit, or uncached demand misses.
     #[inline(always)]
     pub(super) fn takes_one_block_prefetch_path(&self, req: &Request, demand_len: u32) -> bool {
         req.len == 1
@@ -23,7 +23,6 @@ impl<P: Policy> Level<P> {
             && self.pf_active
             && !self.extra
             && !self.pins.on
-            && !self.charge
             && self.capacity > 0
             && self.opts.cache_demand_miss
             && !self.opts.consume_on_hit
@@ -91,6 +90,9 @@ impl<P: Policy> Level<P> {
         for f in &out[from..] {
             self.counters.fetches += 1;
             self.counters.fetched_blocks += u64::from(f.len);
+        }
+        if self.charge {
+            self.charge_metadata();
         }
         self.answer_end = None;
     }

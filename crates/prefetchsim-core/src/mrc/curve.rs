@@ -4,7 +4,8 @@
 
 use serde::Serialize;
 
-/// Weighted counts of stack distances. Index `d` holds the references whose (scaled) distance rounds to `d`;
+/// Weighted counts of stack distances. Index `d` holds the references whose (scaled) distance rounds to `d`,
+/// or, with `scale`, whose distance among sampled blocks is `d` (standing for [`scaled_distance`]`(d)`);
 /// first references are `cold`. With sampling each reference weighs `1 / rate`, so every count estimates
 /// references of the whole trace.
 #[derive(Clone, Debug, Default, Serialize)]
@@ -21,6 +22,20 @@ pub struct DistanceHistogram {
     pub total_blocks: f64,
     /// All requests (weighted).
     pub total_requests: f64,
+    /// Fixed-rate sampling: the rate by which the indices (distances among sampled blocks) scale. Kept
+    /// unscaled, the histogram spans the sample's distances (thousands) instead of the trace's (up to its
+    /// footprint), which a curve would otherwise allocate and fill on every call.
+    pub scale: Option<f64>,
+}
+
+/// The distance in the whole trace estimated from a distance `d` among blocks sampled at `rate` (both
+/// count the block itself): each of the `D - 1` other blocks referenced since is sampled with probability
+/// `rate`, so `d - 1` is Binomial(`D - 1`, `rate`) and `1 + (d - 1) / rate` is unbiased (docs/mrc.md,
+/// method 8; `d / rate` would add `1 / rate - 1` to every distance).
+#[inline]
+#[must_use]
+pub fn scaled_distance(d: u64, rate: f64) -> usize {
+    (1.0 + d.saturating_sub(1) as f64 / rate).round() as usize
 }
 
 impl DistanceHistogram {
@@ -38,16 +53,32 @@ impl DistanceHistogram {
         self.cold_blocks
     }
 
+    /// The last index whose distance is at most `size` blocks (with `scale`, the largest sampled distance
+    /// whose scaled distance is; 0 when none).
+    fn last_index(&self, size: u64) -> u64 {
+        let Some(rate) = self.scale else { return size };
+        let fits = |d: u64| d >= 1 && scaled_distance(d, rate) as u64 <= size;
+        // Scaled distances grow with d: start near the inverse and step to the exact boundary.
+        let mut d = ((size as f64 - 0.5) * rate).max(0.0) as u64 + 1;
+        while fits(d + 1) {
+            d += 1;
+        }
+        while d > 0 && !fits(d) {
+            d -= 1;
+        }
+        d
+    }
+
     /// Block references that hit an LRU cache of `size` blocks (weighted; exact counts without sampling).
     #[must_use]
     pub fn block_hits(&self, size: u64) -> f64 {
-        prefix(&self.blocks, size)
+        prefix(&self.blocks, self.last_index(size))
     }
 
     /// Requests all of whose blocks hit an LRU cache of `size` blocks.
     #[must_use]
     pub fn request_hits(&self, size: u64) -> f64 {
-        prefix(&self.requests, size)
+        prefix(&self.requests, self.last_index(size))
     }
 
     /// The curve at `sizes` (blocks, any order; kept in the given order).
@@ -59,8 +90,8 @@ impl DistanceHistogram {
             .iter()
             .map(|&s| CurvePoint {
                 size: s,
-                miss_ratio: miss(at(&blocks, s), self.total_blocks),
-                request_miss_ratio: miss(at(&requests, s), self.total_requests),
+                miss_ratio: miss(at(&blocks, self.last_index(s)), self.total_blocks),
+                request_miss_ratio: miss(at(&requests, self.last_index(s)), self.total_requests),
             })
             .collect();
         MissRatioCurve {
@@ -125,4 +156,33 @@ pub struct MissRatioCurve {
     pub references: f64,
     /// Estimated requests.
     pub requests: f64,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{scaled_distance, DistanceHistogram};
+
+    #[test]
+    fn a_scaled_histogram_reads_as_its_dense_expansion() {
+        for rate in [0.01, 0.037, 0.5] {
+            let mut x = 99u64;
+            let mut compact =
+                DistanceHistogram { scale: Some(rate), total_blocks: 1e6, total_requests: 1e6, ..Default::default() };
+            let mut dense = DistanceHistogram { total_blocks: 1e6, total_requests: 1e6, ..Default::default() };
+            for d in 1..400u64 {
+                x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+                let w = (x >> 54) as f64;
+                DistanceHistogram::bump(&mut compact.blocks, d as usize, w);
+                DistanceHistogram::bump(&mut dense.blocks, scaled_distance(d, rate), w);
+                DistanceHistogram::bump(&mut compact.requests, d as usize, w / 2.0);
+                DistanceHistogram::bump(&mut dense.requests, scaled_distance(d, rate), w / 2.0);
+            }
+            let sizes: Vec<u64> = (0..(400.0 / rate) as u64 + 300).step_by(7).collect();
+            for &s in &sizes {
+                assert_eq!(compact.block_hits(s), dense.block_hits(s), "rate {rate} size {s}");
+                assert_eq!(compact.request_hits(s), dense.request_hits(s), "rate {rate} size {s}");
+            }
+            assert_eq!(compact.curve(&sizes), dense.curve(&sizes), "rate {rate}");
+        }
+    }
 }

@@ -3,8 +3,9 @@
 //! SHARDS: Waldspurger, Park, Garthwaite & Ahmad, "Efficient MRC Construction with SHARDS", FAST 2015.
 //! A block is sampled when the hash of its number is below a threshold T (rate R = T / 2^64), so every
 //! reference to a sampled block is seen; the blocks between two references to it, counted among sampled
-//! blocks and divided by R, estimate those of the whole trace ([`scaled_distance`]). *Fixed-rate* keeps R; *fixed-size* keeps at most `max_samples` blocks:
-//! when one more would be tracked, the block of largest hash leaves and T drops to its hash. Each
+//! blocks and divided by R, estimate those of the whole trace ([`scaled_distance`]); blocks are sampled by
+//! a strongly universal hash ([`hash::Universal`]). *Fixed-rate* keeps R; *fixed-size* keeps at most
+//! `max_samples` blocks: when one more would be tracked, the block of largest hash leaves and T drops to its hash. Each
 //! reference counts `1 / R` of the rate in force when it was seen, which equals the paper's rescaling of
 //! the histogram by `R_new / R_old` at every drop (both weigh a reference by `R_final / R_then` before
 //! normalising). `adjust` is SHARDS_adj (§5.1 of the paper, fixed-rate only): the difference between the
@@ -16,21 +17,11 @@ use std::collections::BinaryHeap;
 
 use serde::Deserialize;
 
-use super::curve::DistanceHistogram;
+use super::curve::{scaled_distance, DistanceHistogram};
 use super::hash;
 use super::stack::StackDistances;
 use crate::component::ConfigError;
 use crate::request::Request;
-
-/// The distance in the whole trace estimated from a distance `d` among sampled blocks (both count the block
-/// itself): each of the `D - 1` other blocks referenced since is sampled with probability `rate`, so
-/// `d - 1` is Binomial(`D - 1`, `rate`) and `1 + (d - 1) / rate` is unbiased (docs/mrc.md, method 8;
-/// `d / rate` would add `1 / rate - 1` to every distance).
-#[inline]
-#[must_use]
-pub fn scaled_distance(d: u64, rate: f64) -> usize {
-    (1.0 + (d - 1) as f64 / rate).round() as usize
-}
 
 /// Add one at `d` of `counts`, growing it as needed.
 #[inline]
@@ -129,8 +120,8 @@ pub struct MrcBuilder {
     by_hash: BinaryHeap<(u64, u64)>,
     hist: DistanceHistogram,
     /// Fixed rate: sampled references by their distance among sampled blocks, and sampled requests by the
-    /// largest; scaled into `hist` at the end. These stay small (the sample's distances), where `hist`
-    /// spans the whole trace's and each update of it would be a cache miss.
+    /// largest; they become `hist` at the end, scaled when read ([`DistanceHistogram::scale`]). They stay
+    /// small (the sample's distances), where scaled distances span the whole trace's.
     by_sampled: (Vec<u64>, Vec<u64>),
     /// Block references of the whole trace, sampled or not (SHARDS_adj).
     seen_blocks: u64,
@@ -313,16 +304,13 @@ impl MrcBuilder {
     /// The histogram (with the SHARDS_adj correction when asked and sampling at a fixed rate).
     #[must_use]
     pub fn finish(mut self) -> DistanceHistogram {
-        let rate = self.rate();
-        let (blocks, requests) = std::mem::take(&mut self.by_sampled);
-        for (counts, hist) in [(blocks, &mut self.hist.blocks), (requests, &mut self.hist.requests)] {
-            // One allocation of the final length (growing by doubling would copy and fault pages again).
-            if let Some(last) = counts.iter().rposition(|n| *n > 0) {
-                hist.resize(hist.len().max(scaled_distance(last as u64, rate) + 1), 0.0);
-            }
-            for (d, n) in counts.into_iter().enumerate().filter(|(_, n)| *n > 0) {
-                DistanceHistogram::bump(hist, scaled_distance(d as u64, rate), n as f64 / rate);
-            }
+        if self.cfg.max_samples.is_none() && !self.cfg.is_exact() {
+            // Fixed rate: the histogram stays indexed by the sampled distances, scaled when read.
+            let w = 1.0 / self.rate();
+            let (blocks, requests) = std::mem::take(&mut self.by_sampled);
+            self.hist.blocks = blocks.into_iter().map(|n| n as f64 * w).collect();
+            self.hist.requests = requests.into_iter().map(|n| n as f64 * w).collect();
+            self.hist.scale = Some(self.rate());
         }
         if self.cfg.adjust && !self.cfg.is_exact() && self.cfg.max_samples.is_none() {
             let diff = self.seen_blocks as f64 - self.hist.total_blocks;

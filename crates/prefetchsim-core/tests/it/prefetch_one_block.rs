@@ -20,7 +20,8 @@ fn configs() -> Vec<(&'static str, serde_json::Value)> {
         ("lru", json!({"name": "linux", "mode": "ondemand"})),
         ("sarc", json!({"name": "sarc"})),
         ("lru", json!({"name": "amp"})),
-        ("lru", json!({"name": "mithril"})),
+        ("lru", json!({"name": "mithril", "preset": "paper"})),
+        ("lru", json!({"name": "mithril", "preset": "libcachesim"})),
         ("lru", json!({"name": "pg"})),
         ("lru", json!({"name": "step"})),
     ]
