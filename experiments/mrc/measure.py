@@ -247,9 +247,35 @@ def shards_sensitivity3(root: str, label: str = "") -> None:
     write(f"shards_sensitivity3{label}", rows)
 
 
+def exact4(root: str, label: str, reps: int = 7) -> None:
+    """Method 12: CPU of ps.mrc(method="exact") (the 100 default sizes) against one simulate_many LRU run
+    at 10% of the footprint in blocks, on one thread, alternating, `reps` rounds after a warm-up of
+    each (so the decoded-trace cache is warm); medians; load average printed before and after.
+    Run with OPENBLAS_NUM_THREADS=1 (numpy's BLAS threads otherwise spin in the process)."""
+    caps = {"w106": 27517, "P6": 10190, "P12": 40160}
+    rows = []
+    for name in ("w106", "P6", "P12"):
+        tr = trace(root, name)
+        lru = [{"level": [{"size": caps[name], "policy": "lru"}]}]
+        run_ex = lambda: ps.mrc(tr, method="exact")  # noqa: E731
+        run_lru = lambda: ps.simulate_many(tr, lru, threads=1)  # noqa: E731
+        run_ex(), run_lru()
+        load0 = os.getloadavg()[0]
+        ex, lr = [], []
+        for _ in range(reps):
+            ex.append(cpu(run_ex)[1])
+            lr.append(cpu(run_lru)[1])
+        e, l_ = statistics.median(ex), statistics.median(lr)
+        rows.append({"trace": name, "label": label, "exact_cpu_s": round(e, 4), "lru_10pct_cpu_s": round(l_, 4),
+                     "ratio": round(e / l_, 2), "exact_min": round(min(ex), 4), "lru_min": round(min(lr), 4),
+                     "load_before": round(load0, 2), "load_after": round(os.getloadavg()[0], 2)})
+        print(rows[-1], flush=True)
+    write(f"exact4_{label}", rows)
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["exact", "bias", "bias3", "speed3", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
+    p.add_argument("what", choices=["exact", "bias", "bias3", "speed3", "exact4", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
     p.add_argument("--traces", default=os.environ.get("PREFETCHSIM_TRACES", "../shared/traces"))
     p.add_argument("--label", default="after", help="bias3: the estimator of this build (before / after)")
     p.add_argument("--only", default="w106,P6,P12,OLTP", help="extent: traces")
@@ -261,6 +287,8 @@ def main() -> int:
     if a.what == "speed3":
         # Method 10: section 5 again on today's main, seeds 0-4.
         speed(a.traces, a.only.split(","), seeds=range(5), out="speed3")
+    if a.what == "exact4":
+        exact4(a.traces, a.label)
     if a.what == "bias3":
         shards_bias3(a.traces, a.label)
     if a.what == "sensitivity3":
