@@ -1,7 +1,7 @@
 //! Miss-ratio curves and sampled (miniature) simulation.
 //!
-//! - [`stack`]: exact LRU stack distances in one pass (a bit set of last-access times with a Fenwick tree
-//!   over its words, [`marks`], [`fenwick`]; times by block in chunks, [`times`]).
+//! - [`stack`]: exact LRU stack distances in one pass (a bit set of last-access times with counts of its
+//!   words in three levels, [`marks`], [`levels`]; times by block in a flat array or chunks, [`times`]).
 //! - [`shards`]: the exact curve and SHARDS fixed-rate / fixed-size estimates (Waldspurger et al., FAST'15),
 //!   giving a [`curve::DistanceHistogram`] and its block (= byte) and request miss-ratio curves.
 //! - [`lru_family`], [`family`]: every size of a plain LRU level in one stack pass, giving the records
@@ -11,8 +11,8 @@
 
 pub mod curve;
 pub mod family;
-pub mod fenwick;
 pub mod hash;
+pub mod levels;
 pub mod lru_family;
 pub mod marks;
 pub mod sample;
