@@ -13,7 +13,7 @@ alternating which goes first, so the two replays of a pair run a fraction of a s
 same machine. The ratio reported is the median over all pairs of (prefetcher's time / LRU's time); the
 fastest replay of each side (`cpu s`, `LRU s`) and their quotient (`min/min`) are printed beside it.
 
-Usage: python benches/prefetcher_speed.py [TRACE:FORMAT ...] [--share 0.1] [--repeat 3] [--inner 5] [--only NAME]
+Usage: python benches/prefetcher_speed.py [TRACE:FORMAT ...] [--share 0.1] [--repeat 3] [--inner 5] [--only NAME] [--no-cache]
 Default traces: ARC P6 and OLTP and the CloudPhysics w106 week from the shared traces (4 KiB blocks).
 """
 
@@ -53,7 +53,7 @@ CHILD = r"""
 import json, sys, time
 import prefetchsim as ps
 path, fmt, cap, policy, pf = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4], json.loads(sys.argv[5])
-tr = ps.open_trace(path, fmt, block_size=4096)
+tr = ps.open_trace(path, fmt, block_size=4096, cache=sys.argv[7] == "1")
 lru = {"level": [{"size": cap, "policy": "lru", "prefetcher": "none"}]}
 cfg = {"level": [{"size": cap, "policy": policy, "prefetcher": pf}]}
 
@@ -75,20 +75,21 @@ print(json.dumps({"pairs": pairs, "hit_ratio": r.levels[0]["hit_ratio"], "precis
 """
 
 
-def run_pairs(path: str, fmt: str, cap: int, policy: str, pf, inner: int) -> dict:
-    p = subprocess.run([sys.executable, "-c", CHILD, path, fmt, str(cap), policy, json.dumps(pf), str(inner)],
+def run_pairs(path: str, fmt: str, cap: int, policy: str, pf, inner: int, cache: bool) -> dict:
+    p = subprocess.run([sys.executable, "-c", CHILD, path, fmt, str(cap), policy, json.dumps(pf), str(inner),
+                        "1" if cache else "0"],
                        capture_output=True, text=True)
     if p.returncode != 0:
         raise SystemExit(p.stderr)
     return json.loads(p.stdout.strip().splitlines()[-1])
 
 
-def measure(path: str, fmt: str, cap: int, policy: str, pf, repeat: int, inner: int) -> dict:
+def measure(path: str, fmt: str, cap: int, policy: str, pf, repeat: int, inner: int, cache: bool) -> dict:
     """All (prefetcher, LRU) pairs of `repeat` processes: the median of their ratios, and each side's fastest."""
     pairs: list[tuple[float, float]] = []
     r: dict = {}
     for _ in range(repeat):
-        r = run_pairs(path, fmt, cap, policy, pf, inner)
+        r = run_pairs(path, fmt, cap, policy, pf, inner, cache)
         pairs += [tuple(x) for x in r["pairs"]]
     return {"ratio": statistics.median(c / b for c, b in pairs), "cpu": min(c for c, _ in pairs),
             "base": min(b for _, b in pairs), "hit_ratio": r["hit_ratio"], "precision": r["precision"]}
@@ -102,6 +103,8 @@ def main() -> int:
     ap.add_argument("--inner", type=int, default=5, help="(LRU, prefetcher) replay pairs per process")
     ap.add_argument("--only", action="append", default=[], metavar="NAME",
                     help="measure only prefetchers whose label contains NAME (repeatable)")
+    ap.add_argument("--no-cache", action="store_true",
+                    help="decode the trace in every replay (no decoded-trace cache), as before the cache existed")
     args = ap.parse_args()
     import prefetchsim as ps
 
@@ -110,7 +113,8 @@ def main() -> int:
         [str(TRACES / "arc" / "OLTP.lis.zst"), "arc"],
         [str(TRACES / "cloudphysics-w106" / "w106.trace.xz"), "u32le"],
     ]
-    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}; decoded-trace cache "
+          f"{'off' if args.no_cache else 'on'}")
     print(f"{'trace':<10} {'policy':<6} {'prefetcher':<28} {'cpu s':>7} {'LRU s':>7} {'min/min':>7} {'x LRU':>6} "
           f"{'hit ratio':>9} {'precision':>9}")
     worst = 0.0
@@ -124,7 +128,7 @@ def main() -> int:
             label = label if isinstance(pf, str) else f"{pf['name']}({label})"
             if args.only and not any(o in label for o in args.only):
                 continue
-            m = measure(path, fmt, cap, policy, pf, args.repeat, args.inner)
+            m = measure(path, fmt, cap, policy, pf, args.repeat, args.inner, not args.no_cache)
             bases.append(m["base"])
             ratio = m["ratio"]
             if pf != "none" and not (isinstance(pf, str) and pf in HISTORY):
