@@ -5,7 +5,7 @@
 //!
 //! Counting: a set of [`Marks`] holds one mark per tracked block at the time of its last access (the
 //! method of Bennett & Kruskal, "LRU stack processing", IBM J. R&D 19(4), 1975, as used by SHARDS, with a
-//! bit per time and a Fenwick tree over the counts of 64 times); the distance is the number of marks after that time, plus
+//! bit per time and counts of its 64-bit words in three levels); the distance is the number of marks after that time, plus
 //! one. When the time axis is full the marks are renumbered compactly, so memory is proportional to the
 //! blocks tracked, not to the trace.
 

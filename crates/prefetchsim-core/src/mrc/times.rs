@@ -4,15 +4,16 @@
 //! at most): most traces number their blocks densely from near 0 (CloudPhysics w106: 1.2 M numbers for
 //! 275 K distinct blocks). The bound grows with the numbers seen, up to [`DENSE_FLOOR`] numbers or
 //! [`DENSE_PER_TRACKED`] per tracked block, whichever is more, so the array costs at most a few times the
-//! memory of the blocks it holds. Numbers above the bound go to a hash map of aligned chunks of [`CHUNK`]
+//! memory of the blocks it holds, and a sparse sample (SHARDS tracks ~1% of the blocks) stays in the map
+//! rather than touching a fresh page of the array for each sampled block. Numbers above the bound go to a hash map of aligned chunks of [`CHUNK`]
 //! consecutive numbers, one entry per chunk, so a multi-block request or a sequential run costs one probe.
 
 use hashbrown::HashMap;
 
 /// Consecutive block numbers per map entry.
 const CHUNK: usize = 8;
-/// Block numbers the flat array may always cover (16 MiB of `u32`).
-const DENSE_FLOOR: usize = 1 << 22;
+/// Block numbers the flat array may always cover (256 KiB of `u32`).
+const DENSE_FLOOR: usize = 1 << 16;
 /// Block numbers the flat array may cover per tracked block, above [`DENSE_FLOOR`].
 const DENSE_PER_TRACKED: usize = 16;
 
