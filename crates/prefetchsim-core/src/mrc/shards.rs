@@ -138,8 +138,8 @@ impl MrcBuilder {
         Ok(Self {
             threshold: hash::threshold(cfg.rate),
             hasher: hash::Universal::new(cfg.seed),
+            stack: if cfg.is_exact() { StackDistances::new() } else { StackDistances::sampled() },
             cfg,
-            stack: StackDistances::new(),
             by_hash: BinaryHeap::new(),
             hist: DistanceHistogram::default(),
             by_sampled: (Vec::new(), Vec::new()),

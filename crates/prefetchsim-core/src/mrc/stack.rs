@@ -10,7 +10,7 @@
 //! blocks tracked, not to the trace.
 
 use super::marks::Marks;
-use super::times::BlockTimes;
+use super::times::{self, BlockTimes};
 
 /// Time positions allocated at least (compaction happens when they are all used).
 const MIN_SLOTS: usize = 1 << 16;
@@ -33,10 +33,20 @@ impl Default for StackDistances {
 }
 
 impl StackDistances {
-    /// An empty stack.
+    /// An empty stack for every block of a trace.
     #[must_use]
     pub fn new() -> Self {
-        Self { last: BlockTimes::new(), marks: Marks::new(MIN_SLOTS), now: 0 }
+        Self::with_times(BlockTimes::new(times::EXACT_FLOOR))
+    }
+
+    /// An empty stack for a sample of the blocks (their numbers sparse).
+    #[must_use]
+    pub fn sampled() -> Self {
+        Self::with_times(BlockTimes::new(times::SAMPLE_FLOOR))
+    }
+
+    fn with_times(last: BlockTimes) -> Self {
+        Self { last, marks: Marks::new(MIN_SLOTS), now: 0 }
     }
 
     /// Reference `block`: its stack distance (1 = referenced just before), or `None` on a first reference.

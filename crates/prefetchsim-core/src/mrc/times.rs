@@ -2,18 +2,22 @@
 //!
 //! Block numbers below a bound live in a flat array indexed by block number (no hashing; one cache miss
 //! at most): most traces number their blocks densely from near 0 (CloudPhysics w106: 1.2 M numbers for
-//! 275 K distinct blocks). The bound grows with the numbers seen, up to [`DENSE_FLOOR`] numbers or
-//! [`DENSE_PER_TRACKED`] per tracked block, whichever is more, so the array costs at most a few times the
-//! memory of the blocks it holds, and a sparse sample (SHARDS tracks ~1% of the blocks) stays in the map
-//! rather than touching a fresh page of the array for each sampled block. Numbers above the bound go to a hash map of aligned chunks of [`CHUNK`]
+//! 275 K distinct blocks). The bound grows with the numbers seen, up to a floor of numbers the caller
+//! chooses or [`DENSE_PER_TRACKED`] per tracked block, whichever is more, so the array costs at most a few
+//! times the memory of the blocks it holds. The exact curve takes a high floor ([`EXACT_FLOOR`]: the
+//! array covers the numbers from the start, no moves from the map); a sparse sample (SHARDS tracks ~1% of
+//! the blocks) a low one ([`SAMPLE_FLOOR`]), so it stays in the map rather than touching a fresh page of
+//! the array for each sampled block. Numbers above the bound go to a hash map of aligned chunks of [`CHUNK`]
 //! consecutive numbers, one entry per chunk, so a multi-block request or a sequential run costs one probe.
 
 use hashbrown::HashMap;
 
 /// Consecutive block numbers per map entry.
 const CHUNK: usize = 8;
-/// Block numbers the flat array may always cover (256 KiB of `u32`).
-const DENSE_FLOOR: usize = 1 << 16;
+/// Block numbers the flat array may always cover when every block is tracked (16 MiB of `u32`).
+pub const EXACT_FLOOR: usize = 1 << 22;
+/// Block numbers the flat array may always cover for a sample of the blocks (256 KiB of `u32`).
+pub const SAMPLE_FLOOR: usize = 1 << 16;
 /// Block numbers the flat array may cover per tracked block, above [`DENSE_FLOOR`].
 const DENSE_PER_TRACKED: usize = 16;
 
@@ -22,21 +26,16 @@ const DENSE_PER_TRACKED: usize = 16;
 #[derive(Debug)]
 pub struct BlockTimes {
     dense: Vec<u32>,
+    floor: usize,
     chunks: HashMap<u64, [u32; CHUNK], foldhash::fast::FixedState>,
     len: usize,
 }
 
-impl Default for BlockTimes {
-    fn default() -> Self {
-        Self::new()
-    }
-}
-
 impl BlockTimes {
-    /// No block.
+    /// No block; the flat array may cover `floor` block numbers whatever the number tracked.
     #[must_use]
-    pub fn new() -> Self {
-        Self { dense: Vec::new(), chunks: HashMap::with_hasher(foldhash::fast::FixedState::default()), len: 0 }
+    pub fn new(floor: usize) -> Self {
+        Self { dense: Vec::new(), floor, chunks: HashMap::with_hasher(foldhash::fast::FixedState::default()), len: 0 }
     }
 
     /// Blocks tracked.
@@ -104,7 +103,7 @@ impl BlockTimes {
     /// number), moving the map's chunks that fall below the new bound into it.
     #[cold]
     fn grow(&mut self, block: u64) {
-        let cap = DENSE_FLOOR.max(DENSE_PER_TRACKED * (self.len + 1)).next_multiple_of(CHUNK);
+        let cap = self.floor.max(DENSE_PER_TRACKED * (self.len + 1)).next_multiple_of(CHUNK);
         let Some(need) = block.checked_add(1).and_then(|n| usize::try_from(n).ok()) else { return };
         if need > cap {
             return;
@@ -127,14 +126,16 @@ impl BlockTimes {
 
 #[cfg(test)]
 mod tests {
-    use super::{BlockTimes, DENSE_FLOOR};
+    use super::{BlockTimes, EXACT_FLOOR, SAMPLE_FLOOR};
 
     /// Random inserts and removes, with block numbers both in the flat array and above its bound (so the
     /// map and the moves from it into a growing array are exercised), behave as a plain map.
     #[test]
     fn behaves_as_a_map() {
-        for spread in [300u64, 4 * DENSE_FLOOR as u64, u64::MAX] {
-            let mut m = BlockTimes::new();
+        for (floor, spread) in
+            [(SAMPLE_FLOOR, 300u64), (SAMPLE_FLOOR, 4 << 20), (EXACT_FLOOR, 4 << 22), (SAMPLE_FLOOR, u64::MAX)]
+        {
+            let mut m = BlockTimes::new(floor);
             let mut plain = std::collections::HashMap::new();
             let mut x = 7u64;
             for t in 0..20_000u32 {
@@ -158,12 +159,12 @@ mod tests {
     /// Blocks first held by the map move into the array when it grows over them.
     #[test]
     fn map_chunks_move_into_a_growing_array() {
-        let mut m = BlockTimes::new();
-        let far = DENSE_FLOOR as u64 + 5;
+        let mut m = BlockTimes::new(SAMPLE_FLOOR);
+        let far = SAMPLE_FLOOR as u64 + 5;
         assert_eq!(m.insert(far, 3), None);
         assert_eq!(m.insert(1, 1), None);
         // Enough tracked blocks that the bound passes `far`.
-        for b in 0..(DENSE_FLOOR as u64 / 16 + 10) {
+        for b in 0..(SAMPLE_FLOOR as u64 / 16 + 10) {
             m.insert(10 + b, 2);
         }
         assert_eq!(m.insert(far + 8, 4), None);
