@@ -23,6 +23,9 @@ use super::stack::StackDistances;
 use crate::component::ConfigError;
 use crate::request::Request;
 
+/// Requests ahead whose first block's time the exact pass starts loading ([`StackDistances::touch`]).
+const TOUCH_AHEAD: usize = 8;
+
 /// Add one at `d` of `counts`, growing it as needed.
 #[inline]
 fn count(counts: &mut Vec<u64>, d: u64) {
@@ -175,7 +178,12 @@ impl MrcBuilder {
     /// ([`Self::add_from`]) without hashing again the blocks before it.
     pub fn add_all(&mut self, reqs: &[Request]) {
         if self.cfg.is_exact() {
-            reqs.iter().for_each(|r| self.add_exact(r));
+            for (i, r) in reqs.iter().enumerate() {
+                if let Some(ahead) = reqs.get(i + TOUCH_AHEAD) {
+                    self.stack.touch(ahead.first);
+                }
+                self.add_exact(r);
+            }
             return;
         }
         if self.cfg.max_samples.is_some() {

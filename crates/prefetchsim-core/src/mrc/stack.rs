@@ -73,6 +73,13 @@ impl StackDistances {
         dist
     }
 
+    /// Start loading what [`Self::access`] of `block` will read first (its last-access time), some
+    /// references ahead: the block times are larger than the processor's caches.
+    #[inline]
+    pub fn touch(&self, block: u64) {
+        self.last.touch(block);
+    }
+
     /// Stop tracking `block` (fixed-size SHARDS drops blocks whose hash leaves the sample).
     pub fn forget(&mut self, block: u64) {
         if let Some(prev) = self.last.remove(block) {

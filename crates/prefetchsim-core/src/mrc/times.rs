@@ -70,6 +70,16 @@ impl BlockTimes {
         }
     }
 
+    /// Read the array's slot of `block`, if it has one, so that its cache line is on its way by the time
+    /// [`Self::insert`] needs it (a plain load, kept by [`std::hint::black_box`]; the crate has no unsafe
+    /// prefetch instruction).
+    #[inline]
+    pub fn touch(&self, block: u64) {
+        if let Some(slot) = self.dense.get(usize::try_from(block).unwrap_or(usize::MAX)) {
+            std::hint::black_box(*slot);
+        }
+    }
+
     /// Stop tracking `block`; its time, if it was tracked.
     pub fn remove(&mut self, block: u64) -> Option<u32> {
         let prev = if let Some(slot) = self.dense.get_mut(usize::try_from(block).unwrap_or(usize::MAX)) {
