@@ -1,7 +1,7 @@
 """Miss-ratio curves: exact LRU in one pass, SHARDS estimates, and sampled (miniature) simulation of any
 policy and prefetcher.
 
-- ``method="exact"``: Mattson's LRU stack distances counted with a Fenwick tree over last-access times
+- ``method="exact"``: Mattson's LRU stack distances counted over a bit set of last-access times
   (one pass; every block of a request is one reference, in order).
 - ``method="shards"``: Waldspurger, Park, Garthwaite & Ahmad, "Efficient MRC Construction with SHARDS",
   FAST 2015: spatial sampling by a hash of the block number, distances scaled by the rate; fixed-rate
