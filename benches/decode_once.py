@@ -1,14 +1,15 @@
 """Decode once: `simulate_many` of 16 cache sizes over one real trace against one run (issue 16: goal at most
 3x). Not a test: run it by hand, preferably on an otherwise idle machine.
 
-    python benches/decode_once.py [--traces p6,w106,oltp] [--repeat 3] [--families lru,arc,clock,lru+linux]
+    python benches/decode_once.py [--traces p6,w106,oltp] [--repeat 3] [--families lru,fifo,arc,clock,lru+linux]
 
 For each trace and family it prints the CPU seconds (`time.process_time`, every thread of the process;
 medians of R alternating runs) of: one run (the family's config at 10% of the footprint, one `simulate`
 call: one pass that decodes and counts the footprint, then the replay) and `simulate_many` of 16 sizes
 (0.625% to 10%) on one thread, and their ratio; `simulate_many` on every core is given for information
 (its CPU counts both threads), with wall times. Plain LRU sizes are computed from one stack pass
-(docs/mrc.md, method 9); the other families run one simulation per size. The load average is printed
+(docs/mrc.md, method 9), plain FIFO sizes from one pass of insertion counts (docs/decode-once.md); the
+other families run one simulation per size. The load average is printed
 before and after. Traces come from $PREFETCHSIM_TRACES (default ../shared/traces).
 """
 
@@ -29,6 +30,7 @@ TRACES = {
 }
 FAMILIES = {
     "lru": {"policy": "lru"},
+    "fifo": {"policy": "fifo"},
     "arc": {"policy": "arc"},
     "clock": {"policy": "clock"},
     "lru+linux": {"policy": "lru", "prefetcher": "linux"},

@@ -1,20 +1,68 @@
-//! The LRU family of a batch: configs that are one plain LRU level (no prefetcher, default level options,
-//! the instant engine, no request limit) differing only in size, computed together from one stack pass
-//! over the trace ([`super::lru_family::LruSizes`]) instead of one simulation each (issue 16: sixteen sizes
-//! at most 3x one run). The records are the ones separate runs give: the level's identity comes from the
-//! config's own hierarchy, run over no request, and its counters, run totals and warm-up from the pass.
+//! The size families of a batch: configs that are one plain LRU or FIFO level (no prefetcher, default
+//! level options, the instant engine, no request limit) differing only in size, computed together from
+//! one pass over the trace instead of one simulation each (issue 16: sixteen sizes at most 3x one run):
+//! LRU from one stack pass ([`super::lru_family::LruSizes`]), FIFO from its insertion counts
+//! ([`super::fifo_family::FifoSizes`]). The records are the ones separate runs give: the level's identity
+//! comes from the config's own hierarchy, run over no request, and its counters, run totals and warm-up
+//! from the pass.
 //!
 //! A config is left to the engine when the pass cannot reproduce it: any other policy, prefetcher, option
-//! or engine; a size smaller than the longest request; an event log attached by the caller; or a family of
-//! one (nothing to share).
+//! or engine; an LRU size smaller than the longest request; an event log attached by the caller; a pass
+//! that outgrew its bounds; or a family of one (nothing to share).
 
 use std::collections::BTreeMap;
 
+use super::fifo_family::FifoSizes;
 use super::lru_family::{LruSizes, MAX_SIZES};
 use crate::config::{EngineKind, HierarchyConfig};
 use crate::engine::{Hierarchy, RequestSource, SourceError, VecSource};
 use crate::level::LevelOptions;
 use crate::metrics::{LevelCounters, RunResult};
+
+/// The policy of a family: which one-pass computation serves it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Kind {
+    /// Plain LRU ([`LruSizes`]).
+    Lru,
+    /// Plain FIFO ([`FifoSizes`]).
+    Fifo,
+}
+
+/// One pass of a family over at most [`MAX_SIZES`] sizes.
+enum Pass {
+    Lru(LruSizes),
+    Fifo(FifoSizes),
+}
+
+impl Pass {
+    fn new(kind: Kind, sizes: Vec<u64>, warmup: u64) -> Self {
+        match kind {
+            Kind::Lru => Self::Lru(LruSizes::new(sizes, warmup)),
+            Kind::Fifo => Self::Fifo(FifoSizes::new(sizes, warmup)),
+        }
+    }
+
+    fn add_all(&mut self, reqs: &[crate::request::Request]) {
+        match self {
+            Self::Lru(p) => reqs.iter().for_each(|r| p.add(r)),
+            Self::Fifo(p) => reqs.iter().for_each(|r| p.add(r)),
+        }
+    }
+
+    fn sizes(&self) -> &[u64] {
+        match self {
+            Self::Lru(p) => p.sizes(),
+            Self::Fifo(p) => p.sizes(),
+        }
+    }
+
+    fn counters(&self) -> Vec<Option<LevelCounters>> {
+        match self {
+            Self::Lru(p) => p.counters(),
+            Self::Fifo(p) => p.counters(),
+        }
+    }
+}
 
 /// What the pass computed for one config.
 #[derive(Clone, Debug)]
@@ -29,33 +77,55 @@ pub struct Precomputed {
     pub blocks: u64,
 }
 
-/// Whether the pass reproduces `cfg` (what it cannot know before the pass, the longest request, is
+/// Whether a pass reproduces `cfg` (what it cannot know before the pass, the longest request, is
 /// checked after it).
 #[must_use]
 pub fn eligible(cfg: &HierarchyConfig) -> bool {
-    let [l] = cfg.level.as_slice() else { return false };
-    cfg.engine.kind == EngineKind::Instant
+    kind(cfg).is_some()
+}
+
+/// The family `cfg` belongs to, if a pass reproduces it.
+#[must_use]
+pub fn kind(cfg: &HierarchyConfig) -> Option<Kind> {
+    let [l] = cfg.level.as_slice() else { return None };
+    let kind = if l.policy.name.eq_ignore_ascii_case("lru") {
+        Kind::Lru
+    } else if l.policy.name.eq_ignore_ascii_case("fifo") {
+        Kind::Fifo
+    } else {
+        return None;
+    };
+    let plain = cfg.engine.kind == EngineKind::Instant
         && cfg.engine.limit.is_none()
-        && l.policy.name.eq_ignore_ascii_case("lru")
         && l.policy.params.is_empty()
         && l.prefetcher.name.eq_ignore_ascii_case("none")
         && l.prefetcher.params.is_empty()
         && l.options == LevelOptions::default()
         && l.pfc.is_none()
         && !l.per_client
-        && l.instances == 1
+        && l.instances == 1;
+    plain.then_some(kind)
 }
 
-/// The configs of `configs` that belong to a family of at least two (same warm-up), with their capacity.
-fn families(configs: &[HierarchyConfig], block_size: u64, footprint: Option<u64>) -> BTreeMap<u64, Vec<(usize, u64)>> {
-    let mut by_warmup: BTreeMap<u64, Vec<(usize, u64)>> = BTreeMap::new();
+/// A family: its policy and warm-up.
+type FamilyKey = (Kind, u64);
+
+/// The configs of `configs` that belong to a family of at least two (same policy and warm-up), with their
+/// capacity.
+fn families(
+    configs: &[HierarchyConfig],
+    block_size: u64,
+    footprint: Option<u64>,
+) -> BTreeMap<FamilyKey, Vec<(usize, u64)>> {
+    let mut by_warmup: BTreeMap<FamilyKey, Vec<(usize, u64)>> = BTreeMap::new();
     for (i, cfg) in configs.iter().enumerate() {
-        if !eligible(cfg) {
-            continue;
-        }
-        // A size that does not resolve is the config's own error, reported by its run.
+        let Some(kind) = kind(cfg) else { continue };
+        // A size that does not resolve is the config's own error, reported by its run; an empty cache
+        // is left to the engine.
         if let Ok(c) = cfg.level[0].size.resolve(block_size, footprint, None) {
-            by_warmup.entry(cfg.engine.warmup_requests).or_default().push((i, c));
+            if c > 0 {
+                by_warmup.entry((kind, cfg.engine.warmup_requests)).or_default().push((i, c));
+            }
         }
     }
     by_warmup.retain(|_, v| v.len() >= 2);
@@ -84,13 +154,13 @@ pub fn precompute(
         return Ok(out);
     }
     // Each family's distinct sizes, in passes of at most 64 sizes.
-    let mut passes: Vec<(u64, LruSizes)> = Vec::new();
-    for (&warmup, members) in &fams {
+    let mut passes: Vec<(FamilyKey, Pass)> = Vec::new();
+    for (&key, members) in &fams {
         let mut sizes: Vec<u64> = members.iter().map(|m| m.1).collect();
         sizes.sort_unstable();
         sizes.dedup();
         for chunk in sizes.chunks(MAX_SIZES) {
-            passes.push((warmup, LruSizes::new(chunk.to_vec(), warmup)));
+            passes.push((key, Pass::new(key.0, chunk.to_vec(), key.1)));
         }
     }
     let mut buf = Vec::with_capacity(8192);
@@ -105,15 +175,13 @@ pub fn precompute(
             blocks += u64::from(r.len);
         }
         for (_, p) in &mut passes {
-            for r in &buf {
-                p.add(r);
-            }
+            p.add_all(&buf);
         }
     }
-    for (warmup, p) in &passes {
+    for (key, p) in &passes {
         for (c, counters) in p.sizes().iter().zip(p.counters()) {
             let Some(counters) = counters else { continue };
-            for &(i, _) in fams[warmup].iter().filter(|m| m.1 == *c) {
+            for &(i, _) in fams[key].iter().filter(|m| m.1 == *c) {
                 out[i] = Some(Precomputed { capacity: *c, counters: counters.clone(), requests, blocks });
             }
         }

@@ -54,18 +54,18 @@ struct Last {
 /// Counts per size, kept as differences (`d[a] += 1, d[b] -= 1` adds one to sizes `a..b`), since the sizes
 /// where a block hits are almost always a suffix of the sorted sizes.
 #[derive(Clone, Debug)]
-struct PerSize {
+pub(super) struct PerSize {
     diff: Vec<i64>,
 }
 
 impl PerSize {
-    fn new(k: usize) -> Self {
+    pub(super) fn new(k: usize) -> Self {
         Self { diff: vec![0; k + 1] }
     }
 
     /// Add one to every size whose bit is set in `mask`.
     #[inline]
-    fn add(&mut self, mask: u64) {
+    pub(super) fn add(&mut self, mask: u64) {
         if mask == 0 {
             return;
         }
@@ -87,7 +87,7 @@ impl PerSize {
         }
     }
 
-    fn totals(&self) -> Vec<u64> {
+    pub(super) fn totals(&self) -> Vec<u64> {
         let mut acc = 0i64;
         self.diff[..self.diff.len() - 1]
             .iter()

@@ -70,6 +70,17 @@ impl BlockTimes {
         }
     }
 
+    /// The time of `block`, if it is tracked.
+    #[inline]
+    #[must_use]
+    pub fn get(&self, block: u64) -> Option<u32> {
+        let slot = match self.dense.get(usize::try_from(block).unwrap_or(usize::MAX)) {
+            Some(&slot) => slot,
+            None => self.chunks.get(&(block / CHUNK as u64)).map_or(0, |c| c[block as usize % CHUNK]),
+        };
+        slot.checked_sub(1)
+    }
+
     /// Read the array's slot of `block`, if it has one, so that its cache line is on its way by the time
     /// [`Self::insert`] needs it (a plain load, kept by [`std::hint::black_box`]; the crate has no unsafe
     /// prefetch instruction).
@@ -152,6 +163,7 @@ mod tests {
                 x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
                 // Half the numbers small (dense), half over the spread (sparse, above the bound).
                 let b = if x % 2 == 0 { (x >> 40) % 3000 } else { (x >> 20) % spread };
+                assert_eq!(m.get(b), plain.get(&b).copied());
                 if x % 5 == 0 {
                     assert_eq!(m.remove(b), plain.remove(&b));
                 } else {

@@ -1,7 +1,8 @@
-//! The LRU family (`mrc::family`, `mrc::lru_family`): plain LRU configs of a batch that differ only in
-//! size are computed from one stack pass, and every field of their results equals a separate engine run:
-//! random traces of multi-block requests (where the engine's per-request look-up differs from Mattson's
-//! per-block LRU), warm-ups, sizes down to the longest request, and a batch mixing other configs.
+//! The size families (`mrc::family`, `mrc::lru_family`, `mrc::fifo_family`): plain LRU or FIFO configs of
+//! a batch that differ only in size are computed from one pass, and every field of their results equals a
+//! separate engine run: random traces of multi-block requests (where the engine's per-request look-up
+//! differs from Mattson's per-block LRU), warm-ups, sizes down to the longest request for LRU and down to
+//! one block for FIFO, and a batch mixing other configs.
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
@@ -26,12 +27,20 @@ impl TaskTrace for Trace {
     }
 }
 
-fn lru(size: u64, warmup: u64) -> HierarchyConfig {
+fn plain(policy: &str, size: u64, warmup: u64) -> HierarchyConfig {
     HierarchyConfig::from_json(serde_json::json!({
-        "level": [{"size": size, "policy": "lru"}],
+        "level": [{"size": size, "policy": policy}],
         "engine": {"warmup_requests": warmup},
     }))
     .unwrap()
+}
+
+fn lru(size: u64, warmup: u64) -> HierarchyConfig {
+    plain("lru", size, warmup)
+}
+
+fn fifo(size: u64, warmup: u64) -> HierarchyConfig {
+    plain("fifo", size, warmup)
 }
 
 fn alone(trace: &Trace, cfg: &HierarchyConfig) -> RunResult {
@@ -91,13 +100,15 @@ fn check(trace: &Trace, configs: &[HierarchyConfig]) -> Result<(), TestCaseError
             prop_assert_eq!(&p.counters, &want.levels[0].counters, "config {} (pass)", i);
         }
         // The pass computes every plain LRU config of a family of two or more that is at least as large as
-        // the longest request.
+        // the longest request, and every plain FIFO config of a family of two or more.
         let size = cfg.level[0].size.resolve(4096, None, None).unwrap();
+        let kind = family::kind(cfg);
         let family_of = configs
             .iter()
-            .filter(|c| family::eligible(c) && c.engine.warmup_requests == cfg.engine.warmup_requests)
+            .filter(|c| family::kind(c) == kind && c.engine.warmup_requests == cfg.engine.warmup_requests)
             .count();
-        let expect = family::eligible(cfg) && family_of >= 2 && size >= longest;
+        let large_enough = kind == Some(family::Kind::Fifo) || size >= longest;
+        let expect = kind.is_some() && family_of >= 2 && large_enough;
         prop_assert_eq!(pre[i].is_some(), expect, "config {} computed by the pass", i);
     }
     Ok(())
@@ -120,6 +131,20 @@ proptest! {
         let configs: Vec<_> = sizes.iter().map(|&s| lru(s, warmup)).collect();
         check(&trace, &configs)?;
     }
+
+    #[test]
+    fn every_fifo_size_equals_its_engine_run(
+        seed in any::<u64>(),
+        n in 1usize..1500,
+        universe in 20u64..600,
+        max_len in 1u32..24,
+        sizes in proptest::collection::vec(1u64..400, 2..12),
+        warmup in prop_oneof![Just(0u64), 0u64..800],
+    ) {
+        let trace = Trace(trace_of(seed, n, universe, max_len));
+        let configs: Vec<_> = sizes.iter().map(|&s| fifo(s, warmup)).collect();
+        check(&trace, &configs)?;
+    }
 }
 
 #[test]
@@ -130,6 +155,8 @@ fn a_mixed_batch_keeps_its_other_configs_and_families_by_warmup() {
     configs.push(lru(900, 100));
     configs.push(lru(700, 5)); // a family of one: run by the engine
     configs.push(lru(8, 0)); // smaller than the longest request: run by the engine
+    configs.extend([3u64, 300, 1000, 2500].iter().map(|&s| fifo(s, 0))); // FIFO: every size computed
+    configs.push(fifo(700, 5)); // a family of one: run by the engine
     for doc in [
         serde_json::json!({"level": [{"size": 500, "policy": "arc"}]}),
         serde_json::json!({"level": [{"size": 500, "prefetcher": "obl"}]}),
