@@ -245,6 +245,35 @@ impl Mithril {
     }
 }
 
+impl Mithril {
+    /// [`Prefetcher::on_access`] of a one-block request. The block's prefetching row is looked up before
+    /// it is recorded, so that the two look-ups' cache misses overlap (the processor runs ahead into the
+    /// recording while the first waits); the row is looked up again only if the recording mined, which
+    /// changes the table. Same effect as recording first.
+    #[inline]
+    fn access_one(&mut self, b: u64, ctx: &mut PrefetchCtx<'_>) {
+        let row = if self.ptable.is_empty() { None } else { self.ptable.find_row(b) };
+        let ts = self.next_ts;
+        self.next_ts += 1;
+        self.now = ts;
+        if (self.each || (self.miss && ctx.outcomes[0] == Outcome::Miss)) && !self.sequential(b, ctx) {
+            let mined = self.mined;
+            self.record(b, ts);
+            if self.mined != mined {
+                for &s in self.ptable.get(b) {
+                    ctx.prefetch(s, 1);
+                }
+                return;
+            }
+        }
+        if let Some(r) = row {
+            for &s in self.ptable.row(r) {
+                ctx.prefetch(s, 1);
+            }
+        }
+    }
+}
+
 impl Prefetcher for Mithril {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         if self.sizes.is_none() {
@@ -252,6 +281,10 @@ impl Prefetcher for Mithril {
         }
         let n = ctx.demand_len.min(ctx.req.len) as usize;
         let first = ctx.req.first;
+        if n == 1 {
+            self.access_one(first, ctx);
+            return;
+        }
         let per_block = self.cfg.clock == Clock::Block;
         for i in 0..n {
             let ts = self.next_ts;
