@@ -160,22 +160,13 @@ impl PrefetchTable {
     #[inline]
     #[must_use]
     pub fn get_hashed(&self, h: u64, block: u64) -> &[u64] {
-        self.find(h, block).map_or(&[], |r| self.row(r))
-    }
-
-    /// The row of `block`, for a later [`PrefetchTable::row`] (valid until the table changes).
-    #[inline]
-    #[must_use]
-    pub fn find_row(&self, block: u64) -> Option<u32> {
-        self.find(self.hash(block), block)
-    }
-
-    /// The blocks of row `r` (from [`PrefetchTable::find_row`]), oldest first.
-    #[inline]
-    #[must_use]
-    pub fn row(&self, r: u32) -> &[u64] {
-        let i = r as usize * self.stride();
-        &self.cells[i + 2..i + 2 + self.cells[i + 1] as usize]
+        match self.find(h, block) {
+            Some(r) => {
+                let i = r as usize * self.stride();
+                &self.cells[i + 2..i + 2 + self.cells[i + 1] as usize]
+            }
+            None => &[],
+        }
     }
 
     /// Add `rows` rows (one shard or its last part).
