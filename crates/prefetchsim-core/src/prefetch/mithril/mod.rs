@@ -38,6 +38,8 @@
 pub mod mining;
 pub mod params;
 pub mod ptable;
+#[cfg(test)]
+mod ptable_reference;
 pub mod recording;
 
 use self::mining::Rules;
