@@ -196,8 +196,10 @@ impl PrefetchTable {
         if !self.inline() {
             self.cells.resize(n * self.width, 0);
         }
+        // Room for the new rows once (it was twice, when an entry was 4 bytes): an entry is 32 bytes, and
+        // the spare room pushed ARC P6's table out of the second-level cache (measured 3% slower).
         let hasher = &self.hasher;
-        self.index.reserve(2 * rows as usize, |e| hasher.hash_one(e.source));
+        self.index.reserve(rows as usize, |e| hasher.hash_one(e.source));
         self.rows += rows;
         self.shards += 1;
     }
