@@ -150,7 +150,7 @@ pub fn mine<'a>(
     if n <= ROW_MASK as usize + 1 && width <= 255 {
         // The sort key `(count, first timestamp, row)` (count only when grouped) packed in one `u64`:
         // the same order, without reading the rows at every comparison (measured: the sort by a key read
-        // through the table took a third of a mining pass's instructions on ARC P6).
+        // through the table was a fifth of mining's instructions on ARC P6).
         keys.clear();
         keys.extend((0..n as u32).map(|r| {
             let t = ts(r);
