@@ -250,7 +250,7 @@ impl Mithril {
 impl Mithril {
     /// [`Prefetcher::on_access`] of a one-block request (every request of a block trace) in straight-line
     /// code: the same steps as the general loops, without them (measured together with the packed mining
-    /// sort: 7-11% fewer instructions on one-block traces).
+    /// sort: 4-9% fewer instructions on one-block traces).
     #[inline]
     fn access_one(&mut self, b: u64, ctx: &mut PrefetchCtx<'_>) {
         let ts = self.next_ts;
