@@ -177,6 +177,38 @@ impl Node {
     }
 }
 
+/// What is known of a window slot's block: its node, or that it had none while the graph had a given
+/// number of nodes. Nodes are never removed and a node is only created for a block leaving the window,
+/// so with as many nodes as then the block still has none, and the look-up can be skipped (after the
+/// graph freezes, for every block without a node).
+#[derive(Clone, Copy, Debug)]
+struct SlotNode(u32, u32);
+
+impl SlotNode {
+    /// Nothing known.
+    const UNKNOWN: Self = Self(NIL, u32::MAX);
+
+    fn of(n: u32) -> Self {
+        Self(n, 0)
+    }
+
+    /// No node while the graph had `nodes` nodes.
+    fn absent(nodes: usize) -> Self {
+        Self(NIL, u32::try_from(nodes).unwrap_or(u32::MAX))
+    }
+
+    /// The block's node (`Ok(None)`: none), or `Err` when it must be looked up; `nodes` is the graph's
+    /// node count now.
+    #[inline]
+    fn lookup(self, nodes: usize) -> Result<Option<u32>, ()> {
+        match self {
+            Self(NIL, then) if then != u32::MAX && then as usize == nodes => Ok(None),
+            Self(NIL, _) => Err(()),
+            Self(n, _) => Ok(Some(n)),
+        }
+    }
+}
+
 /// The probability-graph prefetcher.
 #[derive(Debug)]
 pub struct Pg {
@@ -184,6 +216,9 @@ pub struct Pg {
     rule: Rule,
     /// The last `lookahead` demand blocks, a ring written at `ptr`; `seen` counts writes.
     window: Vec<u64>,
+    /// What `predict` learnt of each window slot's block ([`SlotNode`]), so that `learn` does not look
+    /// the block up again when it leaves the window.
+    slot_node: Vec<SlotNode>,
     ptr: usize,
     seen: u64,
     nodes: BlockMap<u32>,
@@ -203,6 +238,7 @@ impl Pg {
         Self {
             rule: Rule { threshold: cfg.threshold, strict: cfg.strict },
             window: vec![0; cfg.lookahead as usize],
+            slot_node: vec![SlotNode::UNKNOWN; cfg.lookahead as usize],
             ptr: 0,
             seen: 0,
             nodes: block_map(0),
@@ -246,15 +282,21 @@ impl Pg {
     fn learn(&mut self, x: u64) {
         let r = self.window.len();
         let old = self.window[self.ptr];
+        let known = self.slot_node[self.ptr];
         let had_old = self.seen >= r as u64;
         self.window[self.ptr] = x;
+        self.slot_node[self.ptr] = SlotNode::UNKNOWN;
         self.ptr = (self.ptr + 1) % r;
         self.seen += 1;
         if !had_old {
             return;
         }
-        let n = match self.nodes.get(&old) {
-            Some(&n) => n,
+        let node = match known.lookup(self.graph.len()) {
+            Ok(n) => n,
+            Err(()) => self.nodes.get(&old).copied(),
+        };
+        let n = match node {
+            Some(n) => n,
             None if !self.frozen => {
                 let n = self.graph.len() as u32;
                 self.nodes.insert(old, n);
@@ -290,7 +332,13 @@ impl Pg {
 
     /// Prefetch the likely successors of `x` (see `most_likely_last` for the order).
     fn predict(&mut self, x: u64, ctx: &mut PrefetchCtx<'_>) {
-        let Some(&n) = self.nodes.get(&x) else { return };
+        // `x` is in the slot `learn` just wrote.
+        let slot = if self.ptr == 0 { self.window.len() - 1 } else { self.ptr - 1 };
+        let Some(&n) = self.nodes.get(&x) else {
+            self.slot_node[slot] = SlotNode::absent(self.graph.len());
+            return;
+        };
+        self.slot_node[slot] = SlotNode::of(n);
         let (rule, node) = (self.rule, &mut self.graph[n as usize]);
         let total = node.total;
         if total == 0 {
@@ -474,5 +522,27 @@ mod tests {
         assert_eq!(p.edge(1, 2), Some((2, 2)));
         assert_eq!(p.edge(2, 3), None, "no new edge once frozen");
         assert_eq!(p.metadata_bytes(), 128);
+    }
+
+    proptest::proptest! {
+        /// What a window slot remembers of its block's node is what the node map says, whenever it claims
+        /// to know (through node creation and the freeze at a random limit).
+        #[test]
+        fn a_slot_knows_its_blocks_node_as_the_map_does(
+            blocks in proptest::collection::vec(0u64..30, 1..400),
+            lookahead in 1u32..6,
+            limit in 1u32..40,
+        ) {
+            let mut p = pg(lookahead, 0.2, true);
+            p.limit = f64::from(32 * limit);
+            for b in blocks {
+                feed(&mut p, &[b]);
+                for (slot, &block) in p.slot_node.iter().zip(&p.window) {
+                    if let Ok(node) = slot.lookup(p.graph.len()) {
+                        proptest::prop_assert_eq!(node, p.nodes.get(&block).copied());
+                    }
+                }
+            }
+        }
     }
 }

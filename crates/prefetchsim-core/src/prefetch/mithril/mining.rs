@@ -100,8 +100,11 @@ pub fn associate_libcachesim(a: &[u32], b: &[u32], lookahead: u32, confidence: u
 /// reads memory sequentially. Allocated once for the largest table; a pass allocates nothing.
 #[derive(Debug, Default)]
 pub struct Scratch {
+    keys: Vec<u64>,
     order: Vec<u32>,
     first: Vec<u32>,
+    /// Second timestamps (0 for a row of one), beside `first` for the loop over rows of two.
+    second: Vec<u32>,
     count: Vec<u32>,
     cells: Vec<u32>,
 }
@@ -111,13 +114,18 @@ impl Scratch {
     #[must_use]
     pub fn with_capacity(rows: usize, width: usize) -> Self {
         Self {
+            keys: Vec::with_capacity(rows),
             order: Vec::with_capacity(rows),
             first: Vec::with_capacity(rows),
+            second: Vec::with_capacity(rows),
             count: Vec::with_capacity(rows),
             cells: Vec::with_capacity(rows * width),
         }
     }
 }
+
+/// The row bits of a packed sort key (rows below 2^24 are sorted by packed keys).
+const ROW_MASK: u64 = (1 << 24) - 1;
 
 /// One mining pass over `n` rows whose timestamps `ts(row)` gives (non-empty, ascending, at most `width`
 /// of them). Calls `emit(source_row, target_row)` for every association found; a source's associations
@@ -134,24 +142,40 @@ pub fn mine<'a>(
     buf: &mut Scratch,
     mut emit: impl FnMut(u32, u32),
 ) {
-    let Scratch { order, first, count, cells } = buf;
+    let Scratch { keys, order, first, second, count, cells } = buf;
     let grouped = rules.confidence == 0;
     order.clear();
-    order.extend(0..n as u32);
     // Ties (equal first timestamps: wrapped 15-bit values, or blocks of one request with a request
     // clock) keep row order.
-    if grouped {
-        order.sort_unstable_by_key(|&r| (ts(r).len(), ts(r)[0], r));
+    if n <= ROW_MASK as usize + 1 && width <= 255 {
+        // The sort key `(count, first timestamp, row)` (count only when grouped) packed in one `u64`:
+        // the same order, without reading the rows at every comparison (measured: the sort by a key read
+        // through the table was a fifth of mining's instructions on ARC P6).
+        keys.clear();
+        keys.extend((0..n as u32).map(|r| {
+            let t = ts(r);
+            let c = if grouped { t.len() as u64 } else { 0 };
+            c << 56 | u64::from(t[0]) << 24 | u64::from(r)
+        }));
+        keys.sort_unstable();
+        order.extend(keys.iter().map(|&k| (k & ROW_MASK) as u32));
     } else {
-        order.sort_unstable_by_key(|&r| (ts(r)[0], r));
+        order.extend(0..n as u32);
+        if grouped {
+            order.sort_unstable_by_key(|&r| (ts(r).len(), ts(r)[0], r));
+        } else {
+            order.sort_unstable_by_key(|&r| (ts(r)[0], r));
+        }
     }
     first.clear();
+    second.clear();
     count.clear();
     cells.clear();
     cells.resize(n * width, 0);
     for (k, &r) in order.iter().enumerate() {
         let t = ts(r);
         first.push(t[0]);
+        second.push(t.get(1).copied().unwrap_or(0));
         count.push(t.len() as u32);
         cells[k * width..k * width + t.len()].copy_from_slice(t);
     }
@@ -163,15 +187,18 @@ pub fn mine<'a>(
     } else {
         (0, 0)
     };
+    // The timestamps come from the dense `first` and `second` arrays (8 bytes a candidate rather than a
+    // row's stride): most candidates fail on the second pair and cost only these two loads.
+    let (first2, second2) = (&first[..two_to], &second[..two_to]);
     for a in two_from..two_to {
-        let (f, s) = (cells[a * width], cells[a * width + 1]);
+        let (f, s) = (first2[a], second2[a]);
         let mut weak_taken = false;
         for b in a + 1..two_to {
-            let d0 = cells[b * width] - f;
+            let d0 = first2[b] - f;
             if d0 > rules.lookahead {
                 break;
             }
-            let d1 = cells[b * width + 1].abs_diff(s);
+            let d1 = second2[b].abs_diff(s);
             if d1 <= rules.lookahead && (d0 == 1 || d1 == 1 || !std::mem::replace(&mut weak_taken, true)) {
                 emit(order[a], order[b]);
             }

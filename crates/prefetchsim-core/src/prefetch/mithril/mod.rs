@@ -38,6 +38,8 @@
 pub mod mining;
 pub mod params;
 pub mod ptable;
+#[cfg(test)]
+mod ptable_reference;
 pub mod recording;
 
 use self::mining::Rules;
@@ -245,6 +247,24 @@ impl Mithril {
     }
 }
 
+impl Mithril {
+    /// [`Prefetcher::on_access`] of a one-block request (every request of a block trace) in straight-line
+    /// code: the same steps as the general loops, without them (measured together with the packed mining
+    /// sort: 4-9% fewer instructions on one-block traces).
+    #[inline]
+    fn access_one(&mut self, b: u64, ctx: &mut PrefetchCtx<'_>) {
+        let ts = self.next_ts;
+        self.next_ts += 1;
+        self.now = ts;
+        if (self.each || (self.miss && ctx.outcomes[0] == Outcome::Miss)) && !self.sequential(b, ctx) {
+            self.record(b, ts);
+        }
+        for &s in self.ptable.get(b) {
+            ctx.prefetch(s, 1);
+        }
+    }
+}
+
 impl Prefetcher for Mithril {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         if self.sizes.is_none() {
@@ -252,6 +272,10 @@ impl Prefetcher for Mithril {
         }
         let n = ctx.demand_len.min(ctx.req.len) as usize;
         let first = ctx.req.first;
+        if n == 1 {
+            self.access_one(first, ctx);
+            return;
+        }
         let per_block = self.cfg.clock == Clock::Block;
         for i in 0..n {
             let ts = self.next_ts;
