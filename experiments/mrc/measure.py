@@ -273,9 +273,48 @@ def exact4(root: str, label: str, reps: int = 7) -> None:
     write(f"exact4_{label}", rows)
 
 
+def shards5(root: str, label: str, seeds: int = 80) -> None:
+    """Methods 15-16 of docs/mrc.md: SHARDS 1% (SHARDS_adj) over seeds 0..seeds-1 with the hash of this
+    build (`label`): every seed's curve at the 100 sizes (raw, for the diagnosis), and the summary of
+    method 8 (per-seed MAE over seeds 0-19, the averaged curve over all seeds, sizes beyond 2 and 3 SE)."""
+    summary, raw = [], []
+    for name in ("w106", "P6", "P12"):
+        tr = trace(root, name)
+        ex = ps.mrc(tr, method="exact")
+        exact = ex["miss_ratio"].to_numpy()
+        sizes = [int(s) for s in ex["capacity_blocks"]]
+        errs = []
+        for seed in range(seeds):
+            est = ps.mrc(tr, sizes, method="shards", rate=0.01, seed=seed)
+            e = est["miss_ratio"].to_numpy() - exact
+            errs.append(e)
+            sampled = round(est.attrs["footprint"] * est.attrs["rate"])
+            for i, size in enumerate(sizes):
+                raw.append({"hash": label, "trace": name, "seed": seed, "sampled_blocks": sampled,
+                            "capacity_blocks": size, "exact_miss": round(float(exact[i]), 6),
+                            "est_miss": round(float(est["miss_ratio"][i]), 6)})
+        maes = [float(abs(e).mean()) for e in errs[:20]]
+        n = len(errs)
+        mean = [sum(e[i] for e in errs) / n for i in range(len(sizes))]
+        se = [statistics.stdev([e[i] for e in errs]) / n ** 0.5 for i in range(len(sizes))]
+        summary.append({"hash": label, "trace": name, "seeds": n,
+                        "mae_min_0_19": round(min(maes), 5), "mae_median_0_19": round(statistics.median(maes), 5),
+                        "mae_max_0_19": round(max(maes), 5), "seeds_within_0.005_of_20": sum(m <= 0.005 for m in maes),
+                        "mae_median_0_79": round(statistics.median(float(abs(e).mean()) for e in errs), 5),
+                        "seeds_within_0.005_of_80": sum(float(abs(e).mean()) <= 0.005 for e in errs),
+                        "mae_of_mean_curve": round(statistics.mean(abs(m) for m in mean), 5),
+                        "mean_se": round(statistics.mean(se), 5),
+                        "sizes_beyond_3se": sum(abs(m) > 3 * s for m, s in zip(mean, se)),
+                        "sizes_beyond_2se": sum(abs(m) > 2 * s for m, s in zip(mean, se)),
+                        "mean_signed_err": round(statistics.mean(mean), 5)})
+        print(summary[-1], flush=True)
+    write(f"shards5_{label}", summary)
+    write(f"shards5_{label}_per_seed", raw)
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["exact", "bias", "bias3", "speed3", "exact4", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
+    p.add_argument("what", choices=["exact", "bias", "bias3", "shards5", "speed3", "exact4", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
     p.add_argument("--traces", default=os.environ.get("PREFETCHSIM_TRACES", "../shared/traces"))
     p.add_argument("--label", default="after", help="bias3: the estimator of this build (before / after)")
     p.add_argument("--only", default="w106,P6,P12,OLTP", help="extent: traces")
@@ -289,6 +328,8 @@ def main() -> int:
         speed(a.traces, a.only.split(","), seeds=range(5), out="speed3")
     if a.what == "exact4":
         exact4(a.traces, a.label)
+    if a.what == "shards5":
+        shards5(a.traces, a.label)
     if a.what == "bias3":
         shards_bias3(a.traces, a.label)
     if a.what == "sensitivity3":

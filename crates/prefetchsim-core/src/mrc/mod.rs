@@ -15,6 +15,7 @@ pub mod hash;
 pub mod levels;
 pub mod lru_family;
 pub mod marks;
+pub mod request_filter;
 pub mod sample;
 pub mod shards;
 pub mod stack;
