@@ -10,6 +10,7 @@
 //!   ATC'17) or by extent (prefetch-aware), to run any policy and prefetcher on a scaled cache.
 
 pub mod curve;
+pub mod exact_counts;
 pub mod family;
 pub mod hash;
 pub mod levels;

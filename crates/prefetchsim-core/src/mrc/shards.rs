@@ -18,6 +18,7 @@ use std::collections::BinaryHeap;
 use serde::Deserialize;
 
 use super::curve::{scaled_distance, DistanceHistogram};
+use super::exact_counts::ExactCounts;
 use super::hash;
 use super::request_filter::RequestFilter;
 use super::stack::StackDistances;
@@ -128,6 +129,8 @@ pub struct MrcBuilder {
     /// Fixed-size: the tracked blocks by hash, largest on top.
     by_hash: BinaryHeap<(u64, u64)>,
     hist: DistanceHistogram,
+    /// The exact pass's counts (its histogram at the end).
+    exact: ExactCounts,
     /// Fixed rate: sampled references by their distance among sampled blocks, and sampled requests by the
     /// largest; they become `hist` at the end, scaled when read ([`DistanceHistogram::scale`]). They stay
     /// small (the sample's distances), where scaled distances span the whole trace's.
@@ -152,6 +155,7 @@ impl MrcBuilder {
             cfg,
             by_hash: BinaryHeap::new(),
             hist: DistanceHistogram::default(),
+            exact: ExactCounts::default(),
             by_sampled: (Vec::new(), Vec::new()),
             seen_blocks: 0,
             sampled_blocks: 0,
@@ -314,27 +318,38 @@ impl MrcBuilder {
         }
         self.seen_blocks += n;
         self.sampled_blocks += n;
+        let counts = &mut self.exact;
+        counts.total_blocks += n;
+        counts.total_requests += 1;
+        if n == 1 {
+            match self.stack.access(req.first) {
+                None => {
+                    counts.cold_blocks += 1;
+                    counts.cold_requests += 1;
+                }
+                Some(d) => counts.single(d as usize),
+            }
+            return;
+        }
         let mut cold = false;
         let mut worst = 0usize;
         for block in req.blocks() {
-            self.hist.total_blocks += 1.0;
             match self.stack.access(block) {
                 None => {
                     cold = true;
-                    self.hist.cold_blocks += 1.0;
+                    counts.cold_blocks += 1;
                 }
                 Some(d) => {
                     let d = d as usize;
                     worst = worst.max(d);
-                    DistanceHistogram::bump(&mut self.hist.blocks, d, 1.0);
+                    counts.block(d);
                 }
             }
         }
-        self.hist.total_requests += 1.0;
         if cold {
-            self.hist.cold_requests += 1.0;
+            counts.cold_requests += 1;
         } else {
-            DistanceHistogram::bump(&mut self.hist.requests, worst, 1.0);
+            counts.request(worst);
         }
     }
 
@@ -359,6 +374,9 @@ impl MrcBuilder {
     /// The histogram (with the SHARDS_adj correction when asked and sampling at a fixed rate).
     #[must_use]
     pub fn finish(mut self) -> DistanceHistogram {
+        if self.cfg.is_exact() {
+            return self.exact.into_histogram();
+        }
         if self.cfg.max_samples.is_none() && !self.cfg.is_exact() {
             // Fixed rate: the histogram stays indexed by the sampled distances, scaled when read.
             let w = 1.0 / self.rate();
