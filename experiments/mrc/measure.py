@@ -236,14 +236,15 @@ def shards_sensitivity3(root: str, label: str = "") -> None:
         tr = trace(root, name)
         ex = ps.mrc(tr, method="exact")
         sizes = [int(s) for s in ex["capacity_blocks"]]
-        for label, kw in variants:
+        for variant, kw in variants:
             maes = []
             for seed in range(20):
                 est = ps.mrc(tr, sizes, method="shards", seed=seed, **kw)
                 maes.append(float((est["miss_ratio"] - ex["miss_ratio"]).abs().mean()))
-            rows.append({"trace": name, "variant": label, "mae_min": round(min(maes), 5),
+            rows.append({"trace": name, "variant": variant, "mae_min": round(min(maes), 5),
                          "mae_median": round(statistics.median(maes), 5), "mae_max": round(max(maes), 5),
                          "seeds_within_0.005_of_20": sum(m <= 0.005 for m in maes)})
+    # (Until round 5 the loop variable shadowed `label`: every run wrote shards_sensitivity3fixedsize8192.)
     write(f"shards_sensitivity3{label}", rows)
 
 
@@ -273,9 +274,76 @@ def exact4(root: str, label: str, reps: int = 7) -> None:
     write(f"exact4_{label}", rows)
 
 
+def shards5(root: str, label: str, seeds: int = 80) -> None:
+    """Methods 15-16 of docs/mrc.md: SHARDS 1% (SHARDS_adj) over seeds 0..seeds-1 with the hash of this
+    build (`label`): every seed's curve at the 100 sizes (raw, for the diagnosis), and the summary of
+    method 8 (per-seed MAE over seeds 0-19, the averaged curve over all seeds, sizes beyond 2 and 3 SE)."""
+    summary, raw = [], []
+    for name in ("w106", "P6", "P12"):
+        tr = trace(root, name)
+        ex = ps.mrc(tr, method="exact")
+        exact = ex["miss_ratio"].to_numpy()
+        sizes = [int(s) for s in ex["capacity_blocks"]]
+        errs = []
+        for seed in range(seeds):
+            est = ps.mrc(tr, sizes, method="shards", rate=0.01, seed=seed)
+            e = est["miss_ratio"].to_numpy() - exact
+            errs.append(e)
+            sampled = round(est.attrs["footprint"] * est.attrs["rate"])
+            for i, size in enumerate(sizes):
+                raw.append({"hash": label, "trace": name, "seed": seed, "sampled_blocks": sampled,
+                            "capacity_blocks": size, "exact_miss": round(float(exact[i]), 6),
+                            "est_miss": round(float(est["miss_ratio"][i]), 6)})
+        maes = [float(abs(e).mean()) for e in errs[:20]]
+        n = len(errs)
+        mean = [sum(e[i] for e in errs) / n for i in range(len(sizes))]
+        se = [statistics.stdev([e[i] for e in errs]) / n ** 0.5 for i in range(len(sizes))]
+        summary.append({"hash": label, "trace": name, "seeds": n,
+                        "mae_min_0_19": round(min(maes), 5), "mae_median_0_19": round(statistics.median(maes), 5),
+                        "mae_max_0_19": round(max(maes), 5), "seeds_within_0.005_of_20": sum(m <= 0.005 for m in maes),
+                        "mae_median_0_79": round(statistics.median(float(abs(e).mean()) for e in errs), 5),
+                        "seeds_within_0.005_of_80": sum(float(abs(e).mean()) <= 0.005 for e in errs),
+                        "mae_of_mean_curve": round(statistics.mean(abs(m) for m in mean), 5),
+                        "mean_se": round(statistics.mean(se), 5),
+                        "sizes_beyond_3se": sum(abs(m) > 3 * s for m, s in zip(mean, se)),
+                        "sizes_beyond_2se": sum(abs(m) > 2 * s for m, s in zip(mean, se)),
+                        "mean_signed_err": round(statistics.mean(mean), 5)})
+        print(summary[-1], flush=True)
+    write(f"shards5_{label}", summary)
+    write(f"shards5_{label}_per_seed", raw)
+
+
+def exact5(root: str, label: str, reps: int = 7) -> None:
+    """Method 14: method 12's measure (exact against simulate_many LRU at 10%, 1 thread, cache warm, `reps`
+    alternating rounds, medians) with SHARDS 1% (seed 0) timed in the same rounds."""
+    caps = {"w106": 27517, "P6": 10190, "P12": 40160}
+    rows = []
+    for name in ("w106", "P6", "P12"):
+        tr = trace(root, name)
+        lru = [{"level": [{"size": caps[name], "policy": "lru"}]}]
+        run_ex = lambda: ps.mrc(tr, method="exact")  # noqa: E731
+        run_lru = lambda: ps.simulate_many(tr, lru, threads=1)  # noqa: E731
+        run_sh = lambda: ps.mrc(tr, method="shards", rate=0.01)  # noqa: E731
+        run_ex(), run_lru(), run_sh()
+        load0 = os.getloadavg()[0]
+        ex, lr, sh = [], [], []
+        for _ in range(reps):
+            ex.append(cpu(run_ex)[1])
+            lr.append(cpu(run_lru)[1])
+            sh.append(cpu(run_sh)[1])
+        e, l_, s_ = statistics.median(ex), statistics.median(lr), statistics.median(sh)
+        rows.append({"trace": name, "label": label, "exact_cpu_s": round(e, 4), "lru_10pct_cpu_s": round(l_, 4),
+                     "ratio": round(e / l_, 2), "shards_cpu_s": round(s_, 4), "exact_over_shards": round(e / s_, 1),
+                     "exact_min": round(min(ex), 4), "exact_max": round(max(ex), 4), "lru_min": round(min(lr), 4),
+                     "lru_max": round(max(lr), 4), "load_before": round(load0, 2),
+                     "load_after": round(os.getloadavg()[0], 2)})
+        print(rows[-1], flush=True)
+    write(f"exact5_{label}", rows)
+
+
 def main() -> int:
     p = argparse.ArgumentParser()
-    p.add_argument("what", choices=["exact", "bias", "bias3", "speed3", "exact4", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
+    p.add_argument("what", choices=["exact", "bias", "bias3", "shards5", "exact5", "speed3", "exact4", "sensitivity3", "sensitivity", "engine", "extent", "speed", "all"])
     p.add_argument("--traces", default=os.environ.get("PREFETCHSIM_TRACES", "../shared/traces"))
     p.add_argument("--label", default="after", help="bias3: the estimator of this build (before / after)")
     p.add_argument("--only", default="w106,P6,P12,OLTP", help="extent: traces")
@@ -289,6 +357,10 @@ def main() -> int:
         speed(a.traces, a.only.split(","), seeds=range(5), out="speed3")
     if a.what == "exact4":
         exact4(a.traces, a.label)
+    if a.what == "exact5":
+        exact5(a.traces, a.label)
+    if a.what == "shards5":
+        shards5(a.traces, a.label)
     if a.what == "bias3":
         shards_bias3(a.traces, a.label)
     if a.what == "sensitivity3":

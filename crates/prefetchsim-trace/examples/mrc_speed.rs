@@ -3,14 +3,14 @@
 //!
 //! `cargo run --release -p prefetchsim-trace --example mrc_speed -- TRACE FORMAT [RATE] [REPEAT] [ONLY]`
 //!
-//! Prints, for each method, the median seconds over REPEAT (default 5) alternating runs: `exact`, `shards`
-//! at RATE (default 0.01, SHARDS_adj, seed 0), `lru` at 10% of the footprint (the engine's LRU), `read`
-//! (decoding). The curve methods are handed the decoded requests as a slice, without a copy
-//! (docs/mrc.md, method 7). With ONLY = `read`, `exact` or `shards`, the trace is read and that method
+//! Prints, for each method, the median (and min-max) seconds over REPEAT (default 9) alternating runs:
+//! `exact`, `shards` at RATE (default 0.01, SHARDS_adj, seed 0), `lru` at 10% of the footprint (the
+//! engine's LRU), `scan` (a pass reading each request's first block and length: the floor of any method
+//! that looks at every request), `read` (decoding). The curve methods are handed the decoded requests as a
+//! slice, without a copy (docs/mrc.md, method 7). Times are the CPU time of the thread
+//! (`CLOCK_THREAD_CPUTIME_ID`, docs/mrc.md method 13). With ONLY = `read`, `exact` or `shards`, the trace is read and that method
 //! run REPEAT times, nothing else: under `valgrind --tool=callgrind` the instruction counts of the three
 //! give each method's own instructions (minus `read`'s), which the machine's load does not change.
-
-use std::time::Instant;
 
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
@@ -25,10 +25,28 @@ fn median(mut v: Vec<f64>) -> f64 {
     v[v.len() / 2]
 }
 
+/// CPU seconds of this thread so far (`CLOCK_THREAD_CPUTIME_ID`).
+fn thread_cpu() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
 fn timed<T>(f: impl FnOnce() -> Res<T>) -> Res<(T, f64)> {
-    let t = Instant::now();
+    let c = thread_cpu();
     let out = f()?;
-    Ok((out, t.elapsed().as_secs_f64()))
+    Ok((out, thread_cpu() - c))
+}
+
+/// Median and range, formatted.
+fn stats(v: &[f64]) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(0.0, f64::max);
+    format!("{:.4} s ({lo:.4}-{hi:.4})", median(v.to_vec()))
+}
+
+/// Read every request's first block and length: what a pass over the slice costs at least.
+fn scan(reqs: &[Request]) -> u64 {
+    reqs.iter().fold(0u64, |acc, r| acc.wrapping_add(r.first ^ u64::from(r.len)))
 }
 
 fn main() -> Res<()> {
@@ -37,7 +55,7 @@ fn main() -> Res<()> {
         return Err("usage: mrc_speed TRACE FORMAT [RATE] [REPEAT]".into());
     }
     let rate: f64 = args.get(3).map_or(Ok(0.01), |s| s.parse())?;
-    let repeat: usize = args.get(4).map_or(Ok(5), |s| s.parse())?;
+    let repeat: usize = args.get(4).map_or(Ok(9), |s| s.parse())?;
     let spec = TraceSpec::with_format(&args[1], &args[2]);
     let read = |_: ()| -> Res<Vec<Request>> {
         let mut src = spec.open()?;
@@ -45,7 +63,8 @@ fn main() -> Res<()> {
         while src.fill(&mut reqs, 1 << 16)? > 0 {}
         Ok(reqs)
     };
-    let (reqs, _) = timed(|| read(()))?;
+    // Not timed: the ONLY modes run under valgrind, where the clock of rustix (vDSO) is not available.
+    let reqs = read(())?;
     if let Some(only) = args.get(5) {
         let cfg = match only.as_str() {
             "read" => None,
@@ -66,9 +85,10 @@ fn main() -> Res<()> {
     let footprint = curve(ShardsConfig::exact())?;
     let size = ((footprint * 0.1).round() as u64).max(1);
     let cfg = HierarchyConfig::from_toml(&format!("[[level]]\nsize = {size}\npolicy = 'lru'\n"))?;
-    let (mut t_read, mut t_exact, mut t_shards, mut t_lru) = (vec![], vec![], vec![], vec![]);
+    let (mut t_read, mut t_exact, mut t_shards, mut t_lru, mut t_scan) = (vec![], vec![], vec![], vec![], vec![]);
     for _ in 0..repeat {
         t_read.push(timed(|| read(()))?.1);
+        t_scan.push(timed(|| Ok(std::hint::black_box(scan(std::hint::black_box(&reqs)))))?.1);
         t_exact.push(timed(|| curve(ShardsConfig::exact()))?.1);
         t_shards.push(timed(|| curve(ShardsConfig::fixed_rate(rate)))?.1);
         // The engine reads its requests from a source: the copy is made outside the timed part.
@@ -76,13 +96,17 @@ fn main() -> Res<()> {
         let mut h = Hierarchy::build(&cfg, spec.block_size, None)?;
         t_lru.push(timed(|| run_instant(&mut src, &mut h, &cfg.engine, &mut Silent))?.1);
     }
-    let (e, s, l, r) = (median(t_exact), median(t_shards), median(t_lru), median(t_read));
     println!(
-        "{} requests, footprint {footprint}: read {r:.4} s, exact {e:.4} s, shards({rate}) {s:.4} s, \
-         lru({size}) {l:.4} s; exact/lru {:.2}, exact/shards {:.1}",
+        "{} requests, footprint {footprint}, thread CPU, medians (min-max) of {repeat}: read {}, scan {}, exact {}, \
+         shards({rate}) {}, lru({size}) {}; exact/lru {:.2}, exact/shards {:.1}",
         reqs.len(),
-        e / l,
-        e / s
+        stats(&t_read),
+        stats(&t_scan),
+        stats(&t_exact),
+        stats(&t_shards),
+        stats(&t_lru),
+        median(t_exact.clone()) / median(t_lru.clone()),
+        median(t_exact.clone()) / median(t_shards.clone())
     );
     Ok(())
 }

@@ -11,12 +11,14 @@
 //!   ATC'17) or by extent (prefetch-aware), to run any policy and prefetcher on a scaled cache.
 
 pub mod curve;
+pub mod exact_counts;
 pub mod family;
 pub mod fifo_family;
 pub mod hash;
 pub mod levels;
 pub mod lru_family;
 pub mod marks;
+pub mod request_filter;
 pub mod sample;
 pub mod shards;
 pub mod stack;

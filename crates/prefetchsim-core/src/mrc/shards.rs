@@ -4,7 +4,7 @@
 //! A block is sampled when the hash of its number is below a threshold T (rate R = T / 2^64), so every
 //! reference to a sampled block is seen; the blocks between two references to it, counted among sampled
 //! blocks and divided by R, estimate those of the whole trace ([`scaled_distance`]); blocks are sampled by
-//! a strongly universal hash ([`hash::Universal`]). *Fixed-rate* keeps R; *fixed-size* keeps at most
+//! a strongly universal hash ([`hash::MultiplyShift`]). *Fixed-rate* keeps R; *fixed-size* keeps at most
 //! `max_samples` blocks: when one more would be tracked, the block of largest hash leaves and T drops to its hash. Each
 //! reference counts `1 / R` of the rate in force when it was seen, which equals the paper's rescaling of
 //! the histogram by `R_new / R_old` at every drop (both weigh a reference by `R_final / R_then` before
@@ -18,10 +18,15 @@ use std::collections::BinaryHeap;
 use serde::Deserialize;
 
 use super::curve::{scaled_distance, DistanceHistogram};
+use super::exact_counts::ExactCounts;
 use super::hash;
+use super::request_filter::RequestFilter;
 use super::stack::StackDistances;
 use crate::component::ConfigError;
 use crate::request::Request;
+
+/// Requests of a fixed-rate pass whose first ones choose how the rest are tested ([`MrcBuilder::add_all`]).
+const SCAN_CHUNK: usize = 1 << 14;
 
 /// Requests ahead whose first block's time the exact pass starts loading ([`StackDistances::touch`]).
 const TOUCH_AHEAD: usize = 8;
@@ -117,11 +122,15 @@ pub struct MrcBuilder {
     cfg: ShardsConfig,
     threshold: u64,
     /// The sampling hash (of `cfg.seed`).
-    hasher: hash::Universal,
+    hasher: hash::MultiplyShift,
+    /// Fixed rate: which requests may hold a sampled block (built at the first batch).
+    filter: Option<RequestFilter>,
     stack: StackDistances,
     /// Fixed-size: the tracked blocks by hash, largest on top.
     by_hash: BinaryHeap<(u64, u64)>,
     hist: DistanceHistogram,
+    /// The exact pass's counts (its histogram at the end).
+    exact: ExactCounts,
     /// Fixed rate: sampled references by their distance among sampled blocks, and sampled requests by the
     /// largest; they become `hist` at the end, scaled when read ([`DistanceHistogram::scale`]). They stay
     /// small (the sample's distances), where scaled distances span the whole trace's.
@@ -140,11 +149,13 @@ impl MrcBuilder {
         cfg.validate()?;
         Ok(Self {
             threshold: hash::threshold(cfg.rate),
-            hasher: hash::Universal::new(cfg.seed),
+            hasher: hash::MultiplyShift::new(cfg.seed),
+            filter: None,
             stack: if cfg.is_exact() { StackDistances::new() } else { StackDistances::sampled() },
             cfg,
             by_hash: BinaryHeap::new(),
             hist: DistanceHistogram::default(),
+            exact: ExactCounts::default(),
             by_sampled: (Vec::new(), Vec::new()),
             seen_blocks: 0,
             sampled_blocks: 0,
@@ -174,7 +185,8 @@ impl MrcBuilder {
     }
 
     /// Account requests in order ([`Self::add`] each). At a fixed rate most requests have no sampled
-    /// block: they cost one hash per block and a comparison; a request with one goes on from that block
+    /// block: they cost one multiplication, an addition per further block and a comparison each
+    /// ([`hash::MultiplyShift::first_sampled`]); a request with one goes on from that block
     /// ([`Self::add_from`]) without hashing again the blocks before it.
     pub fn add_all(&mut self, reqs: &[Request]) {
         if self.cfg.is_exact() {
@@ -190,15 +202,39 @@ impl MrcBuilder {
             reqs.iter().for_each(|r| self.add(r));
             return;
         }
-        let (hasher, threshold) = (self.hasher, self.threshold);
+        let (hasher, bound) = (self.hasher, hash::MultiplyShift::test(self.threshold));
+        let filter = self.filter.take().unwrap_or_else(|| RequestFilter::new(hasher, bound));
+        let mut seen = 0u64;
+        for chunk in reqs.chunks(SCAN_CHUNK) {
+            // Mostly one-block requests (a trace of blocks): test those by one comparison, a branch the
+            // processor predicts; else test every request by the filter, without a branch on lengths that
+            // vary. The same requests are found either way.
+            let probe = &chunk[..chunk.len().min(64)];
+            seen += if probe.iter().filter(|r| r.len == 1).count() * 8 >= probe.len() * 7 {
+                self.add_sampled::<true>(chunk, &filter, bound)
+            } else {
+                self.add_sampled::<false>(chunk, &filter, bound)
+            };
+        }
+        self.filter = Some(filter);
+        self.seen_blocks += seen;
+    }
+
+    /// Fixed rate: account the requests of `reqs` that hold a sampled block; their blocks. With `ONES`, a
+    /// request of one block is tested by one comparison of its hash's sum, any other by `filter`.
+    fn add_sampled<const ONES: bool>(&mut self, reqs: &[Request], filter: &RequestFilter, bound: u64) -> u64 {
+        let hasher = self.hasher;
         let mut seen = 0u64;
         for r in reqs {
             seen += u64::from(r.len);
-            if let Some(first) = r.blocks().find(|&b| hasher.hash(b) <= threshold) {
-                self.add_from(r, first);
+            let may = if ONES && r.len == 1 { hasher.sum(r.first) <= bound } else { filter.may_sample(r.first, r.len) };
+            if may {
+                if let Some(first) = hasher.first_sampled(r.first, r.len, bound) {
+                    self.add_from(r, first);
+                }
             }
         }
-        self.seen_blocks += seen;
+        seen
     }
 
     /// Account one request: each of its blocks is a reference, in order.
@@ -221,8 +257,15 @@ impl MrcBuilder {
         // Fixed-size sampling lowers the rate as it goes; a fixed rate is read once.
         let fixed = self.cfg.max_samples.is_none();
         let mut rate = self.rate();
-        for block in from..req.first + u64::from(req.len) {
-            let h = self.hasher.hash(block);
+        let end = req.first + u64::from(req.len);
+        // The hash's sums step by additions while the low half does not wrap (hash::MultiplyShift).
+        let steps = (from & 0xFFFF_FFFF) + (end - from) <= 1 << 32;
+        let mut sum = self.hasher.sum(from);
+        for block in from..end {
+            if block > from {
+                sum = if steps { sum.wrapping_add(self.hasher.step()) } else { self.hasher.sum(block) };
+            }
+            let h = sum & !0xFFFF_FFFF;
             if h > self.threshold {
                 continue;
             }
@@ -275,43 +318,65 @@ impl MrcBuilder {
         }
         self.seen_blocks += n;
         self.sampled_blocks += n;
+        let counts = &mut self.exact;
+        counts.total_blocks += n;
+        counts.total_requests += 1;
+        if n == 1 {
+            match self.stack.access(req.first) {
+                None => {
+                    counts.cold_blocks += 1;
+                    counts.cold_requests += 1;
+                }
+                Some(d) => counts.single(d as usize),
+            }
+            return;
+        }
         let mut cold = false;
         let mut worst = 0usize;
         for block in req.blocks() {
-            self.hist.total_blocks += 1.0;
             match self.stack.access(block) {
                 None => {
                     cold = true;
-                    self.hist.cold_blocks += 1.0;
+                    counts.cold_blocks += 1;
                 }
                 Some(d) => {
                     let d = d as usize;
                     worst = worst.max(d);
-                    DistanceHistogram::bump(&mut self.hist.blocks, d, 1.0);
+                    counts.block(d);
                 }
             }
         }
-        self.hist.total_requests += 1.0;
         if cold {
-            self.hist.cold_requests += 1.0;
+            counts.cold_requests += 1;
         } else {
-            DistanceHistogram::bump(&mut self.hist.requests, worst, 1.0);
+            counts.request(worst);
         }
     }
 
-    /// Fixed-size: drop the blocks of largest hash until at most `max_samples` are tracked.
+    /// Fixed-size: drop the blocks of largest hash until at most `max_samples` are tracked. The threshold
+    /// falls below the hash dropped, so every block of that hash leaves with it (32-bit hashes can tie).
     fn shrink(&mut self) {
         let Some(max) = self.cfg.max_samples else { return };
         while self.stack.tracked() as u64 > max {
             let Some((h, block)) = self.by_hash.pop() else { break };
             self.threshold = h.saturating_sub(1);
             self.stack.forget(block);
+            while let Some(&(h, block)) = self.by_hash.peek() {
+                if h <= self.threshold {
+                    break;
+                }
+                self.by_hash.pop();
+                self.stack.forget(block);
+            }
         }
     }
 
     /// The histogram (with the SHARDS_adj correction when asked and sampling at a fixed rate).
     #[must_use]
     pub fn finish(mut self) -> DistanceHistogram {
+        if self.cfg.is_exact() {
+            return self.exact.into_histogram();
+        }
         if self.cfg.max_samples.is_none() && !self.cfg.is_exact() {
             // Fixed rate: the histogram stays indexed by the sampled distances, scaled when read.
             let w = 1.0 / self.rate();

@@ -64,7 +64,7 @@ impl StackDistances {
                 let prev = prev as usize;
                 // Every mark is at a time before `now`, one per tracked block: those after `prev` are the
                 // distinct blocks referenced since.
-                let after = self.marks.count_between(prev, now - 1);
+                let after = self.marks.count_after(prev, now - 1);
                 self.marks.remove(prev);
                 Some(after + 1)
             }

@@ -218,3 +218,52 @@ proptest! {
         assert_exact(&reqs)?;
     }
 }
+
+/// A fixed-rate pass over a slice (`add_all`: requests tested whole by the filter, one-block batches by
+/// one comparison) gives the histogram of adding the requests one by one, where every block is hashed
+/// (docs/mrc.md, round 5): batches of one-block requests and of varied lengths, block numbers above 2^32
+/// and next to a wrap of their low half, requests longer than the filter's table.
+#[test]
+fn a_fixed_rate_pass_over_a_slice_equals_adding_requests_one_by_one() {
+    let mut x = 11u64;
+    let mut next = || {
+        x = x.wrapping_mul(6_364_136_223_846_793_005).wrapping_add(1_442_695_040_888_963_407);
+        x
+    };
+    let mut reqs = Vec::new();
+    for batch in 0..6 {
+        for _ in 0..20_000 {
+            let r = next();
+            let first = match r % 5 {
+                0 => (r >> 40) % 3000,
+                1 => (r >> 44) % 200_000,
+                2 => (1u64 << 32) + (r >> 50),
+                3 => (1u64 << 32) - 1 - (r >> 58),
+                _ => (r >> 20) % 50_000,
+            };
+            let len = if batch % 2 == 0 {
+                if r % 97 == 0 {
+                    3
+                } else {
+                    1
+                }
+            } else {
+                1 + (r >> 59) as u32 * 3
+            };
+            reqs.push(Request::read(first, len));
+        }
+    }
+    for (rate, seed) in [(0.01, 0), (0.05, 3), (0.3, 7)] {
+        let cfg = ShardsConfig { seed, ..ShardsConfig::fixed_rate(rate) };
+        let mut whole = MrcBuilder::new(cfg.clone()).unwrap();
+        whole.add_all(&reqs);
+        let mut one_by_one = MrcBuilder::new(cfg).unwrap();
+        reqs.iter().for_each(|r| one_by_one.add(r));
+        assert_eq!(whole.sampled_references(), one_by_one.sampled_references(), "rate {rate}");
+        let (a, b) = (whole.finish(), one_by_one.finish());
+        assert_eq!(a.blocks, b.blocks, "rate {rate}");
+        assert_eq!(a.requests, b.requests, "rate {rate}");
+        assert_eq!((a.cold_blocks, a.cold_requests), (b.cold_blocks, b.cold_requests), "rate {rate}");
+        assert_eq!((a.total_blocks, a.total_requests), (b.total_blocks, b.total_requests), "rate {rate}");
+    }
+}
