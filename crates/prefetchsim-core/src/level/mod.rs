@@ -21,6 +21,7 @@ pub mod exclusive;
 pub mod fanout;
 mod fetches;
 mod forward;
+mod in_place;
 pub mod pins;
 mod prefetch_one;
 pub mod protect;
@@ -164,6 +165,10 @@ pub struct Level<P: Policy> {
     extra: bool,
     /// [`Coordination::set_answer_end`] for the next access (cleared by it).
     answer_end: Option<u64>,
+    /// Evictions need none of the protection, pin and log machinery: a full level admits a block in
+    /// its victim's slot ([`in_place`]). Kept by [`Level::refresh_in_place`], which every setter of what
+    /// it depends on calls.
+    in_place: bool,
 }
 
 impl<P: Policy> Level<P> {
@@ -199,7 +204,9 @@ impl<P: Policy> Level<P> {
             log_mark: 0,
             extra: false,
             answer_end: None,
+            in_place: false,
         };
+        level.refresh_in_place();
         level.charge_metadata();
         level
     }
@@ -297,9 +304,12 @@ impl<P: Policy> Level<P> {
     }
 
     /// Make room for one block and insert it. Returns its slot, or `None` when nothing could be evicted.
-    #[inline]
+    #[inline(always)]
     fn admit(&mut self, block: u64, stream: u32, flag: u8, how: &Insert) -> Option<Slot> {
         self.policy.on_miss(block, how.origin, &self.table);
+        if self.in_place && self.table.len() == self.data_capacity {
+            return self.admit_in_place(block, stream, flag, how);
+        }
         while self.table.len() >= self.data_capacity {
             if !self.evict_one() {
                 return None;

@@ -27,7 +27,7 @@ impl Lru {
 
 /// Put `slot` on `list` as `how` says: after the previous block of its run, at the LRU end, or at MRU.
 /// Shared by the list policies so placement means the same thing everywhere.
-#[inline]
+#[inline(always)]
 pub(crate) fn place(list: &mut List, links: &mut Links, slot: Slot, how: &Insert) {
     match (how.after, how.placement) {
         (Some(prev), _) => list.insert_after(links, prev, slot),

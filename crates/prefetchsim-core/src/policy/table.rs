@@ -123,6 +123,19 @@ impl BlockTable {
         entry
     }
 
+    /// Put `block` (not resident) in the occupied `slot` in place of its block: what [`BlockTable::remove`]
+    /// of `slot` followed by [`BlockTable::insert`] does (the insertion pops the slot the removal freed),
+    /// without the trip through the free list.
+    #[inline]
+    pub fn replace(&mut self, slot: Slot, block: u64, stream: u32, flags: u8) {
+        debug_assert!(self.occupied[slot as usize]);
+        debug_assert!(self.get(block).is_none(), "block {block} inserted twice");
+        let old = self.entries[slot as usize].block;
+        self.index.remove(old, slot);
+        self.entries[slot as usize] = Entry { block, stream, flags, chances: 0, aux: 0 };
+        self.index.insert(block, slot, &self.entries);
+    }
+
     /// Iterate over resident entries (in slot order, which is deterministic).
     pub fn iter(&self) -> impl Iterator<Item = (Slot, &Entry)> {
         self.entries
