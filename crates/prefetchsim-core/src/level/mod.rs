@@ -443,7 +443,11 @@ impl<P: Policy> Level<P> {
             self.du_sent_up(req);
         }
         if !self.plan.runs.is_empty() {
-            self.fill_prefetch(req, out, from);
+            if EXTRA || self.pins.on || self.pins.apart {
+                self.fill_prefetch(req, out, from);
+            } else {
+                self.fill_prefetch_lean(req, out, from);
+            }
         }
         for f in &out[from..] {
             self.counters.fetches += 1;

@@ -4,7 +4,7 @@
 //! of missing blocks cost as much as the prefetcher itself (measured on OLTP with OBL: a third of the run
 //! in the general access). The same counters, outcome, prefetcher call, policy calls and fetches, in the
 //! same order, so results are identical (the behaviour snapshot and the libCacheSim parity tests hold
-//! it); the prefetches go through the general [`Level::fill_prefetch`].
+//! it); the prefetches go through [`Level::fill_prefetch_lean`].
 
 use super::{Exclusive, Level};
 use crate::eventlog::{EventKind as K, Origin};
@@ -85,7 +85,11 @@ impl<P: Policy> Level<P> {
             out.push(Fetch { first: block, len: 1, demand_len: 1, stream: req.stream, client: req.client });
         }
         if !self.plan.runs.is_empty() {
-            self.fill_prefetch(req, out, from);
+            if self.pins.apart {
+                self.fill_prefetch(req, out, from);
+            } else {
+                self.fill_prefetch_lean(req, out, from);
+            }
         }
         for f in &out[from..] {
             self.counters.fetches += 1;
