@@ -44,12 +44,12 @@ impl Policy for Lru {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_insert(&mut self, slot: Slot, _table: &BlockTable, how: &Insert) {
         place(&mut self.list, &mut self.links, slot, how);
     }
 
-    #[inline]
+    #[inline(always)]
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
         let s = self.list.last_unpinned(&self.links, table)?;
         self.list.unlink(&mut self.links, s);

@@ -126,7 +126,7 @@ impl BlockTable {
     /// Put `block` (not resident) in the occupied `slot` in place of its block: what [`BlockTable::remove`]
     /// of `slot` followed by [`BlockTable::insert`] does (the insertion pops the slot the removal freed),
     /// without the trip through the free list.
-    #[inline]
+    #[inline(always)]
     pub fn replace(&mut self, slot: Slot, block: u64, stream: u32, flags: u8) {
         debug_assert!(self.occupied[slot as usize]);
         debug_assert!(self.get(block).is_none(), "block {block} inserted twice");
