@@ -1,4 +1,4 @@
-//! Admission in place: when a full level needs none of the eviction machinery (no second chances, no
+//! Admission in place: when a full level needs none of the eviction machinery beyond second chances (no
 //! raise, no timed pins, no event log, no eviction record), the block it admits takes its victim's slot
 //! in one step: the victim leaves the policy and the index, the entry is overwritten and the new block
 //! enters the index and the policy. [`Level::evict_one`] followed by an insertion does the same through
@@ -10,16 +10,13 @@
 
 use super::Level;
 use crate::policy::{Insert, Policy, Slot};
+use crate::prefetch::CacheView;
 
 impl<P: Policy> Level<P> {
     /// Recompute whether a full level may admit in place: call after any change to the timed pins, the
     /// event log or the eviction record (the protection settings are fixed at construction).
     pub(super) fn refresh_in_place(&mut self) {
-        self.in_place = !self.pins.on
-            && self.log.is_none()
-            && self.evicted.is_none()
-            && self.protect.second_chances == 0
-            && !self.protect.raises;
+        self.in_place = !self.pins.on && self.log.is_none() && self.evicted.is_none() && !self.protect.raises;
     }
 
     /// Admit `block` into the slot of the policy's victim (the level is exactly full and
@@ -27,8 +24,19 @@ impl<P: Policy> Level<P> {
     /// policy has no victim, as [`Level::admit`].
     #[inline(always)]
     pub(super) fn admit_in_place(&mut self, block: u64, stream: u32, flag: u8, how: &Insert) -> Option<Slot> {
-        let slot = self.policy.victim(&self.table)?;
-        let old = *self.table.entry(slot);
+        let (slot, old) = loop {
+            let slot = self.policy.victim(&self.table)?;
+            let old = *self.table.entry(slot);
+            if old.unused_prefetch() && old.chances < self.protect.second_chances {
+                // A second chance, as [`Level::evict_one`] gives it: back to the insertion end, and the
+                // policy picks again.
+                self.table.entry_mut(slot).chances += 1;
+                self.policy.on_insert(slot, &self.table, &Insert::second_chance());
+                self.prefetcher.on_second_chance(&old, CacheView::new(&self.table, self.data_capacity));
+                continue;
+            }
+            break (slot, old);
+        };
         self.policy.on_evicted(slot, &self.table);
         if old.counts_unused() {
             self.counters.unused_evicted += 1;
