@@ -148,6 +148,10 @@ pub struct Level<P: Policy> {
     /// the straight path ([`demand`]) while no event log, readmore block or timed pin needs the general
     /// one.
     plain: bool,
+    /// An active prefetcher, a positive capacity and default demand options: one-block demand accesses
+    /// may take the straight path of [`prefetch_one`] while no event log, readmore block or timed pin
+    /// needs the general one.
+    one_block_prefetching: bool,
     /// Unused prefetched blocks: second chances, raise.
     protect: Protect,
     counters: LevelCounters,
@@ -176,12 +180,10 @@ impl<P: Policy> Level<P> {
     pub fn new(capacity: usize, policy: P, mut prefetcher: Box<dyn Prefetcher>, opts: LevelOptions) -> Self {
         let caps = prefetcher.attach(LevelGeometry { capacity, block_bytes: DEFAULT_BLOCK_BYTES });
         let charge = opts.charge_metadata || caps.charge_metadata;
-        let plain = !caps.active
-            && !charge
-            && capacity > 0
-            && opts.cache_demand_miss
-            && !opts.consume_on_hit
-            && opts.exclusive == Exclusive::None;
+        let default_demand =
+            capacity > 0 && opts.cache_demand_miss && !opts.consume_on_hit && opts.exclusive == Exclusive::None;
+        let plain = !caps.active && !charge && default_demand;
+        let one_block_prefetching = caps.active && default_demand;
         let mut level = Self {
             table: BlockTable::with_capacity(capacity),
             policy,
@@ -195,6 +197,7 @@ impl<P: Policy> Level<P> {
             wants_evictions: caps.wants_evictions,
             pf_active: caps.active,
             plain,
+            one_block_prefetching,
             counters: LevelCounters::default(),
             outcomes: Vec::with_capacity(64),
             plan: PrefetchPlan::default(),

@@ -6,7 +6,7 @@
 //! same order, so results are identical (the behaviour snapshot and the libCacheSim parity tests hold
 //! it); the prefetches go through [`Level::fill_prefetch_lean`].
 
-use super::{Exclusive, Level};
+use super::Level;
 use crate::eventlog::{EventKind as K, Origin};
 use crate::policy::{flags, Insert, Policy};
 use crate::prefetch::{CacheView, Outcome, PrefetchCtx};
@@ -14,19 +14,11 @@ use crate::request::{Fetch, Request};
 
 impl<P: Policy> Level<P> {
     /// Whether `req` (with `demand_len` demand blocks) can take [`Level::access_one_prefetching`]: one
-    /// demand block at a level whose prefetcher is active, without event log, readmore blocks, timed
-    /// pins, exclusive caching, consume on hit, or uncached demand misses.
+    /// demand block at a level with an active prefetcher and default demand options (fixed at
+    /// construction), without event log, readmore blocks or timed pins.
     #[inline(always)]
     pub(super) fn takes_one_block_prefetch_path(&self, req: &Request, demand_len: u32) -> bool {
-        req.len == 1
-            && demand_len == 1
-            && self.pf_active
-            && !self.extra
-            && !self.pins.on
-            && self.capacity > 0
-            && self.opts.cache_demand_miss
-            && !self.opts.consume_on_hit
-            && self.opts.exclusive == Exclusive::None
+        self.one_block_prefetching && req.len == 1 && demand_len == 1 && !self.extra && !self.pins.on
     }
 
     /// Serve the one demand block of `req` ([`Level::takes_one_block_prefetch_path`] holds).
