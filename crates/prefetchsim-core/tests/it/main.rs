@@ -5,6 +5,7 @@ mod clients;
 mod device;
 mod exclusive;
 mod history;
+mod in_place_admission;
 mod level_roles;
 mod lru_family;
 mod module_graph;
