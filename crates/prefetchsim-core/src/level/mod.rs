@@ -144,6 +144,9 @@ pub struct Level<P: Policy> {
     wants_evictions: bool,
     /// False for the `none` prefetcher: the per-request call and plan are skipped.
     pf_active: bool,
+    /// The prefetcher is not called for a request of plain hits
+    /// ([`crate::prefetch::Capabilities::hits_are_noops`]).
+    pf_skips_hits: bool,
     /// No prefetcher, no metadata charge and default demand options: one-block demand accesses may take
     /// the straight path ([`demand`]) while no event log, readmore block or timed pin needs the general
     /// one.
@@ -196,6 +199,7 @@ impl<P: Policy> Level<P> {
             opts,
             wants_evictions: caps.wants_evictions,
             pf_active: caps.active,
+            pf_skips_hits: caps.hits_are_noops,
             plain,
             one_block_prefetching,
             counters: LevelCounters::default(),
@@ -430,6 +434,8 @@ impl<P: Policy> Level<P> {
 
         if self.pf_active {
             self.plan.clear();
+        }
+        if self.pf_active && !(self.pf_skips_hits && self.outcomes.iter().all(|&o| o == Outcome::Hit)) {
             let mut ctx = PrefetchCtx {
                 req,
                 demand_len,

@@ -56,14 +56,16 @@ impl<P: Policy> Level<P> {
         self.outcomes.push(outcome);
 
         self.plan.clear();
-        let mut ctx = PrefetchCtx {
-            req,
-            demand_len: 1,
-            outcomes: &self.outcomes,
-            cache: CacheView::new(&self.table, self.data_capacity),
-            plan: &mut self.plan,
-        };
-        self.prefetcher.on_access(&mut ctx);
+        if !(self.pf_skips_hits && outcome == Outcome::Hit) {
+            let mut ctx = PrefetchCtx {
+                req,
+                demand_len: 1,
+                outcomes: &self.outcomes,
+                cache: CacheView::new(&self.table, self.data_capacity),
+                plan: &mut self.plan,
+            };
+            self.prefetcher.on_access(&mut ctx);
+        }
 
         let from = out.len();
         if outcome == Outcome::Miss {

@@ -326,7 +326,12 @@ impl Prefetcher for Readahead {
     }
 
     fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
-        super::Capabilities { wants_evictions: self.params.mode == RaMode::Trigger, ..super::Capabilities::default() }
+        super::Capabilities {
+            wants_evictions: self.params.mode == RaMode::Trigger,
+            // PM acts on a miss only; the stream detector, when there is one, hears every request.
+            hits_are_noops: self.params.mode == RaMode::Pm && self.detector.is_none(),
+            ..super::Capabilities::default()
+        }
     }
 
     fn on_evicted(&mut self, entry: &Entry) {

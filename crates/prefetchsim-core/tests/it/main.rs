@@ -20,6 +20,7 @@ mod properties;
 mod readahead;
 mod registry;
 mod sarc_amp;
+mod skipped_hits;
 mod split_examples;
 mod split_properties;
 mod step_tap;
