@@ -35,6 +35,7 @@ impl<P: Policy> EventLog for Level<P> {
     fn record_events(&mut self, on: bool) {
         self.log = on.then(|| Vec::with_capacity(256));
         self.extra |= on;
+        self.refresh_in_place();
     }
 
     fn drain_events(&mut self, sink: &mut dyn FnMut(u32, &LevelEvent)) {

@@ -59,6 +59,7 @@ impl<P: Policy> Demotion for Level<P> {
 
     fn record_evictions(&mut self, on: bool) {
         self.evicted = on.then(Vec::new);
+        self.refresh_in_place();
     }
 
     fn take_evicted(&mut self) -> Vec<u64> {

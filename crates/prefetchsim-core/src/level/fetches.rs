@@ -119,4 +119,56 @@ impl<P: Policy> Level<P> {
         }
         self.plan.runs = runs;
     }
+
+    /// [`Level::fill_prefetch`] without timed pins or event log (the instant engine's common case): the
+    /// same policy calls, admissions, counters and fetches in the same order, without the per-block work
+    /// for pins and events, with the run's fetch kept in hand instead of found again in `out` per block,
+    /// and the counters added once per run.
+    pub(super) fn fill_prefetch_lean(&mut self, req: &Request, out: &mut Vec<Fetch>, from: usize) {
+        debug_assert!(!self.pins.on && !self.pins.apart && self.log.is_none());
+        let runs = std::mem::take(&mut self.plan.runs);
+        let second_from = self.plan.second_from.unwrap_or(usize::MAX);
+        for (index, run) in runs.iter().enumerate() {
+            let (label, second) = if index >= second_from { (flags::SECOND, 1) } else { (0, 0) };
+            let placement = match run.placement {
+                Placement::Default => self.opts.pf_insert,
+                p => p,
+            };
+            let mut issued = 0u64;
+            let mut dropped = 0u64;
+            let mut prev: Option<(Slot, u64)> = None;
+            for rank in 0..run.len {
+                let Some(block) = run.first.checked_add(u64::from(rank)) else { break };
+                if let Some(slot) = self.table.get(block) {
+                    self.policy.on_prefetch_cached(slot, &self.table, rank);
+                    continue;
+                }
+                if self.capacity == 0 {
+                    dropped += 1;
+                    continue;
+                }
+                // The previous newly inserted block of this run may have been evicted meanwhile.
+                let after =
+                    prev.and_then(|(s, b)| (self.table.is_occupied(s) && self.table.entry(s).block == b).then_some(s));
+                let how = Insert::prefetch(rank, after, placement);
+                let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED | label, &how) else {
+                    dropped += 1;
+                    continue;
+                };
+                prev = Some((slot, block));
+                self.protect.prefetched(slot);
+                issued += 1;
+                match out[from..].last_mut() {
+                    Some(f) if f.first + u64::from(f.len) == block => f.len += 1,
+                    _ => {
+                        out.push(Fetch { first: block, len: 1, demand_len: 0, stream: run.stream, client: req.client })
+                    }
+                }
+            }
+            self.counters.prefetch_issued += issued;
+            self.counters.second_issued += second * issued;
+            self.counters.prefetch_dropped += dropped;
+        }
+        self.plan.runs = runs;
+    }
 }

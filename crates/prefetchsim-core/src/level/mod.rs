@@ -21,6 +21,7 @@ pub mod exclusive;
 pub mod fanout;
 mod fetches;
 mod forward;
+mod in_place;
 pub mod pins;
 mod prefetch_one;
 pub mod protect;
@@ -143,10 +144,17 @@ pub struct Level<P: Policy> {
     wants_evictions: bool,
     /// False for the `none` prefetcher: the per-request call and plan are skipped.
     pf_active: bool,
+    /// The prefetcher is not called for a request of plain hits
+    /// ([`crate::prefetch::Capabilities::hits_are_noops`]).
+    pf_skips_hits: bool,
     /// No prefetcher, no metadata charge and default demand options: one-block demand accesses may take
     /// the straight path ([`demand`]) while no event log, readmore block or timed pin needs the general
     /// one.
     plain: bool,
+    /// An active prefetcher, a positive capacity and default demand options: one-block demand accesses
+    /// may take the straight path of [`prefetch_one`] while no event log, readmore block or timed pin
+    /// needs the general one.
+    one_block_prefetching: bool,
     /// Unused prefetched blocks: second chances, raise.
     protect: Protect,
     counters: LevelCounters,
@@ -164,6 +172,10 @@ pub struct Level<P: Policy> {
     extra: bool,
     /// [`Coordination::set_answer_end`] for the next access (cleared by it).
     answer_end: Option<u64>,
+    /// Evictions need none of the protection, pin and log machinery: a full level admits a block in
+    /// its victim's slot ([`in_place`]). Kept by [`Level::refresh_in_place`], which every setter of what
+    /// it depends on calls.
+    in_place: bool,
 }
 
 impl<P: Policy> Level<P> {
@@ -171,12 +183,10 @@ impl<P: Policy> Level<P> {
     pub fn new(capacity: usize, policy: P, mut prefetcher: Box<dyn Prefetcher>, opts: LevelOptions) -> Self {
         let caps = prefetcher.attach(LevelGeometry { capacity, block_bytes: DEFAULT_BLOCK_BYTES });
         let charge = opts.charge_metadata || caps.charge_metadata;
-        let plain = !caps.active
-            && !charge
-            && capacity > 0
-            && opts.cache_demand_miss
-            && !opts.consume_on_hit
-            && opts.exclusive == Exclusive::None;
+        let default_demand =
+            capacity > 0 && opts.cache_demand_miss && !opts.consume_on_hit && opts.exclusive == Exclusive::None;
+        let plain = !caps.active && !charge && default_demand;
+        let one_block_prefetching = caps.active && default_demand;
         let mut level = Self {
             table: BlockTable::with_capacity(capacity),
             policy,
@@ -189,7 +199,9 @@ impl<P: Policy> Level<P> {
             opts,
             wants_evictions: caps.wants_evictions,
             pf_active: caps.active,
+            pf_skips_hits: caps.hits_are_noops,
             plain,
+            one_block_prefetching,
             counters: LevelCounters::default(),
             outcomes: Vec::with_capacity(64),
             plan: PrefetchPlan::default(),
@@ -199,7 +211,9 @@ impl<P: Policy> Level<P> {
             log_mark: 0,
             extra: false,
             answer_end: None,
+            in_place: false,
         };
+        level.refresh_in_place();
         level.charge_metadata();
         level
     }
@@ -297,9 +311,12 @@ impl<P: Policy> Level<P> {
     }
 
     /// Make room for one block and insert it. Returns its slot, or `None` when nothing could be evicted.
-    #[inline]
+    #[inline(always)]
     fn admit(&mut self, block: u64, stream: u32, flag: u8, how: &Insert) -> Option<Slot> {
         self.policy.on_miss(block, how.origin, &self.table);
+        if self.in_place && self.table.len() == self.data_capacity {
+            return self.admit_in_place(block, stream, flag, how);
+        }
         while self.table.len() >= self.data_capacity {
             if !self.evict_one() {
                 return None;
@@ -417,6 +434,8 @@ impl<P: Policy> Level<P> {
 
         if self.pf_active {
             self.plan.clear();
+        }
+        if self.pf_active && !(self.pf_skips_hits && self.outcomes.iter().all(|&o| o == Outcome::Hit)) {
             let mut ctx = PrefetchCtx {
                 req,
                 demand_len,
@@ -433,7 +452,11 @@ impl<P: Policy> Level<P> {
             self.du_sent_up(req);
         }
         if !self.plan.runs.is_empty() {
-            self.fill_prefetch(req, out, from);
+            if EXTRA || self.pins.on || self.pins.apart {
+                self.fill_prefetch(req, out, from);
+            } else {
+                self.fill_prefetch_lean(req, out, from);
+            }
         }
         for f in &out[from..] {
             self.counters.fetches += 1;

@@ -202,6 +202,7 @@ impl<P: Policy> Pinning for Level<P> {
     fn set_timed(&mut self, on: bool) {
         self.pins.on = on;
         self.pins.begin_access(0);
+        self.refresh_in_place();
     }
 
     fn set_prefetch_apart(&mut self, on: bool) -> bool {

@@ -4,9 +4,9 @@
 //! of missing blocks cost as much as the prefetcher itself (measured on OLTP with OBL: a third of the run
 //! in the general access). The same counters, outcome, prefetcher call, policy calls and fetches, in the
 //! same order, so results are identical (the behaviour snapshot and the libCacheSim parity tests hold
-//! it); the prefetches go through the general [`Level::fill_prefetch`].
+//! it); the prefetches go through [`Level::fill_prefetch_lean`].
 
-use super::{Exclusive, Level};
+use super::Level;
 use crate::eventlog::{EventKind as K, Origin};
 use crate::policy::{flags, Insert, Policy};
 use crate::prefetch::{CacheView, Outcome, PrefetchCtx};
@@ -14,19 +14,11 @@ use crate::request::{Fetch, Request};
 
 impl<P: Policy> Level<P> {
     /// Whether `req` (with `demand_len` demand blocks) can take [`Level::access_one_prefetching`]: one
-    /// demand block at a level whose prefetcher is active, without event log, readmore blocks, timed
-    /// pins, exclusive caching, consume on hit, or uncached demand misses.
+    /// demand block at a level with an active prefetcher and default demand options (fixed at
+    /// construction), without event log, readmore blocks or timed pins.
     #[inline(always)]
     pub(super) fn takes_one_block_prefetch_path(&self, req: &Request, demand_len: u32) -> bool {
-        req.len == 1
-            && demand_len == 1
-            && self.pf_active
-            && !self.extra
-            && !self.pins.on
-            && self.capacity > 0
-            && self.opts.cache_demand_miss
-            && !self.opts.consume_on_hit
-            && self.opts.exclusive == Exclusive::None
+        self.one_block_prefetching && req.len == 1 && demand_len == 1 && !self.extra && !self.pins.on
     }
 
     /// Serve the one demand block of `req` ([`Level::takes_one_block_prefetch_path`] holds).
@@ -64,14 +56,16 @@ impl<P: Policy> Level<P> {
         self.outcomes.push(outcome);
 
         self.plan.clear();
-        let mut ctx = PrefetchCtx {
-            req,
-            demand_len: 1,
-            outcomes: &self.outcomes,
-            cache: CacheView::new(&self.table, self.data_capacity),
-            plan: &mut self.plan,
-        };
-        self.prefetcher.on_access(&mut ctx);
+        if !(self.pf_skips_hits && outcome == Outcome::Hit) {
+            let mut ctx = PrefetchCtx {
+                req,
+                demand_len: 1,
+                outcomes: &self.outcomes,
+                cache: CacheView::new(&self.table, self.data_capacity),
+                plan: &mut self.plan,
+            };
+            self.prefetcher.on_access(&mut ctx);
+        }
 
         let from = out.len();
         if outcome == Outcome::Miss {
@@ -85,7 +79,11 @@ impl<P: Policy> Level<P> {
             out.push(Fetch { first: block, len: 1, demand_len: 1, stream: req.stream, client: req.client });
         }
         if !self.plan.runs.is_empty() {
-            self.fill_prefetch(req, out, from);
+            if self.pins.apart {
+                self.fill_prefetch(req, out, from);
+            } else {
+                self.fill_prefetch_lean(req, out, from);
+            }
         }
         for f in &out[from..] {
             self.counters.fetches += 1;

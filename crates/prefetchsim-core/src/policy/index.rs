@@ -57,22 +57,35 @@ impl SlotIndex {
     }
 
     /// Record that `block` (absent) now lives in `slot`; `entries[slot]` already holds it.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn insert(&mut self, block: u64, slot: Slot, entries: &[Entry]) {
+        match &mut self.map {
+            Map::Dense(v) => match usize::try_from(block).ok().and_then(|b| v.get_mut(b)) {
+                Some(s) => *s = slot + 1,
+                None => self.insert_past_array(block, slot, entries),
+            },
+            Map::Hash(t) => {
+                let h = &self.hasher;
+                t.insert_unique(h.hash_one(block), slot, |&s| h.hash_one(entries[s as usize].block));
+            }
+        }
+    }
+
+    /// [`SlotIndex::insert`] of a block past the direct array's end: grow the array up to the budget, or
+    /// switch to hashing.
+    #[cold]
+    #[inline(never)]
+    fn insert_past_array(&mut self, block: u64, slot: Slot, entries: &[Entry]) {
         if let Map::Dense(v) = &mut self.map {
-            match usize::try_from(block) {
-                Ok(b) if b < v.len() => {
-                    v[b] = slot + 1;
-                    return;
-                }
-                Ok(b) if b < self.budget => {
+            if let Ok(b) = usize::try_from(block) {
+                if b < self.budget {
                     let n = (b + 1).max(v.len() * 2).min(self.budget);
                     v.resize(n, 0);
                     v[b] = slot + 1;
                     return;
                 }
-                _ => self.switch_to_hash(entries),
             }
+            self.switch_to_hash(entries);
         }
         if let Map::Hash(t) = &mut self.map {
             let h = &self.hasher;
@@ -81,7 +94,7 @@ impl SlotIndex {
     }
 
     /// Forget `block`, which lives in `slot`.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn remove(&mut self, block: u64, slot: Slot) {
         match &mut self.map {
             Map::Dense(v) => {

@@ -27,7 +27,7 @@ impl Lru {
 
 /// Put `slot` on `list` as `how` says: after the previous block of its run, at the LRU end, or at MRU.
 /// Shared by the list policies so placement means the same thing everywhere.
-#[inline]
+#[inline(always)]
 pub(crate) fn place(list: &mut List, links: &mut Links, slot: Slot, how: &Insert) {
     match (how.after, how.placement) {
         (Some(prev), _) => list.insert_after(links, prev, slot),
@@ -44,12 +44,12 @@ impl Policy for Lru {
         }
     }
 
-    #[inline]
+    #[inline(always)]
     fn on_insert(&mut self, slot: Slot, _table: &BlockTable, how: &Insert) {
         place(&mut self.list, &mut self.links, slot, how);
     }
 
-    #[inline]
+    #[inline(always)]
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
         let s = self.list.last_unpinned(&self.links, table)?;
         self.list.unlink(&mut self.links, s);

@@ -123,6 +123,19 @@ impl BlockTable {
         entry
     }
 
+    /// Put `block` (not resident) in the occupied `slot` in place of its block: what [`BlockTable::remove`]
+    /// of `slot` followed by [`BlockTable::insert`] does (the insertion pops the slot the removal freed),
+    /// without the trip through the free list.
+    #[inline(always)]
+    pub fn replace(&mut self, slot: Slot, block: u64, stream: u32, flags: u8) {
+        debug_assert!(self.occupied[slot as usize]);
+        debug_assert!(self.get(block).is_none(), "block {block} inserted twice");
+        let old = self.entries[slot as usize].block;
+        self.index.remove(old, slot);
+        self.entries[slot as usize] = Entry { block, stream, flags, chances: 0, aux: 0 };
+        self.index.insert(block, slot, &self.entries);
+    }
+
     /// Iterate over resident entries (in slot order, which is deterministic).
     pub fn iter(&self) -> impl Iterator<Item = (Slot, &Entry)> {
         self.entries
@@ -131,5 +144,55 @@ impl BlockTable {
             .enumerate()
             .filter(|(_, (_, occ))| **occ)
             .map(|(i, (e, _))| (i as Slot, e))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// `replace` leaves the table exactly as `remove` then `insert` of the same slot would, in the dense
+    /// index and, past its budget, the hashed one.
+    #[test]
+    fn replace_is_remove_then_insert() {
+        for spread in [1u64 << 10, 1 << 40] {
+            let (mut a, mut b) = (BlockTable::with_capacity(64), BlockTable::with_capacity(64));
+            let mut x = 0x9e37_79b9_7f4a_7c15u64;
+            let mut next = || {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                x
+            };
+            let mut resident: Vec<u64> = Vec::new();
+            for step in 0..20_000 {
+                let block = next() % spread;
+                if a.contains(block) {
+                    continue;
+                }
+                if resident.len() < 64 {
+                    assert_eq!(a.insert(block, 1, 2), b.insert(block, 1, 2));
+                    resident.push(block);
+                } else {
+                    let i = (next() % 64) as usize;
+                    let slot = a.get(resident[i]).expect("resident");
+                    a.remove(slot);
+                    assert_eq!(a.insert(block, 3, 4), slot, "the freed slot is reused");
+                    b.replace(slot, block, 3, 4);
+                    resident[i] = block;
+                }
+                if step % 500 == 0 {
+                    for &r in &resident {
+                        assert_eq!(a.get(r), b.get(r), "step {step}");
+                        assert_eq!(a.lookup(r), b.lookup(r), "step {step}");
+                    }
+                    assert_eq!(a.len(), b.len());
+                }
+            }
+            for &r in &resident {
+                assert_eq!(a.get(r), b.get(r));
+            }
+            assert_eq!(a.iter().collect::<Vec<_>>(), b.iter().collect::<Vec<_>>());
+        }
     }
 }

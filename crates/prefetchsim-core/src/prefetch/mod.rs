@@ -224,6 +224,12 @@ pub struct Capabilities {
     /// to the policy in place of the level's `first_hit` option; a level built by hand passes it in the
     /// policy's `PolicyEnv`.
     pub first_hit: Option<FirstHit>,
+    /// Whether a request whose every block is an [`Outcome::Hit`] (resident, ready, and not the first use
+    /// of a prefetched block) leaves the prefetcher unchanged and asks for nothing, so that the level may
+    /// skip its call for such a request (OBL's tagged and on-miss rules, PM read-ahead without stream
+    /// detection): most requests of a cache that works are such hits, and the call is a dynamic one.
+    /// False (the default) calls the prefetcher for every request.
+    pub hits_are_noops: bool,
 }
 
 impl Default for Capabilities {
@@ -235,6 +241,7 @@ impl Default for Capabilities {
             raises: false,
             charge_metadata: false,
             first_hit: None,
+            hits_are_noops: false,
         }
     }
 }

@@ -89,6 +89,14 @@ impl Obl {
 }
 
 impl Prefetcher for Obl {
+    /// The tagged and on-miss rules do nothing on a request of plain hits.
+    fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
+        super::Capabilities {
+            hits_are_noops: matches!(self.params.variant, OblVariant::Tagged | OblVariant::OnMiss),
+            ..super::Capabilities::default()
+        }
+    }
+
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         let next = ctx.req.last() + 1;
         let go = match self.params.variant {

@@ -197,6 +197,9 @@ pub struct Readahead {
     marks: MarkMap<u64>,
     /// Present when stream ids are detected or the gate is `held`.
     detector: Option<StreamDetector>,
+    /// PM or PA without stream detection, gate or device end: a request's decision is one fixed run
+    /// after it, taken by [`Readahead::fixed_run`] without the general function's work.
+    fixed: bool,
 }
 
 impl Readahead {
@@ -205,7 +208,11 @@ impl Readahead {
         params.validate()?;
         let detector = (params.streams == StreamIds::Detect || params.seq_gate == SeqGate::Held)
             .then(|| StreamDetector::new(params.stream_memory));
-        Ok(Self { params, marks: MarkMap::default(), detector })
+        let fixed = matches!(params.mode, RaMode::Pm | RaMode::Pa)
+            && detector.is_none()
+            && params.seq_gate == SeqGate::Off
+            && params.max_block.is_none();
+        Ok(Self { params, marks: MarkMap::default(), detector, fixed })
     }
 
     /// The parameters.
@@ -282,8 +289,22 @@ impl Readahead {
     }
 }
 
-impl Prefetcher for Readahead {
-    fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+impl Readahead {
+    /// [`Prefetcher::on_access`] of a `fixed` read-ahead: `[e+1, e+P]` after every request (PA) or after
+    /// one with a miss (PM), what the general path decides for it.
+    #[inline(always)]
+    fn fixed_run(&self, ctx: &mut PrefetchCtx<'_>) {
+        let Some(first) = ctx.req.last().checked_add(1) else { return };
+        if self.params.mode == RaMode::Pa || ctx.outcomes.contains(&Outcome::Miss) {
+            let last = first.saturating_add(u64::from(self.params.p) - 1);
+            let len = (last - first + 1) as u32;
+            ctx.prefetch_run(PrefetchRun { first, len, stream: ctx.req.stream, placement: self.params.insert_pos });
+        }
+    }
+
+    /// [`Prefetcher::on_access`] in every form.
+    #[inline(never)]
+    fn decide(&mut self, ctx: &mut PrefetchCtx<'_>) {
         let (s, e) = (ctx.req.first, ctx.req.last());
         let miss = ctx.outcomes.contains(&Outcome::Miss);
         let detect = self.params.streams == StreamIds::Detect;
@@ -324,9 +345,24 @@ impl Prefetcher for Readahead {
             RaMode::Trigger => self.trigger(ctx, miss, gate, stream),
         }
     }
+}
+
+impl Prefetcher for Readahead {
+    fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        if self.fixed {
+            self.fixed_run(ctx);
+        } else {
+            self.decide(ctx);
+        }
+    }
 
     fn attach(&mut self, _geometry: super::LevelGeometry) -> super::Capabilities {
-        super::Capabilities { wants_evictions: self.params.mode == RaMode::Trigger, ..super::Capabilities::default() }
+        super::Capabilities {
+            wants_evictions: self.params.mode == RaMode::Trigger,
+            // PM acts on a miss only; the stream detector, when there is one, hears every request.
+            hits_are_noops: self.params.mode == RaMode::Pm && self.detector.is_none(),
+            ..super::Capabilities::default()
+        }
     }
 
     fn on_evicted(&mut self, entry: &Entry) {

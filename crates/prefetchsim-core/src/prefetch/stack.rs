@@ -137,6 +137,7 @@ impl Prefetcher for Stack {
             raises: a.raises || b.raises,
             charge_metadata: a.charge_metadata || b.charge_metadata,
             first_hit: a.first_hit.or(b.first_hit),
+            hits_are_noops: a.hits_are_noops && b.hits_are_noops,
         }
     }
 
