@@ -192,9 +192,23 @@ impl LruSizes {
         // Look-ups against the state before the request (the engine looks every block up first).
         self.masks.clear();
         self.prev.clear();
+        // The previous block's time and count of tracked blocks after it: a block whose time follows it
+        // (a run referenced again in its order) has one fewer after it, its own mark, so a run costs one
+        // count instead of one per block.
+        let mut run: Option<(u32, u64)> = None;
         for block in req.blocks() {
             let prev = self.get(block);
-            let mask = prev.map_or(0, |x| self.outcome(block, x, now));
+            let mask = prev.map_or(0, |x| {
+                let after = match run {
+                    Some((t, a)) if t + 1 == x.time => a - 1,
+                    _ => self.marks.count_between(x.time as usize, now - 1),
+                };
+                run = Some((x.time, after));
+                self.outcome(block, x, after)
+            });
+            if prev.is_none() {
+                run = None;
+            }
             self.masks.push(mask);
             self.prev.push(prev);
         }
@@ -227,11 +241,10 @@ impl LruSizes {
         self.requests += 1;
     }
 
-    /// The sizes at which block `block`, last referenced as `x`, hits now (before the request at `now`).
+    /// The sizes at which block `block`, last referenced as `x`, hits now, given `after`: the tracked blocks
+    /// referenced after x's time (the rest of x's request still there, and every later one).
     #[inline]
-    fn outcome(&self, block: u64, x: Last, now: usize) -> u64 {
-        // Tracked blocks referenced after x's time: the rest of x's request still there, and every later one.
-        let after = self.marks.count_between(x.time as usize, now - 1);
+    fn outcome(&self, block: u64, x: Last, after: u64) -> u64 {
         if x.len == 1 {
             return self.hits_from(after + 1);
         }

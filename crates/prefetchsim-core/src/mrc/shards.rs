@@ -333,19 +333,17 @@ impl MrcBuilder {
         }
         let mut cold = false;
         let mut worst = 0usize;
-        for block in req.blocks() {
-            match self.stack.access(block) {
-                None => {
-                    cold = true;
-                    counts.cold_blocks += 1;
-                }
-                Some(d) => {
-                    let d = d as usize;
-                    worst = worst.max(d);
-                    counts.block(d);
-                }
+        self.stack.access_run(req.blocks(), |dist| match dist {
+            None => {
+                cold = true;
+                counts.cold_blocks += 1;
             }
-        }
+            Some(d) => {
+                let d = d as usize;
+                worst = worst.max(d);
+                counts.block(d);
+            }
+        });
         if cold {
             counts.cold_requests += 1;
         } else {

@@ -73,6 +73,44 @@ impl StackDistances {
         dist
     }
 
+    /// Reference the blocks of one request in order, handing each one's distance to `each` (`None` on a
+    /// first reference). A block whose previous reference came right after the previous block's (times `t`
+    /// and `t + 1`, a run referenced again in its order) has that block's distance: from one count to the
+    /// next, the mark at `t + 1` leaves the counted range and the previous block's new mark enters it. So
+    /// such a run costs one count instead of one per block (ARC's multi-block requests are mostly such).
+    pub fn access_run(&mut self, blocks: impl Iterator<Item = u64>, mut each: impl FnMut(Option<u64>)) {
+        // The previous block's previous time and distance, while the times keep their numbering.
+        let mut run: Option<(usize, u64)> = None;
+        for block in blocks {
+            if self.now == self.marks.len() {
+                self.compact();
+                run = None;
+            }
+            let now = self.now;
+            self.now += 1;
+            let t = u32::try_from(now)
+                .expect("time slots stay below 2^32 (the axis is capped there, above the tracked blocks)");
+            let dist = match self.last.insert(block, t) {
+                None => {
+                    run = None;
+                    None
+                }
+                Some(prev) => {
+                    let prev = prev as usize;
+                    let d = match run {
+                        Some((p, d)) if p + 1 == prev => d,
+                        _ => self.marks.count_after(prev, now - 1) + 1,
+                    };
+                    self.marks.remove(prev);
+                    run = Some((prev, d));
+                    Some(d)
+                }
+            };
+            self.marks.insert(now);
+            each(dist);
+        }
+    }
+
     /// Start loading what [`Self::access`] of `block` will read first (its last-access time), some
     /// references ahead: the block times are larger than the processor's caches.
     #[inline]
@@ -103,5 +141,47 @@ impl StackDistances {
         let len = (GROWTH * live).max(MIN_SLOTS).min((1 << 32).max(live + 1));
         self.marks = Marks::with_first(len, live);
         self.now = live;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::StackDistances;
+
+    /// A request stream that re-references earlier requests whole, in part and shifted, so that runs of
+    /// consecutive previous times (the shortcut of `access_run`) and their breaks both occur, over enough
+    /// references for several compactions of the time axis.
+    #[test]
+    fn a_run_of_blocks_has_the_distances_of_its_blocks_one_by_one() {
+        let (mut one, mut run) = (StackDistances::new(), StackDistances::new());
+        let mut x = 99u64;
+        let mut recent: Vec<(u64, u32)> = Vec::new();
+        let (mut shortcut_prone, mut total) = (0u64, 0u64);
+        for _ in 0..60_000 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            let len = 1 + (x >> 50) as u32 % 16;
+            let first = match x % 5 {
+                0 | 1 if !recent.is_empty() => {
+                    let (f, _) = recent[(x >> 8) as usize % recent.len()];
+                    f + (x >> 20) % 3
+                }
+                _ => (x >> 24) % 20_000,
+            };
+            recent.push((first, len));
+            if recent.len() > 200 {
+                recent.swap_remove((x >> 30) as usize % 200);
+            }
+            let want: Vec<Option<u64>> = (first..first + u64::from(len)).map(|b| one.access(b)).collect();
+            let mut got = Vec::new();
+            run.access_run(first..first + u64::from(len), |d| got.push(d));
+            assert_eq!(got, want, "request {first}+{len}");
+            shortcut_prone += want.windows(2).filter(|w| w[0].is_some() && w[0] == w[1]).count() as u64;
+            total += u64::from(len);
+        }
+        // The stream exercised the shortcut (equal neighbouring distances) and compactions.
+        assert!(shortcut_prone > total / 10, "{shortcut_prone} of {total}");
+        assert!(total > 4 * (1 << 16));
     }
 }
