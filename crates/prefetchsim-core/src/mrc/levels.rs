@@ -9,6 +9,28 @@
 /// Words per count of the next level.
 const FAN: usize = 64;
 
+/// [`FAN`] ones then [`FAN`] zeros: the [`FAN`] entries from `FAN - k` on keep the first `k` of a group.
+const BYTE_MASKS: [u8; 2 * FAN] = {
+    let mut m = [0u8; 2 * FAN];
+    let mut i = 0;
+    while i < FAN {
+        m[i] = u8::MAX;
+        i += 1;
+    }
+    m
+};
+
+/// [`BYTE_MASKS`] for `u16` counts.
+const HALF_MASKS: [u16; 2 * FAN] = {
+    let mut m = [0u16; 2 * FAN];
+    let mut i = 0;
+    while i < FAN {
+        m[i] = u16::MAX;
+        i += 1;
+    }
+    m
+};
+
 /// Counts of marks per word, per [`FAN`] words and per [`FAN`]² words.
 #[derive(Clone, Debug, Default)]
 pub struct WordCounts {
@@ -21,8 +43,11 @@ impl WordCounts {
     /// The counts of `bits` (one count per word).
     #[must_use]
     pub fn of(bits: &[u64]) -> Self {
-        let words: Vec<u8> = bits.iter().map(|w| w.count_ones() as u8).collect();
-        let groups: Vec<u16> = words.chunks(FAN).map(|c| c.iter().map(|&n| u16::from(n)).sum()).collect();
+        // Padded with zero counts to whole groups at both levels, for [`Self::prefix`]'s fixed-length reads.
+        let mut words: Vec<u8> = bits.iter().map(|w| w.count_ones() as u8).collect();
+        words.resize(words.len().div_ceil(FAN).max(1) * FAN, 0);
+        let mut groups: Vec<u16> = words.chunks(FAN).map(|c| c.iter().map(|&n| u16::from(n)).sum()).collect();
+        groups.resize(groups.len().div_ceil(FAN).max(1) * FAN, 0);
         let supers: Vec<u32> = groups.chunks(FAN).map(|c| c.iter().map(|&n| u32::from(n)).sum()).collect();
         Self { words, groups, supers }
     }
@@ -57,6 +82,24 @@ impl WordCounts {
             return sum(&self.words[a..b]);
         }
         sum(&self.words[a..ga * FAN]) + self.sum_groups(ga, gb) + sum(&self.words[gb * FAN..b])
+    }
+
+    /// Marks in words `0..w` (`w` below the number of words): the whole counts of the groups and supergroups before, plus the counts before
+    /// `w` in its own group and before its group in its supergroup, each read as all [`FAN`] counts of the
+    /// group under a mask of the first ones (a fixed-length loop the compiler turns into a few vector
+    /// instructions, with no branch on where `w` falls; docs/mrc.md, round 6).
+    #[inline(always)]
+    #[must_use]
+    pub fn prefix(&self, w: usize) -> u64 {
+        let g = w / FAN;
+        let s = g / FAN;
+        let words: &[u8; FAN] = self.words[g * FAN..(g + 1) * FAN].try_into().expect("padded to whole groups");
+        let groups: &[u16; FAN] = self.groups[s * FAN..(s + 1) * FAN].try_into().expect("padded to whole groups");
+        let word_mask: &[u8; FAN] = BYTE_MASKS[FAN - (w - g * FAN)..2 * FAN - (w - g * FAN)].try_into().expect("FAN");
+        let group_mask: &[u16; FAN] = HALF_MASKS[FAN - (g - s * FAN)..2 * FAN - (g - s * FAN)].try_into().expect("FAN");
+        let in_group: u32 = words.iter().zip(word_mask).map(|(&n, &m)| u32::from(n & m)).sum();
+        let in_super: u32 = groups.iter().zip(group_mask).map(|(&n, &m)| u32::from(n & m)).sum();
+        sum(&self.supers[..s]) + u64::from(in_super) + u64::from(in_group)
     }
 
     /// Marks in the groups `a..b` (of [`FAN`] words each).
@@ -108,6 +151,8 @@ mod tests {
             };
             let want: u64 = if a < b { plain[a..b].iter().sum() } else { 0 };
             assert_eq!(c.sum(a, b), want, "words {a}..{b}");
+            let p = (x >> 40) as usize % plain.len();
+            assert_eq!(c.prefix(p), plain[..p].iter().sum::<u64>(), "words 0..{p}");
         }
     }
 }

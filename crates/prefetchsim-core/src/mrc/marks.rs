@@ -7,6 +7,9 @@
 
 use super::levels::WordCounts;
 
+/// Ranges of at most this many words are counted directly by [`Marks::count_after`], longer ones as a prefix.
+const NEAR: usize = 16;
+
 /// Positions `0..len` (a multiple of 64), each marked or not.
 #[derive(Clone, Debug, Default)]
 pub struct Marks {
@@ -88,16 +91,21 @@ impl Marks {
         u64::from(ends) + self.words.sum(wi + 1, wl)
     }
 
-    /// Marks after `i` when no position after `last` is marked (`i <= last`): [`Self::count_between`]
-    /// without the partial count of `last`'s word, which is then that word's stored count (a popcount
-    /// less: the crates are built for baseline x86-64, where a popcount is a dozen instructions).
+    /// Marks after `i` when no position after `last` is marked (`i <= last`). A short range (within
+    /// [`NEAR`] words) is summed as it is; a longer one as all marks less those up to `i`, a prefix of
+    /// fixed cost ([`WordCounts::prefix`]; the range sum it replaces took 42% of the exact pass on w106,
+    /// and a fixed cost for every range made w106's many short ones dearer; docs/mrc.md, round 6).
     #[inline]
     #[must_use]
     pub fn count_after(&self, i: usize, last: usize) -> u64 {
-        debug_assert!(last % 64 == 63 || self.bits[last / 64] >> (last % 64 + 1) == 0);
+        debug_assert!(i <= last && (last % 64 == 63 || self.bits[last / 64] >> (last % 64 + 1) == 0));
         let (wi, wl) = (i / 64, last / 64);
-        let above = if i % 64 == 63 { 0 } else { self.bits[wi] >> (i % 64 + 1) };
-        u64::from(above.count_ones()) + self.words.sum(wi + 1, wl + 1)
+        if wl - wi <= NEAR {
+            let above = if i % 64 == 63 { 0 } else { self.bits[wi] >> (i % 64 + 1) };
+            return u64::from(above.count_ones()) + self.words.sum(wi + 1, wl + 1);
+        }
+        let upto = self.bits[wi] & (u64::MAX >> (63 - i % 64));
+        self.count - self.words.prefix(wi) - u64::from(upto.count_ones())
     }
 
     /// The number of marks before each position, frozen: the new positions of a compaction that keeps the
