@@ -201,7 +201,8 @@ impl LruSizes {
             let mask = prev.map_or(0, |x| {
                 let after = match run {
                     Some((t, a)) if t + 1 == x.time => a - 1,
-                    _ => self.marks.count_between(x.time as usize, now - 1),
+                    // Nothing is marked after `now - 1` yet (the request's marks come after its look-ups).
+                    _ => self.marks.count_after(x.time as usize, now - 1),
                 };
                 run = Some((x.time, after));
                 self.outcome(block, x, after)
