@@ -18,7 +18,8 @@
 //! a request) and `fetched_blocks`; `evictions` = insertions beyond the capacity. With no prefetcher and
 //! the instant engine every other counter is 0.
 
-use super::lru_family::{PerSize, MAX_SIZES};
+use super::lru_family::MAX_SIZES;
+use super::size_counts::SizeCounts;
 use super::times::{BlockTimes, EXACT_FLOOR};
 use crate::metrics::LevelCounters;
 use crate::request::Request;
@@ -27,21 +28,6 @@ use crate::request::Request;
 /// configs (1 GiB of numbers).
 const MAX_STAMPS: usize = 1 << 28;
 
-/// Counters of one phase of the run (warm-up, measured), per size.
-#[derive(Clone, Debug)]
-struct Phase {
-    requests: u64,
-    blocks: u64,
-    hits: PerSize,
-    runs: PerSize,
-}
-
-impl Phase {
-    fn new(k: usize) -> Self {
-        Self { requests: 0, blocks: 0, hits: PerSize::new(k), runs: PerSize::new(k) }
-    }
-}
-
 /// The engine's single-level FIFO at up to [`MAX_SIZES`] capacities, in one pass.
 #[derive(Debug)]
 pub struct FifoSizes {
@@ -49,7 +35,6 @@ pub struct FifoSizes {
     sizes: Vec<u64>,
     /// The capacities as `u32` (a larger one is never reached by `u32` insertion numbers).
     caps: Vec<u32>,
-    warmup: u64,
     /// Dense number of each block seen, in order of first reference (a flat array for small block
     /// numbers, as the exact curve keeps its times).
     ids: BlockTimes,
@@ -57,9 +42,7 @@ pub struct FifoSizes {
     stamps: Vec<u32>,
     /// Insertions made at each size.
     inserted: Vec<u32>,
-    requests: u64,
-    warm: Phase,
-    measured: Phase,
+    counts: SizeCounts,
     /// The numbers outgrew `u32` or the memory bound: nothing is computed.
     gave_up: bool,
     /// Outcome masks and rows of the request being processed.
@@ -82,13 +65,10 @@ impl FifoSizes {
         Self {
             caps: sizes.iter().map(|&c| u32::try_from(c).unwrap_or(u32::MAX)).collect(),
             sizes,
-            warmup,
             ids: BlockTimes::new(EXACT_FLOOR),
             stamps: Vec::new(),
             inserted: vec![0; k],
-            requests: 0,
-            warm: Phase::new(k),
-            measured: Phase::new(k),
+            counts: SizeCounts::new(k, warmup),
             gave_up: false,
             masks: Vec::new(),
             rows: Vec::new(),
@@ -144,19 +124,7 @@ impl FifoSizes {
                 *s = if missed == 1 { *n } else { *s };
             }
         }
-        let all = if k == 64 { u64::MAX } else { (1u64 << k) - 1 };
-        let phase = if self.requests < self.warmup { &mut self.warm } else { &mut self.measured };
-        phase.requests += 1;
-        phase.blocks += u64::from(len);
-        let mut missed_before = 0u64;
-        for &m in &self.masks {
-            phase.hits.add(m);
-            // A fetch starts at a missed block whose predecessor in the request hit (or at the first).
-            let missed = !m & all;
-            phase.runs.add(missed & !missed_before);
-            missed_before = missed;
-        }
-        self.requests += 1;
+        self.counts.record(&self.masks);
     }
 
     /// Stop computing (the memory bound or the `u32` numbers were reached); every size is then `None`.
@@ -176,40 +144,14 @@ impl FifoSizes {
     /// Requests accounted.
     #[must_use]
     pub fn requests(&self) -> u64 {
-        self.requests
+        self.counts.requests()
     }
 
     /// The level's counters at each size (in the order of the sizes given); all `None` when the pass gave
     /// up (a trace beyond its bounds: the engine runs the configs).
     #[must_use]
     pub fn counters(&self) -> Vec<Option<LevelCounters>> {
-        if self.gave_up {
-            return vec![None; self.sizes.len()];
-        }
-        // The engine resets its counters when the warm-up ends; a trace shorter than it is counted whole.
-        let none = Phase::new(self.sizes.len());
-        let (warm, measured) =
-            if self.requests < self.warmup { (&none, &self.warm) } else { (&self.warm, &self.measured) };
-        let (wh, mh, runs) = (warm.hits.totals(), measured.hits.totals(), measured.runs.totals());
-        self.sizes
-            .iter()
-            .enumerate()
-            .map(|(j, &c)| {
-                let misses = measured.blocks - mh[j];
-                let warm_misses = warm.blocks - wh[j];
-                let evicted = |m: u64| m.saturating_sub(c);
-                Some(LevelCounters {
-                    requests: measured.requests,
-                    demand_accesses: measured.blocks,
-                    hits: mh[j],
-                    misses,
-                    evictions: evicted(warm_misses + misses) - evicted(warm_misses),
-                    fetches: runs[j],
-                    fetched_blocks: misses,
-                    ..LevelCounters::default()
-                })
-            })
-            .collect()
+        self.counts.counters(&self.sizes, |_| !self.gave_up)
     }
 }
 

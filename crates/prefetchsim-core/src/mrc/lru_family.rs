@@ -25,6 +25,7 @@
 use hashbrown::HashMap;
 
 use super::marks::Marks;
+use super::size_counts::SizeCounts;
 use crate::metrics::LevelCounters;
 use crate::request::Request;
 
@@ -51,84 +52,18 @@ struct Last {
     hits: u64,
 }
 
-/// Counts per size, kept as differences (`d[a] += 1, d[b] -= 1` adds one to sizes `a..b`), since the sizes
-/// where a block hits are almost always a suffix of the sorted sizes.
-#[derive(Clone, Debug)]
-pub(super) struct PerSize {
-    diff: Vec<i64>,
-}
-
-impl PerSize {
-    pub(super) fn new(k: usize) -> Self {
-        Self { diff: vec![0; k + 1] }
-    }
-
-    /// Add one to every size whose bit is set in `mask`.
-    #[inline]
-    pub(super) fn add(&mut self, mask: u64) {
-        if mask == 0 {
-            return;
-        }
-        let a = mask.trailing_zeros() as usize;
-        let run = mask >> a;
-        if run & run.wrapping_add(1) == 0 {
-            // Bits a..b set, nothing else.
-            let b = a + run.count_ones() as usize;
-            self.diff[a] += 1;
-            self.diff[b] -= 1;
-        } else {
-            let mut m = mask;
-            while m != 0 {
-                let k = m.trailing_zeros() as usize;
-                self.diff[k] += 1;
-                self.diff[k + 1] -= 1;
-                m &= m - 1;
-            }
-        }
-    }
-
-    pub(super) fn totals(&self) -> Vec<u64> {
-        let mut acc = 0i64;
-        self.diff[..self.diff.len() - 1]
-            .iter()
-            .map(|d| {
-                acc += d;
-                u64::try_from(acc).expect("a count is not negative")
-            })
-            .collect()
-    }
-}
-
-/// Counters of one phase of the run (warm-up, measured).
-#[derive(Clone, Debug)]
-struct Phase {
-    requests: u64,
-    blocks: u64,
-    hits: PerSize,
-    runs: PerSize,
-}
-
-impl Phase {
-    fn new(k: usize) -> Self {
-        Self { requests: 0, blocks: 0, hits: PerSize::new(k), runs: PerSize::new(k) }
-    }
-}
-
 /// The engine's single-level LRU at up to [`MAX_SIZES`] capacities, in one pass.
 #[derive(Debug)]
 pub struct LruSizes {
     /// Capacities, ascending, distinct.
     sizes: Vec<u64>,
     all: u64,
-    warmup: u64,
     last: HashMap<u64, [Option<Last>; CHUNK as usize], foldhash::fast::FixedState>,
     tracked: usize,
     marks: Marks,
     now: usize,
-    requests: u64,
+    counts: SizeCounts,
     longest: u32,
-    warm: Phase,
-    measured: Phase,
     /// Outcome masks of the request being processed.
     masks: Vec<u64>,
     prev: Vec<Option<Last>>,
@@ -148,15 +83,12 @@ impl LruSizes {
         Self {
             all: if k == 64 { u64::MAX } else { (1u64 << k) - 1 },
             sizes,
-            warmup,
             last: HashMap::with_hasher(foldhash::fast::FixedState::default()),
             tracked: 0,
             marks: Marks::new(MIN_SLOTS),
             now: 0,
-            requests: 0,
+            counts: SizeCounts::new(k, warmup),
             longest: 0,
-            warm: Phase::new(k),
-            measured: Phase::new(k),
             masks: Vec::new(),
             prev: Vec::new(),
         }
@@ -214,7 +146,7 @@ impl LruSizes {
             self.prev.push(prev);
         }
         // Then the request's blocks take the next times, in block order.
-        let id = self.requests;
+        let id = self.counts.requests();
         for (i, block) in req.blocks().enumerate() {
             if let Some(x) = self.prev[i] {
                 self.marks.remove(x.time as usize);
@@ -228,18 +160,7 @@ impl LruSizes {
             *slot = Some(Last { time, off: i as u32, len, req: id, hits: self.masks[i] });
         }
         self.now = now + len as usize;
-        let phase = if self.requests < self.warmup { &mut self.warm } else { &mut self.measured };
-        phase.requests += 1;
-        phase.blocks += u64::from(len);
-        let mut missed_before = 0u64;
-        for &m in &self.masks {
-            phase.hits.add(m);
-            // A fetch starts at a missed block whose predecessor in the request hit (or at the first).
-            let missed = !m & self.all;
-            phase.runs.add(missed & !missed_before);
-            missed_before = missed;
-        }
-        self.requests += 1;
+        self.counts.record(&self.masks);
     }
 
     /// The sizes at which block `block`, last referenced as `x`, hits now, given `after`: the tracked blocks
@@ -317,42 +238,13 @@ impl LruSizes {
     /// Requests accounted.
     #[must_use]
     pub fn requests(&self) -> u64 {
-        self.requests
+        self.counts.requests()
     }
 
     /// The level's counters at each size (in the order of the sizes given), `None` for a size smaller
     /// than the longest request (the engine would evict blocks of a request while inserting it).
     #[must_use]
     pub fn counters(&self) -> Vec<Option<LevelCounters>> {
-        // The engine resets its counters when the warm-up ends; a trace shorter than it is counted whole.
-        let (warm, measured) = if self.requests < self.warmup {
-            (&Phase::new(self.sizes.len()), &self.warm)
-        } else {
-            (&self.warm, &self.measured)
-        };
-        let (wh, mh) = (warm.hits.totals(), measured.hits.totals());
-        let runs = measured.runs.totals();
-        self.sizes
-            .iter()
-            .enumerate()
-            .map(|(k, &c)| {
-                if c < u64::from(self.longest) {
-                    return None;
-                }
-                let misses = measured.blocks - mh[k];
-                let warm_misses = warm.blocks - wh[k];
-                let evicted = |m: u64| m.saturating_sub(c);
-                Some(LevelCounters {
-                    requests: measured.requests,
-                    demand_accesses: measured.blocks,
-                    hits: mh[k],
-                    misses,
-                    evictions: evicted(warm_misses + misses) - evicted(warm_misses),
-                    fetches: runs[k],
-                    fetched_blocks: misses,
-                    ..LevelCounters::default()
-                })
-            })
-            .collect()
+        self.counts.counters(&self.sizes, |c| c >= u64::from(self.longest))
     }
 }

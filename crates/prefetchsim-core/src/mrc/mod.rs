@@ -21,6 +21,7 @@ pub mod marks;
 pub mod request_filter;
 pub mod sample;
 pub mod shards;
+mod size_counts;
 pub mod stack;
 pub mod times;
 

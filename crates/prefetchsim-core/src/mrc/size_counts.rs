@@ -1,0 +1,140 @@
+//! The counters of a one-pass family of sizes ([`super::family`]): per size, the blocks that hit and the
+//! fetches (runs of missed blocks), in the warm-up and after it, and the engine's level counters they give.
+//! Shared by the LRU pass ([`super::lru_family`]) and the FIFO pass ([`super::fifo_family`]), which differ
+//! only in how they find the sizes at which a block hits.
+
+use crate::metrics::LevelCounters;
+
+/// Counts per size, kept as differences (`d[a] += 1, d[b] -= 1` adds one to sizes `a..b`), since the sizes
+/// where a block hits are almost always a suffix of the sorted sizes.
+#[derive(Clone, Debug)]
+struct PerSize {
+    diff: Vec<i64>,
+}
+
+impl PerSize {
+    fn new(k: usize) -> Self {
+        Self { diff: vec![0; k + 1] }
+    }
+
+    /// Add one to every size whose bit is set in `mask`.
+    #[inline]
+    fn add(&mut self, mask: u64) {
+        if mask == 0 {
+            return;
+        }
+        let a = mask.trailing_zeros() as usize;
+        let run = mask >> a;
+        if run & run.wrapping_add(1) == 0 {
+            // Bits a..b set, nothing else.
+            let b = a + run.count_ones() as usize;
+            self.diff[a] += 1;
+            self.diff[b] -= 1;
+        } else {
+            let mut m = mask;
+            while m != 0 {
+                let k = m.trailing_zeros() as usize;
+                self.diff[k] += 1;
+                self.diff[k + 1] -= 1;
+                m &= m - 1;
+            }
+        }
+    }
+
+    fn totals(&self) -> Vec<u64> {
+        let mut acc = 0i64;
+        self.diff[..self.diff.len() - 1]
+            .iter()
+            .map(|d| {
+                acc += d;
+                u64::try_from(acc).expect("a count is not negative")
+            })
+            .collect()
+    }
+}
+
+/// Counters of one phase of the run (warm-up, measured).
+#[derive(Clone, Debug)]
+struct Phase {
+    requests: u64,
+    blocks: u64,
+    hits: PerSize,
+    runs: PerSize,
+}
+
+impl Phase {
+    fn new(k: usize) -> Self {
+        Self { requests: 0, blocks: 0, hits: PerSize::new(k), runs: PerSize::new(k) }
+    }
+}
+
+/// Per-size counts of a pass over `k` sizes whose first `warmup` requests are not counted (the engine
+/// resets its counters after them).
+#[derive(Clone, Debug)]
+pub(super) struct SizeCounts {
+    all: u64,
+    warmup: u64,
+    requests: u64,
+    warm: Phase,
+    measured: Phase,
+}
+
+impl SizeCounts {
+    pub(super) fn new(k: usize, warmup: u64) -> Self {
+        let all = if k >= 64 { u64::MAX } else { (1u64 << k) - 1 };
+        Self { all, warmup, requests: 0, warm: Phase::new(k), measured: Phase::new(k) }
+    }
+
+    /// Requests recorded.
+    pub(super) fn requests(&self) -> u64 {
+        self.requests
+    }
+
+    /// One request whose blocks, in order, hit at the sizes of `masks` (bit `k`: size `k`).
+    #[inline]
+    pub(super) fn record(&mut self, masks: &[u64]) {
+        let phase = if self.requests < self.warmup { &mut self.warm } else { &mut self.measured };
+        phase.requests += 1;
+        phase.blocks += masks.len() as u64;
+        let mut missed_before = 0u64;
+        for &m in masks {
+            phase.hits.add(m);
+            // A fetch starts at a missed block whose predecessor in the request hit (or at the first).
+            let missed = !m & self.all;
+            phase.runs.add(missed & !missed_before);
+            missed_before = missed;
+        }
+        self.requests += 1;
+    }
+
+    /// The level's counters at each of `sizes` (the pass's, ascending), `None` where `computed` is false.
+    pub(super) fn counters(&self, sizes: &[u64], computed: impl Fn(u64) -> bool) -> Vec<Option<LevelCounters>> {
+        // The engine resets its counters when the warm-up ends; a trace shorter than it is counted whole.
+        let none = Phase::new(sizes.len());
+        let (warm, measured) =
+            if self.requests < self.warmup { (&none, &self.warm) } else { (&self.warm, &self.measured) };
+        let (wh, mh, runs) = (warm.hits.totals(), measured.hits.totals(), measured.runs.totals());
+        sizes
+            .iter()
+            .enumerate()
+            .map(|(j, &c)| {
+                if !computed(c) {
+                    return None;
+                }
+                let misses = measured.blocks - mh[j];
+                let warm_misses = warm.blocks - wh[j];
+                let evicted = |m: u64| m.saturating_sub(c);
+                Some(LevelCounters {
+                    requests: measured.requests,
+                    demand_accesses: measured.blocks,
+                    hits: mh[j],
+                    misses,
+                    evictions: evicted(warm_misses + misses) - evicted(warm_misses),
+                    fetches: runs[j],
+                    fetched_blocks: misses,
+                    ..LevelCounters::default()
+                })
+            })
+            .collect()
+    }
+}
