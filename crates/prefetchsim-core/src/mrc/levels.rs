@@ -84,10 +84,10 @@ impl WordCounts {
         sum(&self.words[a..ga * FAN]) + self.sum_groups(ga, gb) + sum(&self.words[gb * FAN..b])
     }
 
-    /// Marks in words `0..w` (`w` below the number of words): the whole counts of the groups and supergroups before, plus the counts before
-    /// `w` in its own group and before its group in its supergroup, each read as all [`FAN`] counts of the
-    /// group under a mask of the first ones (a fixed-length loop the compiler turns into a few vector
-    /// instructions, with no branch on where `w` falls; docs/mrc.md, round 6).
+    /// Marks in words `0..w` (`w` below the number of words): the whole counts of the supergroups before,
+    /// plus the counts before `w` in its own group and before its group in its supergroup, each read as all
+    /// [`FAN`] counts of the group under a mask of the first ones (a fixed-length loop the compiler turns
+    /// into a few vector instructions, with no branch on where `w` falls; docs/mrc.md, round 6).
     #[inline(always)]
     #[must_use]
     pub fn prefix(&self, w: usize) -> u64 {
