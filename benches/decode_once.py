@@ -8,8 +8,9 @@ medians of R alternating runs) of: one run (the family's config at 10% of the fo
 call: one pass that decodes and counts the footprint, then the replay) and `simulate_many` of 16 sizes
 (0.625% to 10%) on one thread, and their ratio; `simulate_many` on every core is given for information
 (its CPU counts both threads), with wall times. Plain LRU sizes are computed from one stack pass
-(docs/mrc.md, method 9), plain FIFO sizes from one pass of insertion counts (docs/decode-once.md); the
-other families run one simulation per size. The load average is printed
+(docs/mrc.md, method 9), plain FIFO sizes from one pass of insertion counts and plain CLOCK sizes from one
+pass of rings sharing each block's entry (docs/decode-once.md); the other families (and `clock-engine`, the
+same CLOCK with its parameter written out) run one simulation per size. The load average is printed
 before and after. Traces come from $PREFETCHSIM_TRACES (default ../shared/traces).
 """
 
@@ -33,6 +34,9 @@ FAMILIES = {
     "fifo": {"policy": "fifo"},
     "arc": {"policy": "arc"},
     "clock": {"policy": "clock"},
+    # The same CLOCK with its default parameter written out: the size families leave configs with
+    # parameters to the engine, so this is one simulation per size (what CLOCK cost before its pass).
+    "clock-engine": {"policy": {"name": "clock", "bits": 1}},
     "lru+linux": {"policy": "lru", "prefetcher": "linux"},
 }
 SIZES = [f"{10 * (i + 1) / 16:g}%" for i in range(16)]

@@ -126,8 +126,8 @@ def test_cli_mrc_writes_the_curve_and_a_plot(tmp_path, capsys):
     assert "sampling.rate" in capsys.readouterr().err
 
 
-# --- One pass for the plain LRU (stack distances) or FIFO (insertion counts) configs of a batch
-# (mrc::family): the records equal separate runs.
+# --- One pass for the plain LRU (stack distances), FIFO (insertion counts) or CLOCK (rings sharing each
+# block's entry) configs of a batch (mrc::family): the records equal separate runs.
 
 _LRU_SIZES = [1, 2, 3, 8, 17, 64, 200, "1%", "5%", "10%", "50%"]
 
@@ -141,7 +141,7 @@ def _lru_family_equals_separate_runs(tr, sizes=_LRU_SIZES, warmup=0, policy="lru
         assert r.raw == ps.simulate(tr, cfg).raw, cfg
 
 
-@pytest.mark.parametrize("policy", ["lru", "fifo"])
+@pytest.mark.parametrize("policy", ["lru", "fifo", "clock"])
 def test_lru_sizes_of_simulate_many_equal_separate_runs_on_a_real_multi_block_trace(policy):
     # MSR Cambridge: multi-block requests and writes (where the engine's order is not Mattson's).
     tr = ps.open_trace(shared_trace("msr-sample/msr-cambridge1-sample.csv"), "msr")
@@ -149,15 +149,16 @@ def test_lru_sizes_of_simulate_many_equal_separate_runs_on_a_real_multi_block_tr
     _lru_family_equals_separate_runs(tr, warmup=100, policy=policy)
 
 
-def test_fifo_sizes_of_simulate_many_equal_separate_runs_on_a_long_real_trace():
-    # ARC OLTP (914 K requests of several blocks): FIFO at eight shares of its footprint.
+@pytest.mark.parametrize("policy", ["fifo", "clock"])
+def test_fifo_and_clock_sizes_of_simulate_many_equal_separate_runs_on_a_long_real_trace(policy):
+    # ARC OLTP (914 K requests of several blocks): FIFO and CLOCK at eight shares of its footprint.
     tr = ps.open_trace(shared_trace("arc/OLTP.lis.zst"))
-    _lru_family_equals_separate_runs(tr, ["0.5%", "1%", "2%", "5%", "10%", "20%", "40%", "80%"], policy="fifo")
+    _lru_family_equals_separate_runs(tr, ["0.5%", "1%", "2%", "5%", "10%", "20%", "40%", "80%"], policy=policy)
 
 
 @settings(max_examples=15, deadline=None)
 @given(st.lists(st.tuples(st.integers(0, 60), st.integers(1, 6)), min_size=1, max_size=200),
-       st.lists(st.integers(1, 80), min_size=2, max_size=6), st.sampled_from(["lru", "fifo"]))
+       st.lists(st.integers(1, 80), min_size=2, max_size=6), st.sampled_from(["lru", "fifo", "clock"]))
 def test_lru_sizes_of_simulate_many_equal_separate_runs_on_random_traces(tmp_path_factory, reqs, sizes, policy):
     p = tmp_path_factory.mktemp("f") / "t.csv"
     # SPC format: ASU, LBA (512-B sectors), size in bytes, op, time; 4 KiB blocks = 8 sectors.

@@ -1,8 +1,9 @@
-//! The size families of a batch: configs that are one plain LRU or FIFO level (no prefetcher, default
-//! level options, the instant engine, no request limit) differing only in size, computed together from
-//! one pass over the trace instead of one simulation each (issue 16: sixteen sizes at most 3x one run):
-//! LRU from one stack pass ([`super::lru_family::LruSizes`]), FIFO from its insertion counts
-//! ([`super::fifo_family::FifoSizes`]). The records are the ones separate runs give: the level's identity
+//! The size families of a batch: configs that are one plain LRU, FIFO or CLOCK level (no prefetcher,
+//! default parameters and level options, the instant engine, no request limit) differing only in size,
+//! computed together from one pass over the trace instead of one simulation each (issue 16: sixteen sizes
+//! at most 3x one run): LRU from one stack pass ([`super::lru_family::LruSizes`]), FIFO from its insertion
+//! counts ([`super::fifo_family::FifoSizes`]), CLOCK from rings sharing one entry per block
+//! ([`super::clock_family::ClockSizes`]). The records are the ones separate runs give: the level's identity
 //! comes from the config's own hierarchy, run over no request, and its counters, run totals and warm-up
 //! from the pass.
 //!
@@ -12,12 +13,15 @@
 
 use std::collections::BTreeMap;
 
+use super::clock_family::{ClockSizes, MAX_CLOCK_SIZES};
 use super::fifo_family::FifoSizes;
 use super::lru_family::{LruSizes, MAX_SIZES};
+use super::size_counts::SizeCounts;
 use crate::config::{EngineKind, HierarchyConfig};
 use crate::engine::{Hierarchy, RequestSource, SourceError, VecSource};
 use crate::level::LevelOptions;
 use crate::metrics::{LevelCounters, RunResult};
+use crate::request::Request;
 
 /// The policy of a family: which one-pass computation serves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -26,40 +30,47 @@ pub enum Kind {
     Lru,
     /// Plain FIFO ([`FifoSizes`]).
     Fifo,
+    /// Plain CLOCK ([`ClockSizes`]).
+    Clock,
 }
 
-/// One pass of a family over at most [`MAX_SIZES`] sizes.
-enum Pass {
-    Lru(LruSizes),
-    Fifo(FifoSizes),
-}
+/// A one-pass computation of many sizes of one policy: what [`precompute`] asks of it.
+pub(super) trait SizePass {
+    /// Account one request.
+    fn add(&mut self, req: &Request);
 
-impl Pass {
-    fn new(kind: Kind, sizes: Vec<u64>, warmup: u64) -> Self {
-        match kind {
-            Kind::Lru => Self::Lru(LruSizes::new(sizes, warmup)),
-            Kind::Fifo => Self::Fifo(FifoSizes::new(sizes, warmup)),
-        }
+    /// Its per-size counts.
+    fn counts(&self) -> &SizeCounts;
+
+    /// Whether it reproduces the engine at size `c` (it may give up, or not model a size).
+    fn computed(&self, c: u64) -> bool;
+
+    /// Account requests in order (one dynamic call per batch of them).
+    fn add_all(&mut self, reqs: &[Request]) {
+        reqs.iter().for_each(|r| self.add(r));
     }
 
-    fn add_all(&mut self, reqs: &[crate::request::Request]) {
-        match self {
-            Self::Lru(p) => reqs.iter().for_each(|r| p.add(r)),
-            Self::Fifo(p) => reqs.iter().for_each(|r| p.add(r)),
-        }
-    }
-
-    fn sizes(&self) -> &[u64] {
-        match self {
-            Self::Lru(p) => p.sizes(),
-            Self::Fifo(p) => p.sizes(),
-        }
-    }
-
+    /// The level's counters at each size, `None` where not computed.
     fn counters(&self) -> Vec<Option<LevelCounters>> {
+        self.counts().counters(|c| self.computed(c))
+    }
+}
+
+/// One pass of `kind` over `sizes` (at most [`Kind::max_sizes`]).
+fn pass(kind: Kind, sizes: Vec<u64>, warmup: u64) -> Box<dyn SizePass> {
+    match kind {
+        Kind::Lru => Box::new(LruSizes::new(sizes, warmup)),
+        Kind::Fifo => Box::new(FifoSizes::new(sizes, warmup)),
+        Kind::Clock => Box::new(ClockSizes::new(sizes, warmup)),
+    }
+}
+
+impl Kind {
+    /// Sizes one pass computes at most.
+    fn max_sizes(self) -> usize {
         match self {
-            Self::Lru(p) => p.counters(),
-            Self::Fifo(p) => p.counters(),
+            Self::Lru | Self::Fifo => MAX_SIZES,
+            Self::Clock => MAX_CLOCK_SIZES,
         }
     }
 }
@@ -92,6 +103,8 @@ pub fn kind(cfg: &HierarchyConfig) -> Option<Kind> {
         Kind::Lru
     } else if l.policy.name.eq_ignore_ascii_case("fifo") {
         Kind::Fifo
+    } else if l.policy.name.eq_ignore_ascii_case("clock") {
+        Kind::Clock
     } else {
         return None;
     };
@@ -153,14 +166,14 @@ pub fn precompute(
     if fams.is_empty() {
         return Ok(out);
     }
-    // Each family's distinct sizes, in passes of at most 64 sizes.
-    let mut passes: Vec<(FamilyKey, Pass)> = Vec::new();
+    // Each family's distinct sizes, in passes of at most 64 sizes (32 for CLOCK).
+    let mut passes: Vec<(FamilyKey, Box<dyn SizePass>)> = Vec::new();
     for (&key, members) in &fams {
         let mut sizes: Vec<u64> = members.iter().map(|m| m.1).collect();
         sizes.sort_unstable();
         sizes.dedup();
-        for chunk in sizes.chunks(MAX_SIZES) {
-            passes.push((key, Pass::new(key.0, chunk.to_vec(), key.1)));
+        for chunk in sizes.chunks(key.0.max_sizes()) {
+            passes.push((key, pass(key.0, chunk.to_vec(), key.1)));
         }
     }
     let mut buf = Vec::with_capacity(8192);
@@ -179,7 +192,7 @@ pub fn precompute(
         }
     }
     for (key, p) in &passes {
-        for (c, counters) in p.sizes().iter().zip(p.counters()) {
+        for (c, counters) in p.counts().sizes().iter().zip(p.counters()) {
             let Some(counters) = counters else { continue };
             for &(i, _) in fams[key].iter().filter(|m| m.1 == *c) {
                 out[i] = Some(Precomputed { capacity: *c, counters: counters.clone(), requests, blocks });

@@ -18,10 +18,10 @@
 //! a request) and `fetched_blocks`; `evictions` = insertions beyond the capacity. With no prefetcher and
 //! the instant engine every other counter is 0.
 
+use super::family::SizePass;
 use super::lru_family::MAX_SIZES;
 use super::size_counts::SizeCounts;
 use super::times::{BlockTimes, EXACT_FLOOR};
-use crate::metrics::LevelCounters;
 use crate::request::Request;
 
 /// Insertion numbers kept at most (4 bytes each): beyond this the pass gives up and the engine runs the
@@ -31,8 +31,6 @@ const MAX_STAMPS: usize = 1 << 28;
 /// The engine's single-level FIFO at up to [`MAX_SIZES`] capacities, in one pass.
 #[derive(Debug)]
 pub struct FifoSizes {
-    /// Capacities, ascending, distinct, at least 1.
-    sizes: Vec<u64>,
     /// The capacities as `u32` (a larger one is never reached by `u32` insertion numbers).
     caps: Vec<u32>,
     /// Dense number of each block seen, in order of first reference (a flat array for small block
@@ -58,17 +56,13 @@ impl FifoSizes {
     /// When `sizes` is empty, too long, not strictly ascending or starts at 0 (a caller's error).
     #[must_use]
     pub fn new(sizes: Vec<u64>, warmup: u64) -> Self {
-        assert!(!sizes.is_empty() && sizes.len() <= MAX_SIZES, "1 to {MAX_SIZES} sizes");
-        assert!(sizes.windows(2).all(|w| w[0] < w[1]), "sizes ascending and distinct");
-        assert!(sizes[0] >= 1, "sizes of at least one block");
         let k = sizes.len();
         Self {
             caps: sizes.iter().map(|&c| u32::try_from(c).unwrap_or(u32::MAX)).collect(),
-            sizes,
             ids: BlockTimes::new(EXACT_FLOOR),
             stamps: Vec::new(),
             inserted: vec![0; k],
-            counts: SizeCounts::new(k, warmup),
+            counts: SizeCounts::new(sizes, MAX_SIZES, warmup),
             gave_up: false,
             masks: Vec::new(),
             rows: Vec::new(),
@@ -78,7 +72,7 @@ impl FifoSizes {
     /// Where the insertion numbers of `block` start, giving it a row when new.
     #[inline]
     fn row_of(&mut self, block: u64) -> usize {
-        let k = self.sizes.len();
+        let k = self.caps.len();
         if let Some(id) = self.ids.get(block) {
             return id as usize * k;
         }
@@ -89,13 +83,23 @@ impl FifoSizes {
         at
     }
 
+    /// Stop computing (the memory bound or the `u32` numbers were reached); every size is then `None`.
+    #[cold]
+    fn give_up(&mut self) {
+        self.gave_up = true;
+        self.ids = BlockTimes::new(0);
+        self.stamps = Vec::new();
+    }
+}
+
+impl SizePass for FifoSizes {
     /// Account one request.
-    pub fn add(&mut self, req: &Request) {
+    fn add(&mut self, req: &Request) {
         let len = req.len;
         if len == 0 || self.gave_up {
             return;
         }
-        let k = self.sizes.len();
+        let k = self.caps.len();
         let overflows = |n: &u32| u64::from(*n) + u64::from(len) >= u64::from(u32::MAX);
         if self.stamps.len() + len as usize * k > MAX_STAMPS || self.inserted.iter().any(overflows) {
             self.give_up();
@@ -127,36 +131,18 @@ impl FifoSizes {
         self.counts.record(&self.masks);
     }
 
-    /// Stop computing (the memory bound or the `u32` numbers were reached); every size is then `None`.
-    #[cold]
-    fn give_up(&mut self) {
-        self.gave_up = true;
-        self.ids = BlockTimes::new(0);
-        self.stamps = Vec::new();
+    fn counts(&self) -> &SizeCounts {
+        &self.counts
     }
 
-    /// The sizes, ascending.
-    #[must_use]
-    pub fn sizes(&self) -> &[u64] {
-        &self.sizes
-    }
-
-    /// Requests accounted.
-    #[must_use]
-    pub fn requests(&self) -> u64 {
-        self.counts.requests()
-    }
-
-    /// The level's counters at each size (in the order of the sizes given); all `None` when the pass gave
-    /// up (a trace beyond its bounds: the engine runs the configs).
-    #[must_use]
-    pub fn counters(&self) -> Vec<Option<LevelCounters>> {
-        self.counts.counters(&self.sizes, |_| !self.gave_up)
+    fn computed(&self, _: u64) -> bool {
+        !self.gave_up
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::super::family::SizePass;
     use super::FifoSizes;
     use crate::request::Request;
 

@@ -24,9 +24,9 @@
 
 use hashbrown::HashMap;
 
+use super::family::SizePass;
 use super::marks::Marks;
 use super::size_counts::SizeCounts;
-use crate::metrics::LevelCounters;
 use crate::request::Request;
 
 /// Capacities one pass computes at most (one bit each in a block's outcome mask).
@@ -55,8 +55,6 @@ struct Last {
 /// The engine's single-level LRU at up to [`MAX_SIZES`] capacities, in one pass.
 #[derive(Debug)]
 pub struct LruSizes {
-    /// Capacities, ascending, distinct.
-    sizes: Vec<u64>,
     all: u64,
     last: HashMap<u64, [Option<Last>; CHUNK as usize], foldhash::fast::FixedState>,
     tracked: usize,
@@ -70,24 +68,21 @@ pub struct LruSizes {
 }
 
 impl LruSizes {
-    /// A pass for `sizes` (ascending, distinct, at most [`MAX_SIZES`]); the first `warmup` requests are not
-    /// counted (the engine resets the counters after them).
+    /// A pass for `sizes` (ascending, distinct, at least 1, at most [`MAX_SIZES`]); the first `warmup`
+    /// requests are not counted (the engine resets the counters after them).
     ///
     /// # Panics
-    /// When `sizes` is empty, too long or not strictly ascending (a caller's error).
+    /// When `sizes` is empty, too long, not strictly ascending or starts at 0 (a caller's error).
     #[must_use]
     pub fn new(sizes: Vec<u64>, warmup: u64) -> Self {
-        assert!(!sizes.is_empty() && sizes.len() <= MAX_SIZES, "1 to {MAX_SIZES} sizes");
-        assert!(sizes.windows(2).all(|w| w[0] < w[1]), "sizes ascending and distinct");
-        let k = sizes.len();
+        let counts = SizeCounts::new(sizes, MAX_SIZES, warmup);
         Self {
-            all: if k == 64 { u64::MAX } else { (1u64 << k) - 1 },
-            sizes,
+            all: counts.all(),
             last: HashMap::with_hasher(foldhash::fast::FixedState::default()),
             tracked: 0,
             marks: Marks::new(MIN_SLOTS),
             now: 0,
-            counts: SizeCounts::new(k, warmup),
+            counts,
             longest: 0,
             masks: Vec::new(),
             prev: Vec::new(),
@@ -102,7 +97,7 @@ impl LruSizes {
     /// The sizes (bits) at which a position `pos` hits: every capacity of at least `pos`.
     #[inline]
     fn hits_from(&self, pos: u64) -> u64 {
-        let k = self.sizes.partition_point(|&c| c < pos);
+        let k = self.counts.sizes().partition_point(|&c| c < pos);
         if k >= 64 {
             0
         } else {
@@ -110,8 +105,76 @@ impl LruSizes {
         }
     }
 
+    /// The sizes at which block `block`, last referenced as `x`, hits now, given `after`: the tracked blocks
+    /// referenced after x's time (the rest of x's request still there, and every later one).
+    #[inline]
+    fn outcome(&self, block: u64, x: Last, after: u64) -> u64 {
+        if x.len == 1 {
+            return self.hits_from(after + 1);
+        }
+        // Position 1 + A + T_c with A = after - (blocks of x's request after it, still there) and
+        // 0 <= T_c <= len - 1: a size outside [lo, hi) is decided without looking at the request.
+        let lo = (after + 1).saturating_sub(u64::from(x.len - 1 - x.off));
+        let hi = after + 1 + u64::from(x.len - 1);
+        let sure = self.hits_from(hi);
+        let maybe = self.hits_from(lo) & !sure;
+        if maybe == 0 {
+            return sure;
+        }
+        // Some size falls inside: find the blocks of x's request still there (not referenced since).
+        let first = block - u64::from(x.off);
+        let mut group_after = 0u64;
+        let mut others: Vec<(u32, u64)> = Vec::with_capacity(x.len as usize);
+        for j in 0..x.len {
+            if j == x.off {
+                continue;
+            }
+            if let Some(y) = self.get(first + u64::from(j)).filter(|y| y.req == x.req) {
+                group_after += u64::from(j > x.off);
+                others.push((j, y.hits));
+            }
+        }
+        let base = after + 1 - group_after;
+        let mut hits = sure;
+        let mut m = maybe;
+        while m != 0 {
+            let k = m.trailing_zeros() as usize;
+            m &= m - 1;
+            let x_hit = x.hits >> k & 1 == 1;
+            // Cache k's order of request x: misses above hits, each in decreasing block order.
+            let above = others
+                .iter()
+                .filter(|(j, h)| {
+                    let y_hit = h >> k & 1 == 1;
+                    (!y_hit && x_hit) || (y_hit == x_hit && *j > x.off)
+                })
+                .count() as u64;
+            if base + above <= self.counts.sizes()[k] {
+                hits |= 1 << k;
+            }
+        }
+        hits
+    }
+
+    /// Renumber the marks `0..tracked` in their order and leave room for at least `need` more times.
+    fn compact(&mut self, need: usize) {
+        let ranks = self.marks.ranks();
+        for chunk in self.last.values_mut() {
+            for x in chunk.iter_mut().flatten() {
+                x.time = ranks.before(x.time as usize);
+            }
+        }
+        let live = self.tracked;
+        let len = (GROWTH * live).max(MIN_SLOTS).max(live + need + 64).min(1 << 32);
+        assert!(live + need <= len, "a request longer than the time axis");
+        self.marks = Marks::with_first(len, live);
+        self.now = live;
+    }
+}
+
+impl SizePass for LruSizes {
     /// Account one request.
-    pub fn add(&mut self, req: &Request) {
+    fn add(&mut self, req: &Request) {
         let len = req.len;
         if len == 0 {
             return;
@@ -163,88 +226,11 @@ impl LruSizes {
         self.counts.record(&self.masks);
     }
 
-    /// The sizes at which block `block`, last referenced as `x`, hits now, given `after`: the tracked blocks
-    /// referenced after x's time (the rest of x's request still there, and every later one).
-    #[inline]
-    fn outcome(&self, block: u64, x: Last, after: u64) -> u64 {
-        if x.len == 1 {
-            return self.hits_from(after + 1);
-        }
-        // Position 1 + A + T_c with A = after - (blocks of x's request after it, still there) and
-        // 0 <= T_c <= len - 1: a size outside [lo, hi) is decided without looking at the request.
-        let lo = (after + 1).saturating_sub(u64::from(x.len - 1 - x.off));
-        let hi = after + 1 + u64::from(x.len - 1);
-        let sure = self.hits_from(hi);
-        let maybe = self.hits_from(lo) & !sure;
-        if maybe == 0 {
-            return sure;
-        }
-        // Some size falls inside: find the blocks of x's request still there (not referenced since).
-        let first = block - u64::from(x.off);
-        let mut group_after = 0u64;
-        let mut others: Vec<(u32, u64)> = Vec::with_capacity(x.len as usize);
-        for j in 0..x.len {
-            if j == x.off {
-                continue;
-            }
-            if let Some(y) = self.get(first + u64::from(j)).filter(|y| y.req == x.req) {
-                group_after += u64::from(j > x.off);
-                others.push((j, y.hits));
-            }
-        }
-        let base = after + 1 - group_after;
-        let mut hits = sure;
-        let mut m = maybe;
-        while m != 0 {
-            let k = m.trailing_zeros() as usize;
-            m &= m - 1;
-            let x_hit = x.hits >> k & 1 == 1;
-            // Cache k's order of request x: misses above hits, each in decreasing block order.
-            let above = others
-                .iter()
-                .filter(|(j, h)| {
-                    let y_hit = h >> k & 1 == 1;
-                    (!y_hit && x_hit) || (y_hit == x_hit && *j > x.off)
-                })
-                .count() as u64;
-            if base + above <= self.sizes[k] {
-                hits |= 1 << k;
-            }
-        }
-        hits
+    fn counts(&self) -> &SizeCounts {
+        &self.counts
     }
 
-    /// Renumber the marks `0..tracked` in their order and leave room for at least `need` more times.
-    fn compact(&mut self, need: usize) {
-        let ranks = self.marks.ranks();
-        for chunk in self.last.values_mut() {
-            for x in chunk.iter_mut().flatten() {
-                x.time = ranks.before(x.time as usize);
-            }
-        }
-        let live = self.tracked;
-        let len = (GROWTH * live).max(MIN_SLOTS).max(live + need + 64).min(1 << 32);
-        assert!(live + need <= len, "a request longer than the time axis");
-        self.marks = Marks::with_first(len, live);
-        self.now = live;
-    }
-
-    /// The sizes, ascending.
-    #[must_use]
-    pub fn sizes(&self) -> &[u64] {
-        &self.sizes
-    }
-
-    /// Requests accounted.
-    #[must_use]
-    pub fn requests(&self) -> u64 {
-        self.counts.requests()
-    }
-
-    /// The level's counters at each size (in the order of the sizes given), `None` for a size smaller
-    /// than the longest request (the engine would evict blocks of a request while inserting it).
-    #[must_use]
-    pub fn counters(&self) -> Vec<Option<LevelCounters>> {
-        self.counts.counters(&self.sizes, |c| c >= u64::from(self.longest))
+    fn computed(&self, c: u64) -> bool {
+        c >= u64::from(self.longest)
     }
 }

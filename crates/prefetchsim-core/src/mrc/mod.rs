@@ -4,12 +4,14 @@
 //!   words in three levels, [`marks`], [`levels`]; times by block in a flat array or chunks, [`times`]).
 //! - [`shards`]: the exact curve and SHARDS fixed-rate / fixed-size estimates (Waldspurger et al., FAST'15),
 //!   giving a [`curve::DistanceHistogram`] and its block (= byte) and request miss-ratio curves.
-//! - [`lru_family`], [`fifo_family`], [`family`]: every size of a plain LRU level in one stack pass, and of a
-//!   plain FIFO level in one pass of insertion counts, giving the records
-//!   separate engine runs give (a batch's configs that differ only in size).
+//! - [`lru_family`], [`fifo_family`], [`clock_family`], [`family`]: every size of a plain LRU level in one
+//!   stack pass, of a plain FIFO level in one pass of insertion counts, and of a plain CLOCK level in one
+//!   pass of rings sharing each block's entry, giving the records separate engine runs give (a batch's
+//!   configs that differ only in size).
 //! - [`sample`]: spatial sampling of a request stream by block (miniature simulation, Waldspurger et al.,
 //!   ATC'17) or by extent (prefetch-aware), to run any policy and prefetcher on a scaled cache.
 
+pub mod clock_family;
 pub mod curve;
 pub mod exact_counts;
 pub mod family;

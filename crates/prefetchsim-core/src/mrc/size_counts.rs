@@ -1,7 +1,7 @@
 //! The counters of a one-pass family of sizes ([`super::family`]): per size, the blocks that hit and the
 //! fetches (runs of missed blocks), in the warm-up and after it, and the engine's level counters they give.
-//! Shared by the LRU pass ([`super::lru_family`]) and the FIFO pass ([`super::fifo_family`]), which differ
-//! only in how they find the sizes at which a block hits.
+//! Shared by the LRU ([`super::lru_family`]), FIFO ([`super::fifo_family`]) and CLOCK
+//! ([`super::clock_family`]) passes, which differ only in how they find the sizes at which a block hits.
 
 use crate::metrics::LevelCounters;
 
@@ -68,10 +68,12 @@ impl Phase {
     }
 }
 
-/// Per-size counts of a pass over `k` sizes whose first `warmup` requests are not counted (the engine
+/// Per-size counts of a pass over its sizes whose first `warmup` requests are not counted (the engine
 /// resets its counters after them).
 #[derive(Clone, Debug)]
 pub(super) struct SizeCounts {
+    /// Capacities, ascending, distinct, at least 1.
+    sizes: Vec<u64>,
     all: u64,
     warmup: u64,
     requests: u64,
@@ -80,9 +82,27 @@ pub(super) struct SizeCounts {
 }
 
 impl SizeCounts {
-    pub(super) fn new(k: usize, warmup: u64) -> Self {
+    /// Counts for `sizes` (ascending, distinct, at least 1, at most `max`, itself at most 64).
+    ///
+    /// # Panics
+    /// When `sizes` is not that (a caller's error).
+    pub(super) fn new(sizes: Vec<u64>, max: usize, warmup: u64) -> Self {
+        assert!(!sizes.is_empty() && sizes.len() <= max.min(64), "1 to {max} sizes");
+        assert!(sizes.windows(2).all(|w| w[0] < w[1]), "sizes ascending and distinct");
+        assert!(sizes[0] >= 1, "sizes of at least one block");
+        let k = sizes.len();
         let all = if k >= 64 { u64::MAX } else { (1u64 << k) - 1 };
-        Self { all, warmup, requests: 0, warm: Phase::new(k), measured: Phase::new(k) }
+        Self { sizes, all, warmup, requests: 0, warm: Phase::new(k), measured: Phase::new(k) }
+    }
+
+    /// The sizes, ascending.
+    pub(super) fn sizes(&self) -> &[u64] {
+        &self.sizes
+    }
+
+    /// The sizes' mask: bit `k` for size `k`.
+    pub(super) fn all(&self) -> u64 {
+        self.all
     }
 
     /// Requests recorded.
@@ -107,8 +127,9 @@ impl SizeCounts {
         self.requests += 1;
     }
 
-    /// The level's counters at each of `sizes` (the pass's, ascending), `None` where `computed` is false.
-    pub(super) fn counters(&self, sizes: &[u64], computed: impl Fn(u64) -> bool) -> Vec<Option<LevelCounters>> {
+    /// The level's counters at each size, `None` where `computed` is false.
+    pub(super) fn counters(&self, computed: impl Fn(u64) -> bool) -> Vec<Option<LevelCounters>> {
+        let sizes = &self.sizes;
         // The engine resets its counters when the warm-up ends; a trace shorter than it is counted whole.
         let none = Phase::new(sizes.len());
         let (warm, measured) =

@@ -1,8 +1,8 @@
-//! The size families (`mrc::family`, `mrc::lru_family`, `mrc::fifo_family`): plain LRU or FIFO configs of
-//! a batch that differ only in size are computed from one pass, and every field of their results equals a
-//! separate engine run: random traces of multi-block requests (where the engine's per-request look-up
-//! differs from Mattson's per-block LRU), warm-ups, sizes down to the longest request for LRU and down to
-//! one block for FIFO, and a batch mixing other configs.
+//! The size families (`mrc::family`, `mrc::lru_family`, `mrc::fifo_family`, `mrc::clock_family`): plain
+//! LRU, FIFO or CLOCK configs of a batch that differ only in size are computed from one pass, and every
+//! field of their results equals a separate engine run: random traces of multi-block requests (where the
+//! engine's per-request look-up differs from Mattson's per-block LRU), warm-ups, sizes down to the longest
+//! request for LRU and down to one block for FIFO and CLOCK, and a batch mixing other configs.
 
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
@@ -41,6 +41,10 @@ fn lru(size: u64, warmup: u64) -> HierarchyConfig {
 
 fn fifo(size: u64, warmup: u64) -> HierarchyConfig {
     plain("fifo", size, warmup)
+}
+
+fn clock(size: u64, warmup: u64) -> HierarchyConfig {
+    plain("clock", size, warmup)
 }
 
 fn alone(trace: &Trace, cfg: &HierarchyConfig) -> RunResult {
@@ -100,14 +104,14 @@ fn check(trace: &Trace, configs: &[HierarchyConfig]) -> Result<(), TestCaseError
             prop_assert_eq!(&p.counters, &want.levels[0].counters, "config {} (pass)", i);
         }
         // The pass computes every plain LRU config of a family of two or more that is at least as large as
-        // the longest request, and every plain FIFO config of a family of two or more.
+        // the longest request, and every plain FIFO or CLOCK config of a family of two or more.
         let size = cfg.level[0].size.resolve(4096, None, None).unwrap();
         let kind = family::kind(cfg);
         let family_of = configs
             .iter()
             .filter(|c| family::kind(c) == kind && c.engine.warmup_requests == cfg.engine.warmup_requests)
             .count();
-        let large_enough = kind == Some(family::Kind::Fifo) || size >= longest;
+        let large_enough = matches!(kind, Some(family::Kind::Fifo | family::Kind::Clock)) || size >= longest;
         let expect = kind.is_some() && family_of >= 2 && large_enough;
         prop_assert_eq!(pre[i].is_some(), expect, "config {} computed by the pass", i);
     }
@@ -145,6 +149,20 @@ proptest! {
         let configs: Vec<_> = sizes.iter().map(|&s| fifo(s, warmup)).collect();
         check(&trace, &configs)?;
     }
+
+    #[test]
+    fn every_clock_size_equals_its_engine_run(
+        seed in any::<u64>(),
+        n in 1usize..1500,
+        universe in 20u64..600,
+        max_len in 1u32..24,
+        sizes in proptest::collection::vec(1u64..400, 2..12),
+        warmup in prop_oneof![Just(0u64), 0u64..800],
+    ) {
+        let trace = Trace(trace_of(seed, n, universe, max_len));
+        let configs: Vec<_> = sizes.iter().map(|&s| clock(s, warmup)).collect();
+        check(&trace, &configs)?;
+    }
 }
 
 #[test]
@@ -157,8 +175,12 @@ fn a_mixed_batch_keeps_its_other_configs_and_families_by_warmup() {
     configs.push(lru(8, 0)); // smaller than the longest request: run by the engine
     configs.extend([3u64, 300, 1000, 2500].iter().map(|&s| fifo(s, 0))); // FIFO: every size computed
     configs.push(fifo(700, 5)); // a family of one: run by the engine
+    configs.extend([1u64, 5, 300, 2500].iter().map(|&s| clock(s, 0))); // CLOCK: every size computed
+    configs.push(clock(300, 7)); // a family of one: run by the engine
     for doc in [
         serde_json::json!({"level": [{"size": 500, "policy": "arc"}]}),
+        serde_json::json!({"level": [{"size": 500, "policy": {"name": "clock", "bits": 2}}]}),
+        serde_json::json!({"level": [{"size": 600, "policy": {"name": "clock", "bits": 2}}]}),
         serde_json::json!({"level": [{"size": 500, "prefetcher": "obl"}]}),
         serde_json::json!({"level": [{"size": 500, "options": {"consume_on_hit": true}}]}),
         serde_json::json!({"level": [{"size": 500}], "engine": {"limit": 1000}}),
@@ -184,4 +206,12 @@ fn a_size_as_a_share_of_the_footprint_is_computed_too() {
         assert_eq!(got[i].as_ref().unwrap().0, want, "config {i}");
         assert!(pre[i].is_some(), "config {i} computed by the pass");
     }
+}
+
+#[test]
+fn more_clock_sizes_than_one_pass_holds_are_computed_in_several_passes() {
+    // A CLOCK pass keeps 32 sizes; 45 sizes take two passes, every record still equal to its run.
+    let trace = Trace(trace_of(23, 3000, 1500, 6));
+    let configs: Vec<_> = (1..=45u64).map(|i| clock(i * 23, 0)).collect();
+    check(&trace, &configs).unwrap();
 }
