@@ -9,27 +9,24 @@
 /// Words per count of the next level.
 const FAN: usize = 64;
 
-/// [`FAN`] ones then [`FAN`] zeros: the [`FAN`] entries from `FAN - k` on keep the first `k` of a group.
-const BYTE_MASKS: [u8; 2 * FAN] = {
-    let mut m = [0u8; 2 * FAN];
-    let mut i = 0;
-    while i < FAN {
-        m[i] = u8::MAX;
-        i += 1;
-    }
-    m
-};
+/// [`FAN`] all-ones values then [`FAN`] zeros, of an unsigned type: the [`FAN`] entries from `FAN - k` on
+/// keep the first `k` counts of a group.
+macro_rules! keep_first_masks {
+    ($t:ty) => {{
+        let mut m: [$t; 2 * FAN] = [0; 2 * FAN];
+        let mut i = 0;
+        while i < FAN {
+            m[i] = <$t>::MAX;
+            i += 1;
+        }
+        m
+    }};
+}
 
-/// [`BYTE_MASKS`] for `u16` counts.
-const HALF_MASKS: [u16; 2 * FAN] = {
-    let mut m = [0u16; 2 * FAN];
-    let mut i = 0;
-    while i < FAN {
-        m[i] = u16::MAX;
-        i += 1;
-    }
-    m
-};
+/// Masks for the `u8` word counts.
+const BYTE_MASKS: [u8; 2 * FAN] = keep_first_masks!(u8);
+/// Masks for the `u16` group counts.
+const HALF_MASKS: [u16; 2 * FAN] = keep_first_masks!(u16);
 
 /// Counts of marks per word, per [`FAN`] words and per [`FAN`]² words.
 #[derive(Clone, Debug, Default)]
