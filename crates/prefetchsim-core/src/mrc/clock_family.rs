@@ -20,8 +20,7 @@
 //! one block is computed. Counters as in [`super::size_counts`]: `evictions` are insertions beyond the
 //! capacity (once full, every insertion evicts one block).
 
-use super::family::SizePass;
-use super::size_counts::SizeCounts;
+use super::size_counts::{SizeCounts, SizePass};
 use super::times::{BlockTimes, EXACT_FLOOR};
 use crate::request::Request;
 
@@ -191,7 +190,7 @@ fn insert(ring: &mut Ring, bits: &mut [Bits], j: usize, id: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::family::SizePass;
+    use super::super::size_counts::SizePass;
     use super::ClockSizes;
     use crate::request::Request;
 

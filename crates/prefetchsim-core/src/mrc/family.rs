@@ -16,12 +16,11 @@ use std::collections::BTreeMap;
 use super::clock_family::{ClockSizes, MAX_CLOCK_SIZES};
 use super::fifo_family::FifoSizes;
 use super::lru_family::{LruSizes, MAX_SIZES};
-use super::size_counts::SizeCounts;
+use super::size_counts::SizePass;
 use crate::config::{EngineKind, HierarchyConfig};
 use crate::engine::{Hierarchy, RequestSource, SourceError, VecSource};
 use crate::level::LevelOptions;
 use crate::metrics::{LevelCounters, RunResult};
-use crate::request::Request;
 
 /// The policy of a family: which one-pass computation serves it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -32,28 +31,6 @@ pub enum Kind {
     Fifo,
     /// Plain CLOCK ([`ClockSizes`]).
     Clock,
-}
-
-/// A one-pass computation of many sizes of one policy: what [`precompute`] asks of it.
-pub(super) trait SizePass {
-    /// Account one request.
-    fn add(&mut self, req: &Request);
-
-    /// Its per-size counts.
-    fn counts(&self) -> &SizeCounts;
-
-    /// Whether it reproduces the engine at size `c` (it may give up, or not model a size).
-    fn computed(&self, c: u64) -> bool;
-
-    /// Account requests in order (one dynamic call per batch of them).
-    fn add_all(&mut self, reqs: &[Request]) {
-        reqs.iter().for_each(|r| self.add(r));
-    }
-
-    /// The level's counters at each size, `None` where not computed.
-    fn counters(&self) -> Vec<Option<LevelCounters>> {
-        self.counts().counters(|c| self.computed(c))
-    }
 }
 
 /// One pass of `kind` over `sizes` (at most [`Kind::max_sizes`]).

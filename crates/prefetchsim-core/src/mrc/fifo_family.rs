@@ -18,9 +18,8 @@
 //! a request) and `fetched_blocks`; `evictions` = insertions beyond the capacity. With no prefetcher and
 //! the instant engine every other counter is 0.
 
-use super::family::SizePass;
 use super::lru_family::MAX_SIZES;
-use super::size_counts::SizeCounts;
+use super::size_counts::{SizeCounts, SizePass};
 use super::times::{BlockTimes, EXACT_FLOOR};
 use crate::request::Request;
 
@@ -142,7 +141,7 @@ impl SizePass for FifoSizes {
 
 #[cfg(test)]
 mod tests {
-    use super::super::family::SizePass;
+    use super::super::size_counts::SizePass;
     use super::FifoSizes;
     use crate::request::Request;
 

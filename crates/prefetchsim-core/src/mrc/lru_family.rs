@@ -24,9 +24,8 @@
 
 use hashbrown::HashMap;
 
-use super::family::SizePass;
 use super::marks::Marks;
-use super::size_counts::SizeCounts;
+use super::size_counts::{SizeCounts, SizePass};
 use crate::request::Request;
 
 /// Capacities one pass computes at most (one bit each in a block's outcome mask).

@@ -1,9 +1,11 @@
 //! The counters of a one-pass family of sizes ([`super::family`]): per size, the blocks that hit and the
 //! fetches (runs of missed blocks), in the warm-up and after it, and the engine's level counters they give.
 //! Shared by the LRU ([`super::lru_family`]), FIFO ([`super::fifo_family`]) and CLOCK
-//! ([`super::clock_family`]) passes, which differ only in how they find the sizes at which a block hits.
+//! ([`super::clock_family`]) passes, which differ only in how they find the sizes at which a block hits,
+//! and the interface through which [`super::family`] drives them ([`SizePass`]).
 
 use crate::metrics::LevelCounters;
+use crate::request::Request;
 
 /// Counts per size, kept as differences (`d[a] += 1, d[b] -= 1` adds one to sizes `a..b`), since the sizes
 /// where a block hits are almost always a suffix of the sorted sizes.
@@ -157,5 +159,27 @@ impl SizeCounts {
                 })
             })
             .collect()
+    }
+}
+
+/// A one-pass computation of many sizes of one policy: what [`super::family::precompute`] asks of it.
+pub(super) trait SizePass {
+    /// Account one request.
+    fn add(&mut self, req: &Request);
+
+    /// Its per-size counts.
+    fn counts(&self) -> &SizeCounts;
+
+    /// Whether it reproduces the engine at size `c` (it may give up, or not model a size).
+    fn computed(&self, c: u64) -> bool;
+
+    /// Account requests in order (one dynamic call per batch of them).
+    fn add_all(&mut self, reqs: &[Request]) {
+        reqs.iter().for_each(|r| self.add(r));
+    }
+
+    /// The level's counters at each size, `None` where not computed.
+    fn counters(&self) -> Vec<Option<LevelCounters>> {
+        self.counts().counters(|c| self.computed(c))
     }
 }
