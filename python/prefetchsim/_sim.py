@@ -377,9 +377,9 @@ def simulate_many(
     """Run several hierarchy configs over one trace, in parallel threads (0 = all cores).
 
     The trace is decoded once (up to 2**25 requests; a longer one is read again per config) and the
-    footprint, when a size needs it, measured once. Configs that are one
-    plain LRU, FIFO or CLOCK level (default parameters, no prefetcher) differing only in size are computed
-    together in one pass, each result equal to its run alone. Results come back in config order.
+    footprint, when a size needs it, measured once. Configs that are one plain LRU, FIFO or CLOCK level
+    (default parameters, no prefetcher) differing only in size are computed together in one pass, each
+    result equal to its run alone. Results come back in config order.
     ``events`` (one config only) writes its per-block event log, as in `simulate`.
     """
     tr = _as_trace(trace)
