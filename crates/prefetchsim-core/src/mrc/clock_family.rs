@@ -62,6 +62,8 @@ pub struct ClockSizes {
     /// Frames of every ring together.
     frames: usize,
     counts: SizeCounts,
+    /// Bytes the pass may hold ([`MAX_BYTES`]; lower in tests).
+    max_bytes: usize,
     /// The memory bound was reached: nothing is computed.
     gave_up: bool,
     /// Outcome masks and dense numbers of the request being processed.
@@ -87,6 +89,7 @@ impl ClockSizes {
             bits: Vec::new(),
             frames: 0,
             counts: SizeCounts::new(sizes, MAX_CLOCK_SIZES, warmup),
+            max_bytes: MAX_BYTES,
             gave_up: false,
             masks: Vec::new(),
             ids_of_request: Vec::new(),
@@ -128,7 +131,7 @@ impl SizePass for ClockSizes {
         if len == 0 || self.gave_up {
             return;
         }
-        if self.bytes_with(len) > MAX_BYTES {
+        if self.bytes_with(len) > self.max_bytes {
             self.give_up();
             return;
         }
@@ -243,5 +246,19 @@ mod tests {
             assert_eq!((got.hits, got.evictions), (hits, evictions), "size {c}");
             assert_eq!(got.misses + got.hits, blocks.len() as u64);
         }
+    }
+
+    #[test]
+    fn past_its_memory_bound_the_pass_computes_nothing() {
+        // At most 16 bytes of entries and frames per new block at 2 sizes: 100 blocks fit in 2,000 bytes,
+        // 200 do not.
+        let run = |blocks: u64| {
+            let mut pass = ClockSizes::new(vec![10, 1000], 0);
+            pass.max_bytes = 2_000;
+            (0..blocks).for_each(|b| pass.add(&Request::read(b, 1)));
+            pass.counters()
+        };
+        assert!(run(100).iter().all(Option::is_some));
+        assert!(run(200).iter().all(Option::is_none));
     }
 }

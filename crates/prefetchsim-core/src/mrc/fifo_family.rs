@@ -40,6 +40,8 @@ pub struct FifoSizes {
     /// Insertions made at each size.
     inserted: Vec<u32>,
     counts: SizeCounts,
+    /// Insertion numbers the pass may hold ([`MAX_STAMPS`]; lower in tests).
+    max_stamps: usize,
     /// The numbers outgrew `u32` or the memory bound: nothing is computed.
     gave_up: bool,
     /// Outcome masks and rows of the request being processed.
@@ -62,6 +64,7 @@ impl FifoSizes {
             stamps: Vec::new(),
             inserted: vec![0; k],
             counts: SizeCounts::new(sizes, MAX_SIZES, warmup),
+            max_stamps: MAX_STAMPS,
             gave_up: false,
             masks: Vec::new(),
             rows: Vec::new(),
@@ -100,7 +103,7 @@ impl SizePass for FifoSizes {
         }
         let k = self.caps.len();
         let overflows = |n: &u32| u64::from(*n) + u64::from(len) >= u64::from(u32::MAX);
-        if self.stamps.len() + len as usize * k > MAX_STAMPS || self.inserted.iter().any(overflows) {
+        if self.stamps.len() + len as usize * k > self.max_stamps || self.inserted.iter().any(overflows) {
             self.give_up();
             return;
         }
@@ -186,5 +189,18 @@ mod tests {
             assert_eq!((got.hits, got.evictions), (hits, evictions), "size {c}");
             assert_eq!(got.misses + got.hits, blocks.len() as u64);
         }
+    }
+
+    #[test]
+    fn past_its_memory_bound_the_pass_computes_nothing() {
+        // Two insertion numbers per block at 2 sizes: 100 blocks fit in 200, 101 do not.
+        let run = |blocks: u64| {
+            let mut pass = FifoSizes::new(vec![10, 1000], 0);
+            pass.max_stamps = 200;
+            (0..blocks).for_each(|b| pass.add(&Request::read(b, 1)));
+            pass.counters()
+        };
+        assert!(run(100).iter().all(Option::is_some));
+        assert!(run(101).iter().all(Option::is_none));
     }
 }
