@@ -11,7 +11,9 @@ policy and prefetcher.
   each cache scaled by the rate. ``unit="block"`` hashes blocks (the paper's); ``unit="extent"`` hashes the
   aligned region of ``extent_bytes`` holding a block, so that sequential runs, which prefetchers need,
   survive the sampling (this project's).
-- ``method="full"``: one full simulation per size (the reference the others are judged against).
+- ``method="full"``: one full simulation per size (the reference the others are judged against); plain
+  LRU, FIFO and CLOCK sizes (default parameters, no prefetcher) come from one pass over the trace that
+  gives the same results (``simulate_many``).
 
 The result is a ``pandas.DataFrame`` with one row per size (``capacity_blocks``, ``miss_ratio``,
 ``hit_ratio`` ...) that ``prefetchsim.plot.mrc`` draws; ``df.attrs`` holds the footprint estimate, the
