@@ -193,6 +193,7 @@ fn insert(ring: &mut Ring, bits: &mut [Bits], j: usize, id: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
+    use super::super::size_counts::testing::{check_against_direct, skewed_blocks};
     use super::super::size_counts::SizePass;
     use super::ClockSizes;
     use crate::request::Request;
@@ -226,26 +227,12 @@ mod tests {
 
     #[test]
     fn one_block_requests_match_a_direct_clock_at_every_size() {
-        let mut x = 987_654_321u64;
-        let blocks: Vec<u64> = (0..6_000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                (x % 500) * (x >> 40) % 500
-            })
-            .collect();
-        let sizes = vec![1, 2, 3, 7, 20, 64, 150, 333, 499, 500, 1000];
-        let mut pass = ClockSizes::new(sizes.clone(), 0);
-        for &b in &blocks {
-            pass.add(&Request::read(b, 1));
-        }
-        for (c, got) in sizes.iter().zip(pass.counters()) {
-            let got = got.unwrap();
-            let (hits, evictions) = direct(&blocks, *c as usize);
-            assert_eq!((got.hits, got.evictions), (hits, evictions), "size {c}");
-            assert_eq!(got.misses + got.hits, blocks.len() as u64);
-        }
+        let blocks = skewed_blocks(987_654_321, 6_000, 500);
+        check_against_direct(
+            &mut ClockSizes::new(vec![1, 2, 3, 7, 20, 64, 150, 333, 499, 500, 1000], 0),
+            &blocks,
+            direct,
+        );
     }
 
     #[test]

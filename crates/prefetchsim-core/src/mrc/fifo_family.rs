@@ -144,6 +144,7 @@ impl SizePass for FifoSizes {
 
 #[cfg(test)]
 mod tests {
+    use super::super::size_counts::testing::{check_against_direct, skewed_blocks};
     use super::super::size_counts::SizePass;
     use super::FifoSizes;
     use crate::request::Request;
@@ -168,27 +169,8 @@ mod tests {
 
     #[test]
     fn one_block_requests_match_a_direct_fifo_at_every_size() {
-        let mut x = 12_345u64;
-        let blocks: Vec<u64> = (0..5_000)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                // Skewed: small numbers recur more often.
-                (x % 400) * (x >> 40) % 400
-            })
-            .collect();
-        let sizes = vec![1, 2, 3, 7, 20, 64, 150, 399, 400, 1000];
-        let mut pass = FifoSizes::new(sizes.clone(), 0);
-        for &b in &blocks {
-            pass.add(&Request::read(b, 1));
-        }
-        for (c, got) in sizes.iter().zip(pass.counters()) {
-            let got = got.unwrap();
-            let (hits, evictions) = direct(&blocks, *c as usize);
-            assert_eq!((got.hits, got.evictions), (hits, evictions), "size {c}");
-            assert_eq!(got.misses + got.hits, blocks.len() as u64);
-        }
+        let blocks = skewed_blocks(12_345, 5_000, 400);
+        check_against_direct(&mut FifoSizes::new(vec![1, 2, 3, 7, 20, 64, 150, 399, 400, 1000], 0), &blocks, direct);
     }
 
     #[test]

@@ -183,3 +183,43 @@ pub(super) trait SizePass {
         self.counts().counters(|c| self.computed(c))
     }
 }
+
+/// Shared by the passes' unit tests: a pass against a direct model of its policy.
+#[cfg(test)]
+pub(super) mod testing {
+    use super::SizePass;
+    use crate::request::Request;
+
+    /// `n` block numbers below `universe` from xorshift seed `seed`, skewed so that small numbers recur
+    /// more often.
+    pub(in crate::mrc) fn skewed_blocks(seed: u64, n: usize, universe: u64) -> Vec<u64> {
+        let mut x = seed | 1;
+        (0..n)
+            .map(|_| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                (x % universe) * (x >> 40) % universe
+            })
+            .collect()
+    }
+
+    /// Feed `blocks` to `pass` as one-block requests; at each of its sizes its hits and evictions must be
+    /// those of `direct(blocks, size)`, and every reference a hit or a miss.
+    pub(in crate::mrc) fn check_against_direct(
+        pass: &mut dyn SizePass,
+        blocks: &[u64],
+        direct: impl Fn(&[u64], usize) -> (u64, u64),
+    ) {
+        for &b in blocks {
+            pass.add(&Request::read(b, 1));
+        }
+        let sizes = pass.counts().sizes().to_vec();
+        for (c, got) in sizes.iter().zip(pass.counters()) {
+            let got = got.unwrap();
+            let (hits, evictions) = direct(blocks, *c as usize);
+            assert_eq!((got.hits, got.evictions), (hits, evictions), "size {c}");
+            assert_eq!(got.misses + got.hits, blocks.len() as u64);
+        }
+    }
+}
