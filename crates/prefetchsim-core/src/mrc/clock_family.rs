@@ -193,10 +193,8 @@ fn insert(ring: &mut Ring, bits: &mut [Bits], j: usize, id: u32) -> bool {
 
 #[cfg(test)]
 mod tests {
-    use super::super::size_counts::testing::{check_against_direct, skewed_blocks};
-    use super::super::size_counts::SizePass;
+    use super::super::size_counts::testing::{after_new_blocks, check_against_direct, skewed_blocks};
     use super::ClockSizes;
-    use crate::request::Request;
 
     /// A direct CLOCK of `c` frames over one-block requests, written as the textbook's FIFO with second
     /// chances: (hits, evictions).
@@ -242,8 +240,7 @@ mod tests {
         let run = |blocks: u64| {
             let mut pass = ClockSizes::new(vec![10, 1000], 0);
             pass.max_bytes = 2_000;
-            (0..blocks).for_each(|b| pass.add(&Request::read(b, 1)));
-            pass.counters()
+            after_new_blocks(&mut pass, blocks)
         };
         assert!(run(100).iter().all(Option::is_some));
         assert!(run(200).iter().all(Option::is_none));

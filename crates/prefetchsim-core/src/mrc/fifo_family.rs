@@ -144,10 +144,8 @@ impl SizePass for FifoSizes {
 
 #[cfg(test)]
 mod tests {
-    use super::super::size_counts::testing::{check_against_direct, skewed_blocks};
-    use super::super::size_counts::SizePass;
+    use super::super::size_counts::testing::{after_new_blocks, check_against_direct, skewed_blocks};
     use super::FifoSizes;
-    use crate::request::Request;
 
     /// A direct FIFO of `c` blocks over one-block requests: (hits, evictions).
     fn direct(blocks: &[u64], c: usize) -> (u64, u64) {
@@ -179,8 +177,7 @@ mod tests {
         let run = |blocks: u64| {
             let mut pass = FifoSizes::new(vec![10, 1000], 0);
             pass.max_stamps = 200;
-            (0..blocks).for_each(|b| pass.add(&Request::read(b, 1)));
-            pass.counters()
+            after_new_blocks(&mut pass, blocks)
         };
         assert!(run(100).iter().all(Option::is_some));
         assert!(run(101).iter().all(Option::is_none));

@@ -54,7 +54,6 @@ struct Last {
 /// The engine's single-level LRU at up to [`MAX_SIZES`] capacities, in one pass.
 #[derive(Debug)]
 pub struct LruSizes {
-    all: u64,
     last: HashMap<u64, [Option<Last>; CHUNK as usize], foldhash::fast::FixedState>,
     tracked: usize,
     marks: Marks,
@@ -76,7 +75,6 @@ impl LruSizes {
     pub fn new(sizes: Vec<u64>, warmup: u64) -> Self {
         let counts = SizeCounts::new(sizes, MAX_SIZES, warmup);
         Self {
-            all: counts.all(),
             last: HashMap::with_hasher(foldhash::fast::FixedState::default()),
             tracked: 0,
             marks: Marks::new(MIN_SLOTS),
@@ -100,7 +98,7 @@ impl LruSizes {
         if k >= 64 {
             0
         } else {
-            self.all & (u64::MAX << k)
+            self.counts.all() & (u64::MAX << k)
         }
     }
 

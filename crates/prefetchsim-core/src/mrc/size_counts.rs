@@ -188,6 +188,7 @@ pub(super) trait SizePass {
 #[cfg(test)]
 pub(super) mod testing {
     use super::SizePass;
+    use crate::metrics::LevelCounters;
     use crate::request::Request;
 
     /// `n` block numbers below `universe` from xorshift seed `seed`, skewed so that small numbers recur
@@ -202,6 +203,12 @@ pub(super) mod testing {
                 (x % universe) * (x >> 40) % universe
             })
             .collect()
+    }
+
+    /// The counters of `pass` after one-block requests of blocks `0..n`, each new.
+    pub(in crate::mrc) fn after_new_blocks(pass: &mut dyn SizePass, n: u64) -> Vec<Option<LevelCounters>> {
+        (0..n).for_each(|b| pass.add(&Request::read(b, 1)));
+        pass.counters()
     }
 
     /// Feed `blocks` to `pass` as one-block requests; at each of its sizes its hits and evictions must be
