@@ -372,6 +372,8 @@ pub struct Linux {
     marks: MarkMap<()>,
     issued: Vec<(u64, u64)>,
     last_slot: Option<u32>,
+    /// The last readable block: `max_block`, or `u64::MAX`.
+    eof: u64,
 }
 
 /// Marker pages kept beyond the capacity before a sweep of those not resident \[ours\] (a marker whose
@@ -390,6 +392,7 @@ impl Linux {
             marks: MarkMap::default(),
             issued: Vec::with_capacity(8),
             last_slot: None,
+            eof: params.max_block.unwrap_or(u64::MAX),
             params,
         })
     }
@@ -479,7 +482,7 @@ impl Prefetcher for Linux {
             outcomes: ctx.outcomes,
             cache: ctx.cache,
             cursor: s,
-            eof: self.params.max_block.unwrap_or(u64::MAX),
+            eof: self.eof,
             issued: &mut self.issued,
             marks: &mut self.marks,
         };
@@ -504,33 +507,32 @@ impl Prefetcher for Linux {
                 k.request(st, &mut io);
             }
         }
-        if let Some(id) = detected {
-            if let Some(d) = &mut self.detector {
-                // The request and the windows issued for it, as few ranges as possible: a window that
-                // continues the range before it joins it (the same blocks claimed in the same order, with
-                // fewer probes).
-                let (mut lo, mut hi) = (s, e);
-                for &(a, n) in &self.issued {
-                    let b = a + (n - 1);
-                    if a >= lo && a <= hi.saturating_add(1) {
-                        hi = hi.max(b);
-                    } else {
-                        claim_new(d, claimed, lo, hi, id);
-                        (lo, hi) = (a, b);
-                    }
-                }
-                claim_new(d, claimed, lo, hi, id);
-            }
-        }
+        // One pass over the windows issued: each becomes a prefetch run (without its part inside the
+        // request) and, for a detected stream, a claim. The claims are the request and the windows as
+        // few ranges as possible: a window that continues the range before it joins it (the same blocks
+        // claimed in the same order, with fewer probes).
+        let mut claims = detected.zip(self.detector.as_mut());
+        let (stream, placement) = (ctx.req.stream, self.params.insert_pos);
+        let (mut lo, mut hi) = (s, e);
         for &(a, n) in &self.issued {
             let last = a + (n - 1);
+            if let Some((id, d)) = &mut claims {
+                if a >= lo && a <= hi.saturating_add(1) {
+                    hi = hi.max(last);
+                } else {
+                    claim_new(d, claimed, lo, hi, *id);
+                    (lo, hi) = (a, last);
+                }
+            }
             let first = if a <= e { e.saturating_add(1) } else { a };
             if first > last || first <= e {
                 continue;
             }
             let len = u32::try_from(last - first + 1).unwrap_or(u32::MAX);
-            let stream = ctx.req.stream;
-            ctx.prefetch_run(PrefetchRun { first, len, stream, placement: self.params.insert_pos });
+            ctx.prefetch_run(PrefetchRun { first, len, stream, placement });
+        }
+        if let Some((id, d)) = claims {
+            claim_new(d, claimed, lo, hi, id);
         }
     }
 
