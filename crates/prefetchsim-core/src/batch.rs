@@ -6,9 +6,13 @@
 //!
 //! Which configs replay the decoded copy: those without a request `limit`. A config with a limit streams
 //! its own prefix of the trace, because its source report (records skipped, time going backwards) covers
-//! only what it read. The trace is decoded when at least two configs can replay it, or when one can and a
-//! size needs the footprint (the pass is then needed anyway); with only limited configs and a share of the
-//! footprint, the pass counts the footprint without keeping the requests.
+//! only what it read. The configs of the size families ([`crate::mrc::family`]: plain LRU, FIFO or CLOCK
+//! differing only in size) are computed together by one pass, which counts as one replay. The trace is
+//! decoded when at least two replays need it, or when one does and a size needs the footprint (the pass is
+//! then needed anyway); with only limited configs and a share of the footprint, the pass counts the
+//! footprint without keeping the requests. So a batch that is one family with sizes in blocks (a size
+//! sweep) reads the trace once, streaming, without holding it in memory: decoding it into memory cost
+//! more than the family's pass (w106: 16 LRU sizes 5.5x one run with the copy, docs/decode-once.md).
 //!
 //! What lies outside the core (opening a trace file, Belady's MIN preparation from a trace's next-access
 //! field, event logs written as CSV) comes in through [`TaskTrace`].
@@ -131,9 +135,13 @@ impl RequestSource for Interruptible<'_> {
 /// Run every config of `task` on `trace`. The outer error is a failure of the shared decoding pass
 /// (every config would have met it); the inner ones are per config, in config order.
 pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutcome>, TaskError> {
-    let replayable = task.configs.iter().filter(|c| c.engine.limit.is_none()).count();
     let needs_footprint = task.configs.iter().any(HierarchyConfig::needs_footprint);
-    let keep = replayable >= 2 || (replayable == 1 && needs_footprint);
+    // Sizes in blocks are known before any pass, so the family members among them share one replay; a
+    // config sized by a share of the footprint counts as its own.
+    let in_family = crate::mrc::family::members(task.configs, trace.block_size(), None);
+    let own = task.configs.iter().zip(&in_family).filter(|(c, &f)| c.engine.limit.is_none() && !f).count();
+    let replays = own + usize::from(in_family.contains(&true));
+    let keep = replays >= 2 || (replays == 1 && needs_footprint);
     let decoded = if keep || needs_footprint {
         let src = trace.open().map_err(TaskError::Source)?;
         let mut src = Interruptible::new(src, task.stop, task.done);
@@ -144,19 +152,32 @@ pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutc
     };
     let decoded = decoded.as_ref();
     let footprint = decoded.and_then(DecodedTrace::footprint);
-    // Plain LRU configs differing only in size: one stack pass for all of them (mrc::family).
-    let family = match decoded.and_then(DecodedTrace::replay) {
-        Some(replay) if crate::mrc::family::worthwhile(task.configs, trace.block_size(), footprint) => {
+    // The size families: one pass for all of them (mrc::family), over the decoded copy when there is one,
+    // otherwise over a stream of the trace (whose report is then the one their results carry).
+    let (family, family_report) = if crate::mrc::family::worthwhile(task.configs, trace.block_size(), footprint) {
+        let (bs, configs) = (trace.block_size(), task.configs);
+        if let Some(replay) = decoded.and_then(DecodedTrace::replay) {
             let uncounted = AtomicU64::new(0);
             let mut src = Interruptible::new(Box::new(replay), task.stop, &uncounted);
-            crate::mrc::family::precompute(task.configs, trace.block_size(), footprint, &mut src)
-                .map_err(TaskError::Source)?
+            let pre = crate::mrc::family::precompute(configs, bs, footprint, &mut src).map_err(TaskError::Source)?;
+            (pre, decoded.map(|d| d.report().clone()))
+        } else {
+            let src = trace.open().map_err(TaskError::Source)?;
+            let mut src = Interruptible::new(src, task.stop, task.done);
+            let pre = crate::mrc::family::precompute(configs, bs, footprint, &mut src).map_err(TaskError::Source)?;
+            (pre, Some(src.report()))
         }
-        _ => vec![None; task.configs.len()],
+    } else {
+        (vec![None; task.configs.len()], None)
     };
+    let family_report = family_report.as_ref();
     // Each config's job inside the plugin host's thread scope (Python: cheap callbacks).
-    let run =
-        |i: usize| crate::plugin::thread_scope(|| run_config(trace, task, i, footprint, decoded, family[i].as_ref()));
+    let run = |i: usize| {
+        crate::plugin::thread_scope(|| {
+            let pre = family[i].as_ref().zip(family_report);
+            run_config(trace, task, i, footprint, decoded, pre)
+        })
+    };
     let n = task.configs.len();
     let threads =
         if task.threads == 0 { std::thread::available_parallelism().map_or(1, |t| t.get()) } else { task.threads };
@@ -179,16 +200,18 @@ fn run_config(
     i: usize,
     footprint: Option<u64>,
     decoded: Option<&DecodedTrace>,
-    family: Option<&crate::mrc::family::Precomputed>,
+    family: Option<(&crate::mrc::family::Precomputed, &SourceReport)>,
 ) -> ConfigOutcome {
     let cfg = &task.configs[i];
     let mut h = Hierarchy::build(cfg, trace.block_size(), footprint).map_err(TaskError::Config)?;
     trace.prepare(i, cfg, &mut h, footprint).map_err(TaskError::Source)?;
-    if let (Some(r), Some(d)) = (family.and_then(|p| crate::mrc::family::result(&mut h, cfg, p)), decoded) {
-        let r = r.map_err(TaskError::Source)?;
-        trace.finish(i, &mut h, false).map_err(TaskError::Source)?;
-        task.done.fetch_add(r.requests, Ordering::Relaxed);
-        return Ok((r, d.report().clone()));
+    if let Some((pre, report)) = family {
+        if let Some(r) = crate::mrc::family::result(&mut h, cfg, pre) {
+            let r = r.map_err(TaskError::Source)?;
+            trace.finish(i, &mut h, false).map_err(TaskError::Source)?;
+            task.done.fetch_add(r.requests, Ordering::Relaxed);
+            return Ok((r, report.clone()));
+        }
     }
     let replay = decoded.filter(|_| cfg.engine.limit.is_none()).and_then(DecodedTrace::replay);
     let mut src: Box<dyn RequestSource + Send + '_> = match replay {

@@ -128,6 +128,18 @@ pub fn worthwhile(configs: &[HierarchyConfig], block_size: u64, footprint: Optio
     !families(configs, block_size, footprint).is_empty()
 }
 
+/// Per config of `configs`: whether it belongs to a family of two or more, its size resolved against
+/// `footprint` (a share of an unknown footprint belongs to none). The pass may still leave a member to
+/// the engine (an LRU size below the longest request, a pass past its memory bound).
+#[must_use]
+pub fn members(configs: &[HierarchyConfig], block_size: u64, footprint: Option<u64>) -> Vec<bool> {
+    let mut member = vec![false; configs.len()];
+    for &(i, _) in families(configs, block_size, footprint).values().flatten() {
+        member[i] = true;
+    }
+    member
+}
+
 /// One pass over `src` for every family of `configs`; per config, its counters when it is computed.
 ///
 /// # Errors

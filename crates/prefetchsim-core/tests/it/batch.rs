@@ -149,3 +149,29 @@ fn a_stop_ends_the_decoding_pass_with_an_error() {
     let e = run_task(&trace, &Task::new(&configs, 2, &stop, &done)).unwrap_err();
     assert_eq!(e.to_string(), "interrupted");
 }
+
+/// A size sweep (plain LRU, FIFO and CLOCK in blocks) is computed by the families' one pass over a stream
+/// of the trace, without a decoded copy: every result and source report equals the config's run alone,
+/// including an LRU size below the longest request, which the pass leaves to its own stream.
+#[test]
+fn a_size_sweep_in_blocks_streams_one_pass_with_the_same_results_and_reports() {
+    let trace = Trace(requests());
+    let mut docs: Vec<serde_json::Value> = Vec::new();
+    for policy in ["lru", "fifo", "clock"] {
+        for size in [2u64, 300, 1500, 6000] {
+            docs.push(serde_json::json!({"level": [{"size": size, "policy": policy}]}));
+        }
+    }
+    let configs: Vec<HierarchyConfig> = docs.into_iter().map(|d| HierarchyConfig::from_json(d).unwrap()).collect();
+    for threads in [1, 2] {
+        let (stop, done) = (AtomicBool::new(false), AtomicU64::new(0));
+        let got = run_task(&trace, &Task::new(&configs, threads, &stop, &done)).unwrap();
+        for (i, (g, c)) in got.into_iter().zip(&configs).enumerate() {
+            assert_eq!(g.unwrap(), alone(&trace, c), "config {i} on {threads} threads");
+        }
+        // Progress: the shared pass, then every config's requests (the LRU size of 2 blocks, below the
+        // longest request of 8, counted by its own stream).
+        let n = trace.0.len() as u64;
+        assert_eq!(done.load(Ordering::Relaxed), n + 12 * n);
+    }
+}
