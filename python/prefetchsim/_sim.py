@@ -379,7 +379,8 @@ def simulate_many(
     The trace is decoded once (up to 2**25 requests; a longer one is read again per config) and the
     footprint, when a size needs it, measured once. Configs that are one plain LRU, FIFO or CLOCK level
     (default parameters, no prefetcher) differing only in size are computed together in one pass, each
-    result equal to its run alone. Results come back in config order.
+    result equal to its run alone; a batch of only those, sized in blocks, streams the trace through
+    that pass without keeping a decoded copy. Results come back in config order.
     ``events`` (one config only) writes its per-block event log, as in `simulate`.
     """
     tr = _as_trace(trace)
