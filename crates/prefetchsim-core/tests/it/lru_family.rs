@@ -193,3 +193,21 @@ fn more_clock_sizes_than_one_pass_holds_are_computed_in_several_passes() {
     let configs: Vec<_> = (1..=45u64).map(|i| clock(i * 23, 0)).collect();
     check(&trace, &configs).unwrap();
 }
+
+/// Block numbers above the LRU pass's flat index (object ids, sparse volumes) go to its hash map, and a
+/// trace longer than the pass's first time axis makes it renumber every record: every size still equals
+/// its engine run.
+#[test]
+fn sparse_block_numbers_and_a_renumbered_time_axis_give_the_engine_results() {
+    let mut reqs = trace_of(31, 24_000, 5000, 8);
+    for (i, r) in reqs.iter_mut().enumerate() {
+        if i % 3 != 0 {
+            r.first += 1 << 40;
+        }
+    }
+    let blocks: u64 = reqs.iter().map(|r| u64::from(r.len)).sum();
+    assert!(blocks > 1 << 16, "{blocks} block references: the pass's first time axis is 2^16 long");
+    let trace = Trace(reqs);
+    let configs: Vec<_> = [8u64, 100, 700, 2500, 6000].iter().map(|&s| lru(s, 0)).collect();
+    check(&trace, &configs).unwrap();
+}
