@@ -154,19 +154,17 @@ pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutc
     let footprint = decoded.and_then(DecodedTrace::footprint);
     // The size families: one pass for all of them (mrc::family), over the decoded copy when there is one,
     // otherwise over a stream of the trace (whose report is then the one their results carry).
+    // A replay of the copy is not counted as progress again; a stream of the trace is the task's pass.
+    let uncounted = AtomicU64::new(0);
     let (family, family_report) = if crate::mrc::family::worthwhile(task.configs, trace.block_size(), footprint) {
-        let (bs, configs) = (trace.block_size(), task.configs);
-        if let Some(replay) = decoded.and_then(DecodedTrace::replay) {
-            let uncounted = AtomicU64::new(0);
-            let mut src = Interruptible::new(Box::new(replay), task.stop, &uncounted);
-            let pre = crate::mrc::family::precompute(configs, bs, footprint, &mut src).map_err(TaskError::Source)?;
-            (pre, decoded.map(|d| d.report().clone()))
-        } else {
-            let src = trace.open().map_err(TaskError::Source)?;
-            let mut src = Interruptible::new(src, task.stop, task.done);
-            let pre = crate::mrc::family::precompute(configs, bs, footprint, &mut src).map_err(TaskError::Source)?;
-            (pre, Some(src.report()))
-        }
+        let (src, counted): (Box<dyn RequestSource + Send + '_>, _) = match decoded.and_then(DecodedTrace::replay) {
+            Some(replay) => (Box::new(replay), &uncounted),
+            None => (trace.open().map_err(TaskError::Source)?, task.done),
+        };
+        let mut src = Interruptible::new(src, task.stop, counted);
+        let pre = crate::mrc::family::precompute(task.configs, trace.block_size(), footprint, &mut src)
+            .map_err(TaskError::Source)?;
+        (pre, Some(src.report()))
     } else {
         (vec![None; task.configs.len()], None)
     };

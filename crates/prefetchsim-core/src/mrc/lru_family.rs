@@ -57,7 +57,6 @@ pub struct LruSizes {
     index: BlockTimes,
     /// The blocks' records, in the order they were first seen (a block is never forgotten).
     last: Vec<Last>,
-    tracked: usize,
     marks: Marks,
     now: usize,
     counts: SizeCounts,
@@ -80,7 +79,6 @@ impl LruSizes {
         Self {
             index: BlockTimes::new(EXACT_FLOOR),
             last: Vec::new(),
-            tracked: 0,
             marks: Marks::new(MIN_SLOTS),
             now: 0,
             counts,
@@ -172,13 +170,13 @@ impl LruSizes {
         hits
     }
 
-    /// Renumber the marks `0..tracked` in their order and leave room for at least `need` more times.
+    /// Renumber the marks `0..` (one per block seen) in their order and leave room for at least `need` more times.
     fn compact(&mut self, need: usize) {
         let ranks = self.marks.ranks();
         for x in &mut self.last {
             x.time = ranks.before(x.time as usize);
         }
-        let live = self.tracked;
+        let live = self.last.len();
         let len = (GROWTH * live).max(MIN_SLOTS).max(live + need + 64).min(1 << 32);
         assert!(live + need <= len, "a request longer than the time axis");
         self.marks = Marks::with_first(len, live);
@@ -228,8 +226,6 @@ impl SizePass for LruSizes {
             let prev = self.prev[i];
             if let Some((_, x)) = prev {
                 self.marks.remove(x.time as usize);
-            } else {
-                self.tracked += 1;
             }
             let t = now + i;
             self.marks.insert(t);
