@@ -150,6 +150,9 @@ impl SizePass for ClockSizes {
         let all = self.counts.all();
         for (&mask, &id) in self.masks.iter().zip(&self.ids_of_request) {
             let mut missed = !mask & all;
+            // Resident from now on at every size where it missed (set once: a per-size update of the same
+            // word would chain each size's insertion to the last one's store).
+            self.bits[id as usize].resident |= missed as u32;
             while missed != 0 {
                 let j = missed.trailing_zeros() as usize;
                 missed &= missed - 1;
@@ -168,12 +171,12 @@ impl SizePass for ClockSizes {
     }
 }
 
-/// Insert block `id` into `ring`, size `j`: into a free frame while the ring fills, else into the frame of
-/// the first unreferenced block the hand reaches (clearing the bits it passes). Whether a frame was added.
+/// Insert block `id` into `ring`, size `j` (the caller has set the block's resident bit): into a free frame
+/// while the ring fills, else into the frame of the first unreferenced block the hand reaches (clearing the
+/// bits it passes). Whether a frame was added.
 #[inline]
 fn insert(ring: &mut Ring, bits: &mut [Bits], j: usize, id: u32) -> bool {
     let bit = 1u32 << j;
-    bits[id as usize].resident |= bit;
     if ring.frames.len() < ring.capacity {
         ring.frames.push(id);
         return true;

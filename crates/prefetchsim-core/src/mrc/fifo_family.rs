@@ -2,14 +2,14 @@
 //! to 64 capacities, so that a batch of FIFO configs differing only in size costs one pass instead of one
 //! simulation each ([`super::family`]).
 //!
-//! FIFO is not a stack algorithm (Belady's anomaly), so there is no distance that serves every size; but
-//! its contents are simple to state. A FIFO cache of `c` blocks that admits every missed block holds
-//! exactly the blocks of its last `c` insertions: a hit moves nothing, every insertion into a full cache
-//! evicts the oldest one, and a block cannot be inserted twice within `c` insertions (it would still be
-//! resident, hence a hit). So a block inserted as the `n`-th insertion of size `c` (counting from 1) is
-//! resident while that size has made fewer than `n + c` insertions. The pass keeps, per block and size, the
-//! number of its last insertion (4 bytes), and per size the count of insertions: a look-up is one
-//! comparison per size, with no eviction work at all.
+//! FIFO is not a stack algorithm (Belady's anomaly), so there is no distance that serves every size, and
+//! each size keeps its own queue; what the sizes share is the block. One word per block holds a mask of the
+//! sizes where it is resident, so a look-up at every size is one load, and only a miss at a size costs that
+//! size's work: its queue, a ring of block numbers whose oldest frame the new block takes, clearing the
+//! evicted block's bit. A hit moves nothing. (The first version kept, per block and size, the number of
+//! the block's last insertion and compared it with the size's insertion count, with no eviction work; but
+//! 4 bytes per block and size for every block of the trace made it 4x one run on CloudPhysics w106, where
+//! a run keeps state for the cached blocks only: docs/decode-once.md, "FIFO's state per block".)
 //!
 //! The engine's order inside a request is kept: every block of a request is looked up first, then its
 //! missed blocks are inserted in block order (a request longer than the cache evicts its own first
@@ -23,30 +23,41 @@ use super::size_counts::{SizeCounts, SizePass};
 use super::times::{BlockTimes, EXACT_FLOOR};
 use crate::request::Request;
 
-/// Insertion numbers kept at most (4 bytes each): beyond this the pass gives up and the engine runs the
-/// configs (1 GiB of numbers).
-const MAX_STAMPS: usize = 1 << 28;
+/// Memory the pass may use (bytes of block masks and frames): beyond it the pass gives up and the engine
+/// runs the configs.
+const MAX_BYTES: usize = 1 << 30;
+
+/// One size's queue: a ring of frames, filled in insertion order, then overwritten oldest first.
+#[derive(Debug)]
+struct Ring {
+    /// Dense numbers of the blocks in the frames.
+    frames: Vec<u32>,
+    /// Frames at most.
+    capacity: usize,
+    /// The oldest frame, once the ring is full.
+    oldest: usize,
+}
 
 /// The engine's single-level FIFO at up to [`MAX_SIZES`] capacities, in one pass.
 #[derive(Debug)]
 pub struct FifoSizes {
-    /// The capacities as `u32` (a larger one is never reached by `u32` insertion numbers).
-    caps: Vec<u32>,
+    /// One ring per size, in the order of the sizes.
+    rings: Vec<Ring>,
     /// Dense number of each block seen, in order of first reference (a flat array for small block
     /// numbers, as the exact curve keeps its times).
     ids: BlockTimes,
-    /// `stamps[id * k + j]`: the number of the block's last insertion at size `j` (0: never inserted).
-    stamps: Vec<u32>,
-    /// Insertions made at each size.
-    inserted: Vec<u32>,
+    /// Per dense number, the sizes where the block is resident (bit `j`: size `j`).
+    resident: Vec<u64>,
+    /// Frames of every ring together.
+    frames: usize,
     counts: SizeCounts,
-    /// Insertion numbers the pass may hold ([`MAX_STAMPS`]; lower in tests).
-    max_stamps: usize,
-    /// The numbers outgrew `u32` or the memory bound: nothing is computed.
+    /// Bytes the pass may hold ([`MAX_BYTES`]; lower in tests).
+    max_bytes: usize,
+    /// The memory bound was reached: nothing is computed.
     gave_up: bool,
-    /// Outcome masks and rows of the request being processed.
+    /// Outcome masks and dense numbers of the request being processed.
     masks: Vec<u64>,
-    rows: Vec<usize>,
+    ids_of_request: Vec<u32>,
 }
 
 impl FifoSizes {
@@ -57,77 +68,81 @@ impl FifoSizes {
     /// When `sizes` is empty, too long, not strictly ascending or starts at 0 (a caller's error).
     #[must_use]
     pub fn new(sizes: Vec<u64>, warmup: u64) -> Self {
-        let k = sizes.len();
+        let rings = sizes
+            .iter()
+            .map(|&c| Ring { frames: Vec::new(), capacity: usize::try_from(c).unwrap_or(usize::MAX), oldest: 0 })
+            .collect();
         Self {
-            caps: sizes.iter().map(|&c| u32::try_from(c).unwrap_or(u32::MAX)).collect(),
+            rings,
             ids: BlockTimes::new(EXACT_FLOOR),
-            stamps: Vec::new(),
-            inserted: vec![0; k],
+            resident: Vec::new(),
+            frames: 0,
             counts: SizeCounts::new(sizes, MAX_SIZES, warmup),
-            max_stamps: MAX_STAMPS,
+            max_bytes: MAX_BYTES,
             gave_up: false,
             masks: Vec::new(),
-            rows: Vec::new(),
+            ids_of_request: Vec::new(),
         }
     }
 
-    /// Where the insertion numbers of `block` start, giving it a row when new.
+    /// The dense number of `block`, giving it one when new.
     #[inline]
-    fn row_of(&mut self, block: u64) -> usize {
-        let k = self.caps.len();
+    fn id_of(&mut self, block: u64) -> u32 {
         if let Some(id) = self.ids.get(block) {
-            return id as usize * k;
+            return id;
         }
-        let at = self.stamps.len();
-        // Below `u32::MAX` ids: `add` gives up before MAX_STAMPS rows.
-        self.ids.insert(block, (at / k) as u32);
-        self.stamps.resize(at + k, 0);
-        at
+        // Below `u32::MAX`: `add` gives up before MAX_BYTES of masks.
+        let id = self.resident.len() as u32;
+        self.ids.insert(block, id);
+        self.resident.push(0);
+        id
     }
 
-    /// Stop computing (the memory bound or the `u32` numbers were reached); every size is then `None`.
+    /// Bytes the pass holds after `more` new blocks and frames.
+    fn bytes_with(&self, more: usize) -> usize {
+        (self.resident.len() + more) * 8 + (self.frames + more * self.rings.len()) * 4
+    }
+
+    /// Stop computing (the memory bound was reached); every size is then `None`.
     #[cold]
     fn give_up(&mut self) {
         self.gave_up = true;
         self.ids = BlockTimes::new(0);
-        self.stamps = Vec::new();
+        self.resident = Vec::new();
+        self.rings.iter_mut().for_each(|r| r.frames = Vec::new());
     }
 }
 
 impl SizePass for FifoSizes {
     /// Account one request.
     fn add(&mut self, req: &Request) {
-        let len = req.len;
+        let len = req.len as usize;
         if len == 0 || self.gave_up {
             return;
         }
-        let k = self.caps.len();
-        let overflows = |n: &u32| u64::from(*n) + u64::from(len) >= u64::from(u32::MAX);
-        if self.stamps.len() + len as usize * k > self.max_stamps || self.inserted.iter().any(overflows) {
+        if self.bytes_with(len) > self.max_bytes {
             self.give_up();
             return;
         }
-        // Look-ups against the state before the request (the engine looks every block up first). A block
-        // inserted as number s at size j is resident while fewer than s + c_j insertions were made there,
-        // i.e. n_j - s < c_j (s <= n_j always; s = 0: never inserted).
+        // Look-ups against the state before the request (the engine looks every block up first).
         self.masks.clear();
-        self.rows.clear();
+        self.ids_of_request.clear();
         for block in req.blocks() {
-            let at = self.row_of(block);
-            let row = &self.stamps[at..at + k];
-            let mut mask = 0u64;
-            for (j, ((&s, &n), &c)) in row.iter().zip(&self.inserted).zip(&self.caps).enumerate() {
-                mask |= u64::from((s != 0) & (n - s < c)) << j;
-            }
-            self.masks.push(mask);
-            self.rows.push(at);
+            let id = self.id_of(block);
+            self.masks.push(self.resident[id as usize]);
+            self.ids_of_request.push(id);
         }
-        // Then its missed blocks are inserted, in block order.
-        for (&mask, &at) in self.masks.iter().zip(&self.rows) {
-            for (j, (n, s)) in self.inserted.iter_mut().zip(&mut self.stamps[at..at + k]).enumerate() {
-                let missed = (!mask >> j & 1) as u32;
-                *n += missed;
-                *s = if missed == 1 { *n } else { *s };
+        // Then its missed blocks are inserted, in block order, at every size where they missed.
+        let all = self.counts.all();
+        for (&mask, &id) in self.masks.iter().zip(&self.ids_of_request) {
+            let mut missed = !mask & all;
+            // Resident from now on at every size where it missed (set once: a per-size update of the same
+            // word would chain each size's insertion to the last one's store).
+            self.resident[id as usize] |= missed;
+            while missed != 0 {
+                let j = missed.trailing_zeros() as usize;
+                missed &= missed - 1;
+                self.frames += usize::from(insert(&mut self.rings[j], &mut self.resident, 1u64 << j, id));
             }
         }
         self.counts.record(&self.masks);
@@ -140,6 +155,21 @@ impl SizePass for FifoSizes {
     fn computed(&self, _: u64) -> bool {
         !self.gave_up
     }
+}
+
+/// Insert block `id` into `ring`, the size of mask `bit` (the caller has set the block's bit): into a free
+/// frame while the ring fills, else into the oldest frame, whose block is evicted. Whether a frame was added.
+#[inline]
+fn insert(ring: &mut Ring, resident: &mut [u64], bit: u64, id: u32) -> bool {
+    if ring.frames.len() < ring.capacity {
+        ring.frames.push(id);
+        return true;
+    }
+    let at = ring.oldest;
+    ring.oldest = if at + 1 == ring.frames.len() { 0 } else { at + 1 };
+    resident[ring.frames[at] as usize] &= !bit;
+    ring.frames[at] = id;
+    false
 }
 
 #[cfg(test)]
@@ -173,13 +203,14 @@ mod tests {
 
     #[test]
     fn past_its_memory_bound_the_pass_computes_nothing() {
-        // Two insertion numbers per block at 2 sizes: 100 blocks fit in 200, 101 do not.
+        // At most 16 bytes of masks and frames per new block at 2 sizes: 100 blocks fit in 2,000 bytes,
+        // 200 do not.
         let run = |blocks: u64| {
             let mut pass = FifoSizes::new(vec![10, 1000], 0);
-            pass.max_stamps = 200;
+            pass.max_bytes = 2_000;
             after_new_blocks(&mut pass, blocks)
         };
         assert!(run(100).iter().all(Option::is_some));
-        assert!(run(101).iter().all(Option::is_none));
+        assert!(run(200).iter().all(Option::is_none));
     }
 }

@@ -1,0 +1,77 @@
+//! The size families' own work (docs/decode-once.md): one pass of 16 sizes in blocks of a plain LRU, FIFO
+//! or CLOCK level against one engine run at the largest size, both over a trace decoded into memory first,
+//! so that neither pays the reading (what `benches/decode_once.py --blocks` measures whole).
+//!
+//! `cargo run --release -p prefetchsim-trace --example family_speed -- TRACE FORMAT POLICY [REPEAT]`
+//!
+//! Sizes are 0.625% to 10% of the footprint in 16 steps, rounded down. Prints the medians (min-max) of
+//! REPEAT (default 9) alternating runs, in thread CPU seconds, and their ratio.
+
+use prefetchsim_core::config::HierarchyConfig;
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
+use prefetchsim_core::mrc::{self, family, ShardsConfig};
+use prefetchsim_core::Request;
+use prefetchsim_trace::TraceSpec;
+
+type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
+
+fn median(mut v: Vec<f64>) -> f64 {
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
+}
+
+/// CPU seconds of this thread so far.
+fn thread_cpu() -> f64 {
+    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
+fn stats(v: &[f64]) -> String {
+    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = v.iter().copied().fold(0.0, f64::max);
+    format!("{:.4} s ({lo:.4}-{hi:.4})", median(v.to_vec()))
+}
+
+fn main() -> Res<()> {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() < 4 {
+        return Err("usage: family_speed TRACE FORMAT POLICY [REPEAT]".into());
+    }
+    let repeat: usize = args.get(4).map_or(Ok(9), |s| s.parse())?;
+    let spec = TraceSpec::with_format(&args[1], &args[2]);
+    let mut src = spec.open()?;
+    let mut reqs: Vec<Request> = Vec::new();
+    while src.fill(&mut reqs, 1 << 16)? > 0 {}
+    let footprint = mrc::histogram_of(&reqs, ShardsConfig::exact())?.0.footprint();
+    let configs: Vec<HierarchyConfig> = (1..=16)
+        .map(|i| {
+            let size = ((footprint * 0.1 * f64::from(i) / 16.0) as u64).max(1);
+            HierarchyConfig::from_toml(&format!("[[level]]\nsize = {size}\npolicy = '{}'\n", args[3]))
+        })
+        .collect::<Result<_, _>>()?;
+    let (mut t_pass, mut t_run) = (vec![], vec![]);
+    let mut check = 0u64;
+    for _ in 0..repeat {
+        let mut vs = VecSource::new(reqs.clone());
+        let c = thread_cpu();
+        let out = family::precompute(&configs, spec.block_size, None, &mut vs)?;
+        t_pass.push(thread_cpu() - c);
+        check = out.iter().flatten().map(|p| p.counters.hits).sum();
+        assert!(out.iter().all(Option::is_some), "the pass left a size to the engine");
+        let cfg = &configs[15];
+        let mut vs = VecSource::new(reqs.clone());
+        let mut h = Hierarchy::build(cfg, spec.block_size, None)?;
+        let c = thread_cpu();
+        run_instant(&mut vs, &mut h, &cfg.engine, &mut Silent)?;
+        t_run.push(thread_cpu() - c);
+    }
+    println!(
+        "{} requests, footprint {footprint}, {} x16 pass {}, one run {}; ratio {:.2} (hits summed {check})",
+        reqs.len(),
+        args[3],
+        stats(&t_pass),
+        stats(&t_run),
+        median(t_pass.clone()) / median(t_run.clone())
+    );
+    Ok(())
+}
