@@ -149,15 +149,11 @@ impl SizePass for ClockSizes {
         // Then its missed blocks are inserted, in block order, at every size where they missed.
         let all = self.counts.all();
         for (&mask, &id) in self.masks.iter().zip(&self.ids_of_request) {
-            let mut missed = !mask & all;
+            let missed = !mask & all;
             // Resident from now on at every size where it missed (set once: a per-size update of the same
             // word would chain each size's insertion to the last one's store).
             self.bits[id as usize].resident |= missed as u32;
-            while missed != 0 {
-                let j = missed.trailing_zeros() as usize;
-                missed &= missed - 1;
-                self.frames += usize::from(insert(&mut self.rings[j], &mut self.bits, j, id));
-            }
+            self.frames += insert(&mut self.rings, &mut self.bits, missed, id);
         }
         self.counts.record(&self.masks);
     }
@@ -171,27 +167,38 @@ impl SizePass for ClockSizes {
     }
 }
 
-/// Insert block `id` into `ring`, size `j` (the caller has set the block's resident bit): into a free frame
-/// while the ring fills, else into the frame of the first unreferenced block the hand reaches (clearing the
-/// bits it passes). Whether a frame was added.
+/// Insert block `id` into the ring of every size of mask `missed` (the caller has set the block's
+/// resident bits): into a free frame while a ring fills, else into the frame of the first unreferenced
+/// block its hand reaches (clearing the bits it passes). The frames added.
 #[inline]
-fn insert(ring: &mut Ring, bits: &mut [Bits], j: usize, id: u32) -> bool {
-    let bit = 1u32 << j;
-    if ring.frames.len() < ring.capacity {
-        ring.frames.push(id);
-        return true;
-    }
-    loop {
-        let hand = ring.hand;
-        ring.hand = if hand + 1 == ring.frames.len() { 0 } else { hand + 1 };
-        let v = &mut bits[ring.frames[hand] as usize];
-        if v.referenced & bit == 0 {
-            v.resident &= !bit;
-            ring.frames[hand] = id;
-            return false;
+fn insert(rings: &mut [Ring], bits: &mut [Bits], mut missed: u64, id: u32) -> usize {
+    let mut added = 0;
+    while missed != 0 {
+        let j = missed.trailing_zeros() as usize;
+        missed &= missed - 1;
+        let ring = &mut rings[j];
+        if ring.frames.len() < ring.capacity {
+            ring.frames.push(id);
+            added += 1;
+            continue;
         }
-        v.referenced &= !bit;
+        let bit = 1u32 << j;
+        let frames = ring.frames.as_mut_slice();
+        let mut hand = ring.hand;
+        loop {
+            let next = if hand + 1 == frames.len() { 0 } else { hand + 1 };
+            let v = &mut bits[frames[hand] as usize];
+            if v.referenced & bit == 0 {
+                v.resident &= !bit;
+                frames[hand] = id;
+                ring.hand = next;
+                break;
+            }
+            v.referenced &= !bit;
+            hand = next;
+        }
     }
+    added
 }
 
 #[cfg(test)]

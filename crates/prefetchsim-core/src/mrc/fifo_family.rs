@@ -135,15 +135,11 @@ impl SizePass for FifoSizes {
         // Then its missed blocks are inserted, in block order, at every size where they missed.
         let all = self.counts.all();
         for (&mask, &id) in self.masks.iter().zip(&self.ids_of_request) {
-            let mut missed = !mask & all;
+            let missed = !mask & all;
             // Resident from now on at every size where it missed (set once: a per-size update of the same
             // word would chain each size's insertion to the last one's store).
             self.resident[id as usize] |= missed;
-            while missed != 0 {
-                let j = missed.trailing_zeros() as usize;
-                missed &= missed - 1;
-                self.frames += usize::from(insert(&mut self.rings[j], &mut self.resident, 1u64 << j, id));
-            }
+            self.frames += insert(&mut self.rings, &mut self.resident, missed, id);
         }
         self.counts.record(&self.masks);
     }
@@ -157,19 +153,27 @@ impl SizePass for FifoSizes {
     }
 }
 
-/// Insert block `id` into `ring`, the size of mask `bit` (the caller has set the block's bit): into a free
-/// frame while the ring fills, else into the oldest frame, whose block is evicted. Whether a frame was added.
+/// Insert block `id` into the ring of every size of mask `missed` (the caller has set the block's bits):
+/// into a free frame while a ring fills, else into its oldest frame, whose block is evicted. The frames
+/// added.
 #[inline]
-fn insert(ring: &mut Ring, resident: &mut [u64], bit: u64, id: u32) -> bool {
-    if ring.frames.len() < ring.capacity {
-        ring.frames.push(id);
-        return true;
+fn insert(rings: &mut [Ring], resident: &mut [u64], mut missed: u64, id: u32) -> usize {
+    let mut added = 0;
+    while missed != 0 {
+        let j = missed.trailing_zeros() as usize;
+        missed &= missed - 1;
+        let ring = &mut rings[j];
+        if ring.frames.len() < ring.capacity {
+            ring.frames.push(id);
+            added += 1;
+            continue;
+        }
+        let at = ring.oldest;
+        ring.oldest = if at + 1 == ring.frames.len() { 0 } else { at + 1 };
+        resident[ring.frames[at] as usize] &= !(1u64 << j);
+        ring.frames[at] = id;
     }
-    let at = ring.oldest;
-    ring.oldest = if at + 1 == ring.frames.len() { 0 } else { at + 1 };
-    resident[ring.frames[at] as usize] &= !bit;
-    ring.frames[at] = id;
-    false
+    added
 }
 
 #[cfg(test)]
