@@ -13,24 +13,11 @@ use prefetchsim_core::mrc::{self, family, ShardsConfig};
 use prefetchsim_core::Request;
 use prefetchsim_trace::TraceSpec;
 
+#[path = "common/timing.rs"]
+mod timing;
+use timing::{median, stats, thread_cpu};
+
 type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// CPU seconds of this thread so far.
-fn thread_cpu() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
-
-fn stats(v: &[f64]) -> String {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(0.0, f64::max);
-    format!("{:.4} s ({lo:.4}-{hi:.4})", median(v.to_vec()))
-}
 
 fn main() -> Res<()> {
     let args: Vec<String> = std::env::args().collect();

@@ -18,30 +18,16 @@ use prefetchsim_core::mrc::{self, ShardsConfig};
 use prefetchsim_core::Request;
 use prefetchsim_trace::TraceSpec;
 
+#[path = "common/timing.rs"]
+mod timing;
+use timing::{median, stats, thread_cpu};
+
 type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
-
-fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    v[v.len() / 2]
-}
-
-/// CPU seconds of this thread so far (`CLOCK_THREAD_CPUTIME_ID`).
-fn thread_cpu() -> f64 {
-    let t = rustix::time::clock_gettime(rustix::time::ClockId::ThreadCPUTime);
-    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
-}
 
 fn timed<T>(f: impl FnOnce() -> Res<T>) -> Res<(T, f64)> {
     let c = thread_cpu();
     let out = f()?;
     Ok((out, thread_cpu() - c))
-}
-
-/// Median and range, formatted.
-fn stats(v: &[f64]) -> String {
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(0.0, f64::max);
-    format!("{:.4} s ({lo:.4}-{hi:.4})", median(v.to_vec()))
 }
 
 /// Read every request's first block and length: what a pass over the slice costs at least.

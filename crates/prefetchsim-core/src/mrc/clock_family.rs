@@ -20,6 +20,7 @@
 //! one block is computed. Counters as in [`super::size_counts`]: `evictions` are insertions beyond the
 //! capacity (once full, every insertion evicts one block).
 
+use super::ring::{insert_each, Ring};
 use super::size_counts::{SizeCounts, SizePass};
 use super::times::{BlockTimes, EXACT_FLOOR};
 use crate::request::Request;
@@ -37,17 +38,6 @@ pub const MAX_CLOCK_SIZES: usize = 32;
 struct Bits {
     resident: u32,
     referenced: u32,
-}
-
-/// One size's ring of frames.
-#[derive(Debug)]
-struct Ring {
-    /// Dense numbers of the blocks in the frames.
-    frames: Vec<u32>,
-    /// Frames at most.
-    capacity: usize,
-    /// The frame under the hand.
-    hand: usize,
 }
 
 /// The engine's single-level CLOCK at up to [`MAX_CLOCK_SIZES`] capacities, in one pass.
@@ -79,10 +69,7 @@ impl ClockSizes {
     /// When `sizes` is empty, too long, not strictly ascending or starts at 0 (a caller's error).
     #[must_use]
     pub fn new(sizes: Vec<u64>, warmup: u64) -> Self {
-        let rings = sizes
-            .iter()
-            .map(|&c| Ring { frames: Vec::new(), capacity: usize::try_from(c).unwrap_or(usize::MAX), hand: 0 })
-            .collect();
+        let rings = sizes.iter().map(|&c| Ring::new(c)).collect();
         Self {
             rings,
             ids: BlockTimes::new(EXACT_FLOOR),
@@ -120,7 +107,7 @@ impl ClockSizes {
         self.gave_up = true;
         self.ids = BlockTimes::new(0);
         self.bits = Vec::new();
-        self.rings.iter_mut().for_each(|r| r.frames = Vec::new());
+        self.rings.iter_mut().for_each(Ring::release);
     }
 }
 
@@ -171,34 +158,23 @@ impl SizePass for ClockSizes {
 /// resident bits): into a free frame while a ring fills, else into the frame of the first unreferenced
 /// block its hand reaches (clearing the bits it passes). The frames added.
 #[inline]
-fn insert(rings: &mut [Ring], bits: &mut [Bits], mut missed: u64, id: u32) -> usize {
-    let mut added = 0;
-    while missed != 0 {
-        let j = missed.trailing_zeros() as usize;
-        missed &= missed - 1;
-        let ring = &mut rings[j];
-        if ring.frames.len() < ring.capacity {
-            ring.frames.push(id);
-            added += 1;
-            continue;
-        }
+fn insert(rings: &mut [Ring], bits: &mut [Bits], missed: u64, id: u32) -> usize {
+    insert_each(rings, missed, id, |ring, j| {
         let bit = 1u32 << j;
-        let frames = ring.frames.as_mut_slice();
         let mut hand = ring.hand;
         loop {
-            let next = if hand + 1 == frames.len() { 0 } else { hand + 1 };
-            let v = &mut bits[frames[hand] as usize];
+            let next = ring.after(hand);
+            let v = &mut bits[ring.frames[hand] as usize];
             if v.referenced & bit == 0 {
                 v.resident &= !bit;
-                frames[hand] = id;
+                ring.frames[hand] = id;
                 ring.hand = next;
-                break;
+                return;
             }
             v.referenced &= !bit;
             hand = next;
         }
-    }
-    added
+    })
 }
 
 #[cfg(test)]

@@ -19,6 +19,7 @@
 //! the instant engine every other counter is 0.
 
 use super::lru_family::MAX_SIZES;
+use super::ring::{insert_each, Ring};
 use super::size_counts::{SizeCounts, SizePass};
 use super::times::{BlockTimes, EXACT_FLOOR};
 use crate::request::Request;
@@ -26,17 +27,6 @@ use crate::request::Request;
 /// Memory the pass may use (bytes of block masks and frames): beyond it the pass gives up and the engine
 /// runs the configs.
 const MAX_BYTES: usize = 1 << 30;
-
-/// One size's queue: a ring of frames, filled in insertion order, then overwritten oldest first.
-#[derive(Debug)]
-struct Ring {
-    /// Dense numbers of the blocks in the frames.
-    frames: Vec<u32>,
-    /// Frames at most.
-    capacity: usize,
-    /// The oldest frame, once the ring is full.
-    oldest: usize,
-}
 
 /// The engine's single-level FIFO at up to [`MAX_SIZES`] capacities, in one pass.
 #[derive(Debug)]
@@ -68,10 +58,7 @@ impl FifoSizes {
     /// When `sizes` is empty, too long, not strictly ascending or starts at 0 (a caller's error).
     #[must_use]
     pub fn new(sizes: Vec<u64>, warmup: u64) -> Self {
-        let rings = sizes
-            .iter()
-            .map(|&c| Ring { frames: Vec::new(), capacity: usize::try_from(c).unwrap_or(usize::MAX), oldest: 0 })
-            .collect();
+        let rings = sizes.iter().map(|&c| Ring::new(c)).collect();
         Self {
             rings,
             ids: BlockTimes::new(EXACT_FLOOR),
@@ -109,7 +96,7 @@ impl FifoSizes {
         self.gave_up = true;
         self.ids = BlockTimes::new(0);
         self.resident = Vec::new();
-        self.rings.iter_mut().for_each(|r| r.frames = Vec::new());
+        self.rings.iter_mut().for_each(Ring::release);
     }
 }
 
@@ -157,23 +144,13 @@ impl SizePass for FifoSizes {
 /// into a free frame while a ring fills, else into its oldest frame, whose block is evicted. The frames
 /// added.
 #[inline]
-fn insert(rings: &mut [Ring], resident: &mut [u64], mut missed: u64, id: u32) -> usize {
-    let mut added = 0;
-    while missed != 0 {
-        let j = missed.trailing_zeros() as usize;
-        missed &= missed - 1;
-        let ring = &mut rings[j];
-        if ring.frames.len() < ring.capacity {
-            ring.frames.push(id);
-            added += 1;
-            continue;
-        }
-        let at = ring.oldest;
-        ring.oldest = if at + 1 == ring.frames.len() { 0 } else { at + 1 };
+fn insert(rings: &mut [Ring], resident: &mut [u64], missed: u64, id: u32) -> usize {
+    insert_each(rings, missed, id, |ring, j| {
+        let at = ring.hand;
+        ring.hand = ring.after(at);
         resident[ring.frames[at] as usize] &= !(1u64 << j);
         ring.frames[at] = id;
-    }
-    added
+    })
 }
 
 #[cfg(test)]

@@ -21,6 +21,7 @@ pub mod levels;
 pub mod lru_family;
 pub mod marks;
 pub mod request_filter;
+mod ring;
 pub mod sample;
 pub mod shards;
 mod size_counts;
