@@ -9,8 +9,8 @@ medians of R alternating runs) of: one run (the family's config at 10% of the fo
 call: one pass that decodes and counts the footprint, then the replay) and `simulate_many` of 16 sizes
 (0.625% to 10%) on one thread, and their ratio; `simulate_many` on every core is given for information
 (its CPU counts both threads), with wall times. Plain LRU sizes are computed from one stack pass
-(docs/mrc.md, method 9), plain FIFO sizes from one pass of insertion counts and plain CLOCK sizes from one
-pass of rings sharing each block's entry (docs/decode-once.md); the other families (and `clock-engine`, the
+(docs/mrc.md, method 9), plain FIFO and CLOCK sizes from one pass of rings sharing each block's entry
+(docs/decode-once.md); the other families (and `clock-engine`, the
 same CLOCK with its parameter written out) run one simulation per size. The load average is printed
 before and after. Traces come from $PREFETCHSIM_TRACES (default ../shared/traces).
 

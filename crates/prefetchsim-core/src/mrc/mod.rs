@@ -5,9 +5,9 @@
 //! - [`shards`]: the exact curve and SHARDS fixed-rate / fixed-size estimates (Waldspurger et al., FAST'15),
 //!   giving a [`curve::DistanceHistogram`] and its block (= byte) and request miss-ratio curves.
 //! - [`lru_family`], [`fifo_family`], [`clock_family`], [`family`]: every size of a plain LRU level in one
-//!   stack pass, of a plain FIFO level in one pass of insertion counts, and of a plain CLOCK level in one
-//!   pass of rings sharing each block's entry, giving the records separate engine runs give (a batch's
-//!   configs that differ only in size).
+//!   stack pass, and of a plain FIFO or CLOCK level in one pass of rings (one per size) sharing each
+//!   block's entry, giving the records separate engine runs give (a batch's configs that differ only in
+//!   size).
 //! - [`sample`]: spatial sampling of a request stream by block (miniature simulation, Waldspurger et al.,
 //!   ATC'17) or by extent (prefetch-aware), to run any policy and prefetcher on a scaled cache.
 
