@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# The test command of the README: formatting, clippy (warnings are errors), Rust tests, then a release
-# build of the Python package into a private virtual environment, pytest, and the documentation site.
+# The test command of the README: formatting, clippy (warnings are errors), Rust tests, API docs, then a
+# release build of the Python package into a private virtual environment, pytest, and the documentation site.
 # Tests that need the shared real traces look in $PREFETCHSIM_TRACES (default ../shared/traces) and skip
 # with a reason when they are absent, unless PREFETCHSIM_REQUIRE_TRACES=1 (set by .ci/run).
 set -euo pipefail
@@ -19,6 +19,8 @@ echo "== cargo clippy (warnings are errors)"
 cargo clippy --workspace --all-targets --locked -- -D warnings
 echo "== cargo test"
 cargo test --workspace --locked
+echo "== cargo doc (warnings are errors: broken or private links)"
+RUSTDOCFLAGS="-D warnings" cargo doc --workspace --no-deps --locked --quiet
 
 echo "== NBD clients of the serve tests (qemu-utils, fio, nbdkit, libnbd-bin)"
 # tests/test_serve.py drives `prefetchsim serve` with real clients; they skip with a reason when a client is

@@ -8,7 +8,7 @@
 //!   CLOCK, ARC, MQ, 2Q, StreamLRU, SplitLRU, SARC), with prefetch-aware per-block flags.
 //! - [`prefetch`]: the [`Prefetcher`](prefetch::Prefetcher) trait and its implementations.
 //! - [`level`]: a cache node = policy + prefetcher + counters.
-//! - [`fanout`]: a level of several caches (one per client, or K servers by client or stripe).
+//! - `fanout`: a level of several caches (one per client, or K servers by client or stripe).
 //! - [`engine`]: replay of an [`engine::RequestSource`] through an [`engine::Hierarchy`]; [`run`] runs a
 //!   config with the engine it names, [`batch`] every config of a task over one trace decoded once.
 //! - [`device`]: disks (Cheetah 9LP after DiskSim, a 7200 rpm drive), SSDs and the Linux-like I/O

@@ -2,8 +2,8 @@
 //!
 //! Arguments cross the boundary as JSON text (configs, trace specs) and results come back as JSON text,
 //! so the schema is defined once, in Rust, and the Python layer stays thin. Every error is a typed Python
-//! exception ([`errors`]); nothing panics across the boundary. Long work runs without the GIL while the
-//! calling thread serves the caller's progress callback and Ctrl-C ([`detached`]). The typed surface is
+//! exception (`errors`); nothing panics across the boundary. Long work runs without the GIL while the
+//! calling thread serves the caller's progress callback and Ctrl-C (`detached`). The typed surface is
 //! `python/prefetchsim/_core.pyi` (checked by `mypy.stubtest`).
 
 mod detached;

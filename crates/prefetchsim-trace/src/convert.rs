@@ -41,7 +41,7 @@ impl Converter {
     }
 
     /// Whether every record becomes the one-block request of its address with no filter (object ids
-    /// read one id a block, or objects mode, and all operations): [`TraceSource`] then converts a batch
+    /// read one id a block, or objects mode, and all operations): `TraceSource` then converts a batch
     /// in a loop of its own.
     #[must_use]
     pub fn is_identity(&self) -> bool {

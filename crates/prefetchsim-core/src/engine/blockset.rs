@@ -5,8 +5,8 @@
 //! mostly a dense part of `0..disk_blocks`: a bitmap over that range costs `disk_blocks / 8` bytes whatever
 //! the footprint. Object ids of key-value traces (hashed 64-bit keys) are sparse; a bitmap over them would
 //! be absurd. So the set keeps a bitmap over `0..bits` and a hash set for the blocks at or above `bits`,
-//! and the bitmap grows (doubling) to cover a new block only while it stays within [`BITS_PER_BLOCK`] bits
-//! per block counted so far (or [`MIN_BITS`]): it never costs much more than the hash set it replaces,
+//! and the bitmap grows (doubling) to cover a new block only while it stays within `BITS_PER_BLOCK` bits
+//! per block counted so far (or `MIN_BITS`): it never costs much more than the hash set it replaces,
 //! and on a dense trace it costs 1/100 of it. Growing moves the hashed blocks below the new bound into the
 //! bitmap, so every block is in exactly one of the two and the count stays exact. The hash set holds
 //! 64-block words (a bit mask per word), so a long request far up the address space costs one hash

@@ -3,7 +3,7 @@
 //! so a task of several configs pays it once instead of once per config. The footprint, needed when a
 //! size is a share of it, is counted in the same pass.
 //!
-//! Memory: the requests are kept by column ([`Columns`]), and a field that has the same value in every
+//! Memory: the requests are kept by column (`Columns`), and a field that has the same value in every
 //! request so far (no time, reads only, one stream, one client, single-block requests) costs nothing
 //! per request: 8 bytes per request for a bare block trace (CloudPhysics w106), 12 with lengths (ARC),
 //! at most 29 with every field varying, against 32 for a `Request`. Above the caller's request limit the

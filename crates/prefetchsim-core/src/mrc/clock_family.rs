@@ -17,7 +17,7 @@
 //! The engine's order inside a request is kept: every block of a request is looked up first (its hits set
 //! their bits), then its missed blocks are inserted in block order, each into every size where it missed.
 //! A request longer than a size evicts its own blocks there, as the engine does, so every size of at least
-//! one block is computed. Counters as in [`super::size_counts`]: `evictions` are insertions beyond the
+//! one block is computed. Counters as in `super::size_counts`: `evictions` are insertions beyond the
 //! capacity (once full, every insertion evicts one block).
 
 use super::ring::{insert_each, Ring};

@@ -28,7 +28,7 @@ const BYTE_MASKS: [u8; 2 * FAN] = keep_first_masks!(u8);
 /// Masks for the `u16` group counts.
 const HALF_MASKS: [u16; 2 * FAN] = keep_first_masks!(u16);
 
-/// Counts of marks per word, per [`FAN`] words and per [`FAN`]² words.
+/// Counts of marks per word, per `FAN` words and per `FAN`² words.
 #[derive(Clone, Debug, Default)]
 pub struct WordCounts {
     words: Vec<u8>,
@@ -83,7 +83,7 @@ impl WordCounts {
 
     /// Marks in words `0..w` (`w` below the number of words): the whole counts of the supergroups before,
     /// plus the counts before `w` in its own group and before its group in its supergroup, each read as all
-    /// [`FAN`] counts of the group under a mask of the first ones (a fixed-length loop the compiler turns
+    /// `FAN` counts of the group under a mask of the first ones (a fixed-length loop the compiler turns
     /// into a few vector instructions, with no branch on where `w` falls; docs/mrc.md, round 6).
     #[inline(always)]
     #[must_use]

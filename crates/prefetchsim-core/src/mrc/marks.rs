@@ -92,7 +92,7 @@ impl Marks {
     }
 
     /// Marks after `i` when no position after `last` is marked (`i <= last`). A short range (within
-    /// [`NEAR`] words) is summed as it is; a longer one as all marks less those up to `i`, a prefix of
+    /// `NEAR` words) is summed as it is; a longer one as all marks less those up to `i`, a prefix of
     /// fixed cost ([`WordCounts::prefix`]; the range sum it replaces took 42% of the exact pass on w106,
     /// and a fixed cost for every range made w106's many short ones dearer; docs/mrc.md, round 6).
     #[inline]

@@ -187,7 +187,7 @@ impl MrcBuilder {
     /// Account requests in order ([`Self::add`] each). At a fixed rate most requests have no sampled
     /// block: they cost one multiplication, an addition per further block and a comparison each
     /// ([`hash::MultiplyShift::first_sampled`]); a request with one goes on from that block
-    /// ([`Self::add_from`]) without hashing again the blocks before it.
+    /// (`Self::add_from`) without hashing again the blocks before it.
     pub fn add_all(&mut self, reqs: &[Request]) {
         if self.cfg.is_exact() {
             for (i, r) in reqs.iter().enumerate() {

@@ -3,11 +3,11 @@
 //! Block numbers below a bound live in a flat array indexed by block number (no hashing; one cache miss
 //! at most): most traces number their blocks densely from near 0 (CloudPhysics w106: 1.2 M numbers for
 //! 275 K distinct blocks). The bound grows with the numbers seen, up to a floor of numbers the caller
-//! chooses or [`DENSE_PER_TRACKED`] per tracked block, whichever is more, so the array costs at most a few
+//! chooses or `DENSE_PER_TRACKED` per tracked block, whichever is more, so the array costs at most a few
 //! times the memory of the blocks it holds. The exact curve takes a high floor ([`EXACT_FLOOR`]: the
 //! array covers the numbers from the start, no moves from the map); a sparse sample (SHARDS tracks ~1% of
 //! the blocks) a low one ([`SAMPLE_FLOOR`]), so it stays in the map rather than touching a fresh page of
-//! the array for each sampled block. Numbers above the bound go to a hash map of aligned chunks of [`CHUNK`]
+//! the array for each sampled block. Numbers above the bound go to a hash map of aligned chunks of `CHUNK`
 //! consecutive numbers, one entry per chunk, so a multi-block request or a sequential run costs one probe.
 
 use hashbrown::HashMap;

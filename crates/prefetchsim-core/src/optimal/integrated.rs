@@ -73,7 +73,7 @@ impl Schedule {
     }
 }
 
-/// For every position, the position of the next reference of the same block ([`NEVER`] for none).
+/// For every position, the position of the next reference of the same block (`NEVER` for none).
 #[must_use]
 pub fn next_references(blocks: &[u64]) -> Vec<usize> {
     let mut next = vec![NEVER; blocks.len()];

@@ -18,8 +18,8 @@
 
 use super::pg_edges::Edge;
 
-/// One node's heap of its edges (numbered within the node, [`super::pg_edges`]); each edge keeps its
-/// last position in [`Edge::link`].
+/// One node's heap of its edges (numbered within the node, `super::pg_edges`); each edge keeps its
+/// last position in `Edge::link`.
 #[derive(Debug)]
 pub struct Heap {
     /// Slots `1..size` hold edge numbers; slot 0 is unused; slots past `size` keep what they last held

@@ -5,7 +5,7 @@
 //! Layout (little-endian): `u32 payload_len, u32 crc32(payload), payload`, where the payload is
 //! `u32 n, u8 shape` then the columns in the order first, len, time, op, stream, client; each is one
 //! value (its bit in `shape` clear) or `n` values (bit set). `first` is `u32` values when shape bit
-//! [`FIRST_U32`] is set, else `u64`.
+//! `FIRST_U32` is set, else `u64`.
 
 use prefetchsim_core::{Op, Request};
 

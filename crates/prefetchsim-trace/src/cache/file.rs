@@ -1,6 +1,6 @@
 //! A decoded-trace cache file: `header, chunk*, trailer, footer`, all little-endian.
 //!
-//! - header: `b"PSIMDECO"`, `u32` [`CACHE_FORMAT`](super::key::CACHE_FORMAT), `u32` identity length,
+//! - header: `b"PSIMDECO"`, `u32` [`CACHE_FORMAT`], `u32` identity length,
 //!   the identity's JSON text;
 //! - chunks ([`super::chunk`]), each with its length and CRC-32;
 //! - trailer: `u64` requests, `u32` report length, the source report as JSON (skipped records, time

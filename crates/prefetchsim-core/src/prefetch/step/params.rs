@@ -27,7 +27,7 @@ pub enum StSource {
 /// 1. "On each block read request, our library creates or updates relevant PCs, then it generates
 ///    corresponding prefetching requests when appropriate" (§5): the decision is taken on every request.
 /// 2. "Under two circumstances, we generate prefetching requests: a) detection of a high confidence
-///    sequential stream; b) detection of a thrashing condition" (§4.3): the length rules ([`cost`]) give
+///    sequential stream; b) detection of a thrashing condition" (§4.3): the length rules (`cost`) give
 ///    `PL > 0` only then (and `RL` for low-confidence streams, which "only prefetch conservatively", §4.4).
 /// 3. `PL` is the "total expected prefetching length", its earning `E(x, PL)` integrated from `z = 0`, the
 ///    block after the stream's current position (§4.3).
@@ -120,7 +120,7 @@ pub struct StepParams {
     /// `c`, the pdf's scale for a stream with no past, blocks (16) \[ours\].
     pub pdf_c: f64,
     /// PM-TA: low-confidence PCs prefetch one estimated request (true) or nothing unless thrashing
-    /// (false: §4.3 names only two triggers) \[ours\]; see [`cost`].
+    /// (false: §4.3 names only two triggers) \[ours\]; see `cost`.
     pub low_prefetch: bool,
     /// Request matching: `exact` (stride one), `overlap` (also a start in the last block read; default)
     /// or `prefetched` (also a start inside the prefetched blocks) \[ours\].
