@@ -194,6 +194,32 @@ fn more_clock_sizes_than_one_pass_holds_are_computed_in_several_passes() {
     check(&trace, &configs).unwrap();
 }
 
+#[test]
+fn seventy_fifo_sizes_fill_one_pass_of_64_and_a_second() {
+    // A FIFO pass keeps 64 sizes (the last in a mask's top bit); 70 sizes take two passes, every record
+    // still equal to its run.
+    let trace = Trace(trace_of(29, 3000, 1500, 6));
+    let configs: Vec<_> = (1..=70u64).map(|i| fifo(i * 17, 0)).collect();
+    check(&trace, &configs).unwrap();
+}
+
+/// Block numbers above the FIFO and CLOCK passes' flat block index go to its hash map: every size still
+/// equals its engine run.
+#[test]
+fn sparse_block_numbers_give_the_engine_results_for_fifo_and_clock() {
+    let mut reqs = trace_of(37, 6000, 3000, 8);
+    for (i, r) in reqs.iter_mut().enumerate() {
+        if i % 3 != 0 {
+            r.first += 1 << 40;
+        }
+    }
+    let trace = Trace(reqs);
+    for policy in ["fifo", "clock"] {
+        let configs: Vec<_> = [1u64, 8, 100, 700, 2500].iter().map(|&s| plain(policy, s, 0)).collect();
+        check(&trace, &configs).unwrap();
+    }
+}
+
 /// Block numbers above the LRU pass's flat index (object ids, sparse volumes) go to its hash map, and a
 /// trace longer than the pass's first time axis makes it renumber every record: every size still equals
 /// its engine run.
