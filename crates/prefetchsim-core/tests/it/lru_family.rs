@@ -91,6 +91,16 @@ fn trace_of(seed: u64, n: usize, universe: u64, max_len: u32) -> Vec<Request> {
         .collect()
 }
 
+/// `reqs` with two requests of three moved 2^40 blocks up, above the passes' flat block indexes.
+fn sparse(mut reqs: Vec<Request>) -> Vec<Request> {
+    for (i, r) in reqs.iter_mut().enumerate() {
+        if i % 3 != 0 {
+            r.first += 1 << 40;
+        }
+    }
+    reqs
+}
+
 /// Every config of the batch equals its run alone, and the family computed exactly the configs it can.
 fn check(trace: &Trace, configs: &[HierarchyConfig]) -> Result<(), TestCaseError> {
     let (stop, done) = (AtomicBool::new(false), AtomicU64::new(0));
@@ -207,13 +217,7 @@ fn seventy_fifo_sizes_fill_one_pass_of_64_and_a_second() {
 /// equals its engine run.
 #[test]
 fn sparse_block_numbers_give_the_engine_results_for_fifo_and_clock() {
-    let mut reqs = trace_of(37, 6000, 3000, 8);
-    for (i, r) in reqs.iter_mut().enumerate() {
-        if i % 3 != 0 {
-            r.first += 1 << 40;
-        }
-    }
-    let trace = Trace(reqs);
+    let trace = Trace(sparse(trace_of(37, 6000, 3000, 8)));
     for policy in ["fifo", "clock"] {
         let configs: Vec<_> = [1u64, 8, 100, 700, 2500].iter().map(|&s| plain(policy, s, 0)).collect();
         check(&trace, &configs).unwrap();
@@ -225,12 +229,7 @@ fn sparse_block_numbers_give_the_engine_results_for_fifo_and_clock() {
 /// its engine run.
 #[test]
 fn sparse_block_numbers_and_a_renumbered_time_axis_give_the_engine_results() {
-    let mut reqs = trace_of(31, 24_000, 5000, 8);
-    for (i, r) in reqs.iter_mut().enumerate() {
-        if i % 3 != 0 {
-            r.first += 1 << 40;
-        }
-    }
+    let reqs = sparse(trace_of(31, 24_000, 5000, 8));
     let blocks: u64 = reqs.iter().map(|r| u64::from(r.len)).sum();
     assert!(blocks > 1 << 16, "{blocks} block references: the pass's first time axis is 2^16 long");
     let trace = Trace(reqs);
