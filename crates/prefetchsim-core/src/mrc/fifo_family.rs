@@ -5,7 +5,7 @@
 //! FIFO is not a stack algorithm (Belady's anomaly), so there is no distance that serves every size, and
 //! each size keeps its own queue; what the sizes share is the block. One word per block holds a mask of the
 //! sizes where it is resident, so a look-up at every size is one load, and only a miss at a size costs that
-//! size's work: its queue, a ring of block numbers whose oldest frame the new block takes, clearing the
+//! size's work: its queue, a ring of dense block numbers whose oldest frame the new block takes, clearing the
 //! evicted block's bit. A hit moves nothing. (The first version kept, per block and size, the number of
 //! the block's last insertion and compared it with the size's insertion count, with no eviction work; but
 //! 4 bytes per block and size for every block of the trace made it 4x one run on CloudPhysics w106, where
