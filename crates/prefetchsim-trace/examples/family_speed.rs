@@ -10,12 +10,11 @@
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_core::mrc::{self, family, ShardsConfig};
-use prefetchsim_core::Request;
 use prefetchsim_trace::TraceSpec;
 
-#[path = "common/timing.rs"]
-mod timing;
-use timing::{median, stats, thread_cpu};
+#[path = "common/speed.rs"]
+mod speed;
+use speed::{median, read_all, stats, thread_cpu};
 
 type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -26,9 +25,7 @@ fn main() -> Res<()> {
     }
     let repeat: usize = args.get(4).map_or(Ok(9), |s| s.parse())?;
     let spec = TraceSpec::with_format(&args[1], &args[2]);
-    let mut src = spec.open()?;
-    let mut reqs: Vec<Request> = Vec::new();
-    while src.fill(&mut reqs, 1 << 16)? > 0 {}
+    let reqs = read_all(spec.open()?.as_mut())?;
     let footprint = mrc::histogram_of(&reqs, ShardsConfig::exact())?.0.footprint();
     let configs: Vec<HierarchyConfig> = (1..=16)
         .map(|i| {

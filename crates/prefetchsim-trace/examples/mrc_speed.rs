@@ -18,9 +18,9 @@ use prefetchsim_core::mrc::{self, ShardsConfig};
 use prefetchsim_core::Request;
 use prefetchsim_trace::TraceSpec;
 
-#[path = "common/timing.rs"]
-mod timing;
-use timing::{median, stats, thread_cpu};
+#[path = "common/speed.rs"]
+mod speed;
+use speed::{median, read_all, stats, thread_cpu};
 
 type Res<T> = Result<T, Box<dyn std::error::Error + Send + Sync>>;
 
@@ -43,12 +43,7 @@ fn main() -> Res<()> {
     let rate: f64 = args.get(3).map_or(Ok(0.01), |s| s.parse())?;
     let repeat: usize = args.get(4).map_or(Ok(9), |s| s.parse())?;
     let spec = TraceSpec::with_format(&args[1], &args[2]);
-    let read = |_: ()| -> Res<Vec<Request>> {
-        let mut src = spec.open()?;
-        let mut reqs = Vec::new();
-        while src.fill(&mut reqs, 1 << 16)? > 0 {}
-        Ok(reqs)
-    };
+    let read = |_: ()| -> Res<Vec<Request>> { read_all(spec.open()?.as_mut()) };
     // Not timed: the ONLY modes run under valgrind, where the clock of rustix (vDSO) is not available.
     let reqs = read(())?;
     if let Some(only) = args.get(5) {

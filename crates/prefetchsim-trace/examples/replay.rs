@@ -7,8 +7,8 @@
 //! `run_instant`) is the simulation's alone, as in the Python benchmark.
 //!
 //! With `PREFETCHSIM_REPS=N` the trace is decoded once, `run_instant` runs N times on fresh levels, and
-//! the line printed is the thread's CPU time summed over the N runs, in seconds (Linux only: it reads
-//! `/proc/thread-self/schedstat`). This is the A/B measure of docs/prefetcher-speed.md, round 4. The
+//! the line printed is the thread's CPU time summed over the N runs, in seconds
+//! (`CLOCK_THREAD_CPUTIME_ID`). This is the A/B measure of docs/prefetcher-speed.md, round 4. The
 //! wall-clock milliseconds of a single replay are too coarse for runs of 35 ms. Where the CPU clock moves
 //! in scheduler ticks (4 ms on that machine), N makes each process's total long enough for the tick not
 //! to matter.
@@ -16,26 +16,14 @@
 use std::time::Instant;
 
 use prefetchsim_core::config::HierarchyConfig;
-use prefetchsim_core::engine::{run_instant, Hierarchy, RequestSource, Silent, VecSource};
-use prefetchsim_core::Request;
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent, VecSource};
 use prefetchsim_trace::TraceSpec;
 
+#[path = "common/speed.rs"]
+mod speed;
+use speed::{read_all, thread_cpu};
+
 type Error = Box<dyn std::error::Error + Send + Sync>;
-
-/// CPU time this thread has run, in ns (the first field of `/proc/thread-self/schedstat`).
-fn thread_cpu_ns() -> Result<u64, Error> {
-    let s = std::fs::read_to_string("/proc/thread-self/schedstat")
-        .map_err(|e| format!("PREFETCHSIM_REPS needs /proc/thread-self/schedstat (Linux): {e}"))?;
-    let field = s.split_whitespace().next().ok_or("/proc/thread-self/schedstat is empty")?;
-    Ok(field.parse().map_err(|e| format!("/proc/thread-self/schedstat: '{field}': {e}"))?)
-}
-
-/// The whole trace, decoded into memory.
-fn preload(src: &mut dyn RequestSource) -> Result<Vec<Request>, Error> {
-    let mut reqs = Vec::new();
-    while src.fill(&mut reqs, 1 << 16)? > 0 {}
-    Ok(reqs)
-}
 
 fn main() -> Result<(), Error> {
     let args: Vec<String> = std::env::args().collect();
@@ -56,23 +44,23 @@ fn main() -> Result<(), Error> {
         Err(_) => None,
     };
     if let Some(reps) = reps {
-        let reqs = preload(spec.open()?.as_mut())?;
-        let mut total = 0u64;
+        let reqs = read_all(spec.open()?.as_mut())?;
+        let mut total = 0.0;
         for _ in 0..reps {
             let mut h = Hierarchy::build(&cfg, spec.block_size, None)?;
             let mut src = VecSource::new(reqs.clone());
-            let t = thread_cpu_ns()?;
+            let t = thread_cpu();
             let r = run_instant(&mut src, &mut h, &cfg.engine, &mut Silent)?;
-            total += thread_cpu_ns()? - t;
+            total += thread_cpu() - t;
             std::hint::black_box(r);
         }
-        println!("{:.6}", total as f64 / 1e9);
+        println!("{total:.6}");
         return Ok(());
     }
     let mut h = Hierarchy::build(&cfg, spec.block_size, None)?;
     let mut src = spec.open()?;
     if std::env::var_os("PREFETCHSIM_PRELOAD").is_some() {
-        src = Box::new(VecSource::new(preload(src.as_mut())?));
+        src = Box::new(VecSource::new(read_all(src.as_mut())?));
     }
     let t = Instant::now();
     let r = run_instant(src.as_mut(), &mut h, &cfg.engine, &mut Silent)?;

@@ -1,5 +1,17 @@
-//! Timing helpers shared by the speed examples (`mrc_speed`, `family_speed`): the thread's CPU clock and
-//! the median and range of repeated runs.
+//! Helpers shared by the speed examples (`mrc_speed`, `family_speed`, `replay`): the whole trace decoded
+//! into memory, the thread's CPU clock, and the median and range of repeated runs. Each example includes
+//! this file and uses a part of it.
+#![allow(dead_code)]
+
+use prefetchsim_core::engine::{RequestSource, SourceError};
+use prefetchsim_core::Request;
+
+/// Every request of `src`, decoded into memory (so that a timed run pays no reading).
+pub fn read_all(src: &mut dyn RequestSource) -> Result<Vec<Request>, SourceError> {
+    let mut reqs = Vec::new();
+    while src.fill(&mut reqs, 1 << 16)? > 0 {}
+    Ok(reqs)
+}
 
 /// The median of `v` (the upper one of an even count).
 pub fn median(mut v: Vec<f64>) -> f64 {
