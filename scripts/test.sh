@@ -12,6 +12,12 @@ if [ -z "${PREFETCHSIM_CACHE_DIR:-}" ]; then
   trap 'rm -rf "$PREFETCHSIM_CACHE_DIR"' EXIT
 fi
 
+# A clean run needs about 2.2 GB (docs/development.md); say so up front rather than fail mid-build.
+free_kb=$(df -Pk . | awk 'NR == 2 { print $4 }')
+if [ -n "$free_kb" ] && [ "$free_kb" -lt 3000000 ]; then
+    echo "warning: $((free_kb / 1024)) MB free on the disk of $(pwd); a clean test run needs about 2.2 GB" >&2
+fi
+
 echo "== cargo fmt --check"
 cargo fmt --all -- --check
 cargo fmt --manifest-path fuzz/Cargo.toml -- --check  # the fuzz crate is its own workspace (scripts/fuzz.sh)
