@@ -85,6 +85,46 @@ def test_a_failing_write_leaves_no_partial_task(tmp_path):
             s.write_task(sid, rows, [{"run_id": "a", "status": "done"}], {})
         assert s.done_ids() == set()
         assert s.con.execute("SELECT COUNT(*) FROM attempts").fetchone()[0] == 0
+        # The rollback also undid the new column `hits`: the store must know, or every later task with it
+        # fails ("no column named hits").
+        s.write_task(sid, [{"run_id": "b", "level": 0, "hits": 2}], [{"run_id": "b", "status": "done"}], {})
+        assert s.con.execute("SELECT hits FROM runs WHERE run_id = 'b'").fetchall() == [(2,)]
+
+
+class _CtrlCAfter:
+    """A connection that lets `statement` run, then raises KeyboardInterrupt: what a Ctrl-C arriving while
+    SQLite runs the statement does (Python raises it at the first bytecode after the call returns)."""
+
+    def __init__(self, con, statement):
+        self._con, self._statement = con, statement
+
+    def execute(self, sql, *args):
+        cur = self._con.execute(sql, *args)
+        if sql == self._statement:
+            raise KeyboardInterrupt
+        return cur
+
+    def __getattr__(self, name):
+        return getattr(self._con, name)
+
+
+@pytest.mark.parametrize("statement", ["COMMIT", "BEGIN IMMEDIATE"])
+def test_a_ctrl_c_at_the_commit_of_a_task_stays_an_interrupt(tmp_path, statement):
+    # Seen once in the 200-run kill-and-resume test: a Ctrl-C that landed as the task's COMMIT returned
+    # made the rollback fail ("no transaction is active"), and that error replaced the interrupt.
+    with Store(tmp_path / "t.sqlite") as s:
+        sid = s.begin_session({"sweep": "t"})
+        real = s.con
+        s.con = _CtrlCAfter(real, statement)
+        with pytest.raises(KeyboardInterrupt):
+            s.write_task(sid, [{"run_id": "a", "level": 0, "hits": 1}], [{"run_id": "a", "status": "done"}], {})
+        s.con = real
+        assert not real.in_transaction
+        # Committed before the interrupt: the task is whole; interrupted at its BEGIN: nothing is written.
+        committed = statement == "COMMIT"
+        assert s.done_ids() == ({"a"} if committed else set())
+        assert real.execute("SELECT COUNT(*) FROM attempts").fetchone()[0] == int(committed)
+        assert real.execute("SELECT executed FROM sessions").fetchone()[0] == int(committed)
 
 
 def test_filters_in_python_and_on_the_command_line(db, capsys):

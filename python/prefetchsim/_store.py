@@ -32,7 +32,8 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from functools import cache
 from typing import Any
 
@@ -128,22 +129,21 @@ class Store:
             if self.path != ":memory:":
                 c.execute("PRAGMA journal_mode = WAL")
                 c.execute("PRAGMA synchronous = NORMAL")
-            c.execute("BEGIN IMMEDIATE")
-            c.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
-            head = ", ".join(f"{_q(n)} {t}" for n, t in _HEAD)
-            c.execute(f"CREATE TABLE IF NOT EXISTS runs ({head}, PRIMARY KEY (run_id, level))")
-            c.execute("""CREATE TABLE IF NOT EXISTS attempts (
-                run_id TEXT NOT NULL, session INTEGER, task INTEGER, host TEXT, pid INTEGER,
-                started_at TEXT, wall_s REAL, status TEXT NOT NULL, error TEXT)""")
-            c.execute("CREATE INDEX IF NOT EXISTS attempts_run ON attempts (run_id)")
-            c.execute("""CREATE TABLE IF NOT EXISTS sessions (
-                id INTEGER PRIMARY KEY, started_at TEXT, ended_at TEXT, status TEXT, sweep TEXT,
-                preset TEXT, shard TEXT, planned INTEGER, already_done INTEGER, executed INTEGER,
-                failed INTEGER, executor TEXT, host TEXT, pid INTEGER, spec TEXT)""")
-            c.execute("CREATE TABLE IF NOT EXISTS columns (name TEXT PRIMARY KEY, kind TEXT)")
-            c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
-            c.execute("INSERT OR IGNORE INTO meta VALUES ('created_by', ?)", (f"prefetchsim {_core.__version__}",))
-            c.execute("COMMIT")
+            with self._transaction():
+                c.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
+                head = ", ".join(f"{_q(n)} {t}" for n, t in _HEAD)
+                c.execute(f"CREATE TABLE IF NOT EXISTS runs ({head}, PRIMARY KEY (run_id, level))")
+                c.execute("""CREATE TABLE IF NOT EXISTS attempts (
+                    run_id TEXT NOT NULL, session INTEGER, task INTEGER, host TEXT, pid INTEGER,
+                    started_at TEXT, wall_s REAL, status TEXT NOT NULL, error TEXT)""")
+                c.execute("CREATE INDEX IF NOT EXISTS attempts_run ON attempts (run_id)")
+                c.execute("""CREATE TABLE IF NOT EXISTS sessions (
+                    id INTEGER PRIMARY KEY, started_at TEXT, ended_at TEXT, status TEXT, sweep TEXT,
+                    preset TEXT, shard TEXT, planned INTEGER, already_done INTEGER, executed INTEGER,
+                    failed INTEGER, executor TEXT, host TEXT, pid INTEGER, spec TEXT)""")
+                c.execute("CREATE TABLE IF NOT EXISTS columns (name TEXT PRIMARY KEY, kind TEXT)")
+                c.execute("INSERT OR IGNORE INTO meta VALUES ('schema_version', ?)", (str(SCHEMA_VERSION),))
+                c.execute("INSERT OR IGNORE INTO meta VALUES ('created_by', ?)", (f"prefetchsim {_core.__version__}",))
         row = c.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
         if row is None or int(row[0]) != SCHEMA_VERSION:
             raise _core.ConfigError(f"{self.path}: results schema version {row and row[0]}, this prefetchsim "
@@ -152,6 +152,21 @@ class Store:
 
     def _columns(self) -> list[str]:
         return [r[1] for r in self.con.execute("PRAGMA table_info(runs)")]
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction. On any exception, a Ctrl-C included, what is open is rolled back: a Ctrl-C
+        that lands as COMMIT returns finds the work committed and must stay an interrupt, not become a failed
+        rollback. The known columns are read again, since a rolled-back ALTER TABLE is undone too."""
+        try:
+            self.con.execute("BEGIN IMMEDIATE")
+            yield
+            self.con.execute("COMMIT")
+        except BaseException:
+            if self.con.in_transaction:
+                self.con.execute("ROLLBACK")
+            self._cols = self._columns()
+            raise
 
     def close(self) -> None:
         self.con.close()
@@ -195,8 +210,7 @@ class Store:
                    kinds: Mapping[str, str]) -> None:
         """The rows of a finished task and its attempts, in one transaction."""
         c = self.con
-        c.execute("BEGIN IMMEDIATE")
-        try:
+        with self._transaction():
             for row in rows:
                 self._ensure(row, kinds)
                 cols = list(row)
@@ -211,10 +225,6 @@ class Store:
             failed = len(attempts) - done
             c.execute("UPDATE sessions SET executed = executed + ?, failed = failed + ? WHERE id = ?",
                       (done, failed, session))
-            c.execute("COMMIT")
-        except BaseException:
-            c.execute("ROLLBACK")
-            raise
 
     # -------------------------------------------------------------- reading
 
@@ -272,8 +282,7 @@ class Store:
         c = self.con
         c.execute("ATTACH DATABASE ? AS src", (other,))
         try:
-            c.execute("BEGIN IMMEDIATE")
-            try:
+            with self._transaction():
                 types = {r[1]: r[2] for r in c.execute("PRAGMA src.table_info(runs)")}
                 for col in src_cols:
                     if col not in self._cols:
@@ -286,10 +295,6 @@ class Store:
                 c.execute(f"INSERT OR IGNORE INTO runs ({cl}) SELECT {cl} FROM src.runs")
                 c.execute("INSERT INTO attempts SELECT * FROM src.attempts")
                 added = c.execute("SELECT COUNT(*) FROM runs").fetchone()[0] - before
-                c.execute("COMMIT")
-            except BaseException:
-                c.execute("ROLLBACK")
-                raise
         finally:
             c.execute("DETACH DATABASE src")
         return int(added)
