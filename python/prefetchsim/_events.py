@@ -12,6 +12,8 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from ._atomic import atomic_path
+
 #: The columns of an event log, in order.
 COLUMNS = ("time", "level", "instance", "kind", "block", "len", "origin")
 
@@ -32,18 +34,16 @@ def write_events(path: str | os.PathLike[str], run: Callable[[str], Any]) -> Any
                           "or give a .csv name") from e
     directory, name = os.path.split(os.path.abspath(target))
     csv_tmp = os.path.join(directory, f".{name}.{os.getpid()}.csv")
-    pq_tmp = os.path.join(directory, f".{name}.{os.getpid()}.tmp")
     try:
         result = run(csv_tmp)
         table = pacsv.read_csv(csv_tmp, convert_options=pacsv.ConvertOptions(
             column_types={"origin": "string", "kind": "string"}, strings_can_be_null=False))
-        pq.write_table(table, pq_tmp)
-        os.replace(pq_tmp, target)
+        with atomic_path(target) as pq_tmp:
+            pq.write_table(table, pq_tmp)
         return result
     finally:
-        for p in (csv_tmp, pq_tmp):
-            if os.path.exists(p):
-                os.remove(p)
+        if os.path.exists(csv_tmp):
+            os.remove(csv_tmp)
 
 
 def read_events(path: str | os.PathLike[str]):

@@ -49,12 +49,8 @@ def cmd_mrc(args: argparse.Namespace) -> int:
     a = df.attrs
     sys.stderr.write(f"prefetchsim: {args.method}: footprint {a.get('footprint', float('nan')):,.0f} blocks, rate "
                      f"{a.get('rate', 1.0):.4g}, {a['cpu_s']:.2f} s CPU, {a['wall_s']:.2f} s wall\n")
-    out, close = _output(args)
-    try:
+    with _output(args) as out:
         emit(df.to_dict("records"), args.output_format, out, [c for c in _COLUMNS if c in df.columns])
-    finally:
-        if close:
-            out.close()
     if args.plot:
         from . import plot
 

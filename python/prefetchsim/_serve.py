@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _core
+from ._atomic import atomic_open
 from ._sim import _dumps, load_config
 
 
@@ -87,10 +88,8 @@ def cmd_serve(args: argparse.Namespace) -> int:
     report = serve(args.config, args.backing, socket=args.socket, listen=args.listen, block_size=args.block_size,
                    emulate=args.emulate, record=args.record, direct=args.direct, ready=ready)
     if args.report:
-        tmp = f"{args.report}.partial"
-        with open(tmp, "w") as f:
+        with atomic_open(args.report, "w") as f:
             json.dump(report, f, indent=1)
-        os.replace(tmp, args.report)
     srv = report["server"]
     lines = [f"prefetchsim serve: stopped; {report['clients']} clients, {report['requests']} requests, "
              f"{srv['writes']} writes, {srv['flushes']} flushes"]

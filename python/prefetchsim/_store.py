@@ -38,6 +38,7 @@ from functools import cache
 from typing import Any
 
 from . import _core
+from ._atomic import atomic_path
 from ._registry import result_schema
 
 SCHEMA_VERSION = 1
@@ -413,11 +414,13 @@ def export(df, path: str | os.PathLike[str]) -> str:
         from ._deps import require
 
         require("pyarrow", "exporting Parquet")
-        df.to_parquet(p, index=False)
+        write = lambda tmp: df.to_parquet(tmp, index=False)  # noqa: E731
     elif p.endswith((".jsonl", ".json")):
-        df.to_json(p, orient="records", lines=True)
+        write = lambda tmp: df.to_json(tmp, orient="records", lines=True)  # noqa: E731
     elif p.endswith(".csv"):
-        df.to_csv(p, index=False)
+        write = lambda tmp: df.to_csv(tmp, index=False)  # noqa: E731
     else:
         raise _core.ConfigError(f"--export {p}: unknown file type; use .csv, .parquet, .jsonl or .sqlite")
+    with atomic_path(p) as tmp:
+        write(tmp)
     return p

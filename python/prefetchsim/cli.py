@@ -6,16 +6,18 @@ Results go to stdout (or ``-o FILE``) as a table, CSV or JSON; progress and erro
 from __future__ import annotations
 
 import argparse
+import contextlib
 import csv
 import io
 import json
 import os
 import sys
 import time
-from collections.abc import Sequence
-from typing import Any
+from collections.abc import Iterator, Sequence
+from typing import IO, Any
 
 from . import _core
+from ._atomic import atomic_open
 from ._deps import MissingDependency
 from ._progress import Progress
 from ._registry import formats, generators, policies, prefetchers
@@ -99,10 +101,14 @@ def _warn_skipped(path: str, report: dict[str, Any], limit: int) -> None:
         sys.stderr.write(f"  also: {m}\n")
 
 
-def _output(args: argparse.Namespace):
+@contextlib.contextmanager
+def _output(args: argparse.Namespace) -> Iterator[IO[str]]:
+    """Standard output, or ``-o FILE`` written whole or not at all (a failed write keeps the old file)."""
     if args.output in (None, "-"):
-        return sys.stdout, False
-    return open(args.output, "w", newline=""), True
+        yield sys.stdout
+        return
+    with atomic_open(args.output, "w", newline="") as f:
+        yield f
 
 
 def _add_trace_options(p: argparse.ArgumentParser) -> None:
@@ -265,13 +271,9 @@ def cmd_sim(args: argparse.Namespace) -> int:
             # With parameters, the policy and prefetcher names alone do not tell the runs apart.
             labels.append({"algo": algo, "size": size.strip()} if with_params else {"size": size.strip()})
     results = _simulate(trace, docs, args)
-    out, close = _output(args)
-    try:
+    with _output(args) as out:
         columns = ["trace", "algo", *_TABLE_COLUMNS] if with_params else ["trace", *_TABLE_COLUMNS]
         _emit(_run_rows(results, labels), args.output_format, out, columns)
-    finally:
-        if close:
-            out.close()
     return 0
 
 
@@ -314,14 +316,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     if args.config is None:
         sys.stderr.write(f"prefetchsim: running the built-in default ({path}) on {trace.path!r}\n")
     results = _simulate(trace, [doc], args)
-    out, close = _output(args)
-    try:
+    with _output(args) as out:
         _emit(_run_rows(results), args.output_format, out, ["trace", *_TABLE_COLUMNS])
         if args.output_format == "table":
             out.write(_timing_lines(results))
-    finally:
-        if close:
-            out.close()
     return 0
 
 
@@ -366,8 +364,7 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
     trace = _open(args)
     info = trace.info(window=args.window)
     _warn_skipped(trace.path, info, args.skip_bad)
-    out, close = _output(args)
-    try:
+    with _output(args) as out:
         if args.output_format == "table":
             rows = {"trace": os.path.basename(trace.path) or trace.path, **info}
             width = max(len(k) for k in rows)
@@ -375,9 +372,6 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
                 out.write(f"{k.ljust(width)}  {_info_cell(k, v)}\n")
         else:
             _emit([info], args.output_format, out)
-    finally:
-        if close:
-            out.close()
     return 0
 
 
@@ -405,15 +399,11 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
         result = experiment.run_from_args(args, prog)
     finally:
         prog.close()
-    out, close = _output(args)
-    try:
+    with _output(args) as out:
         if args.output_format == "table":
             experiment.write_tables(result, out)
         else:
             _emit(experiment.records(result), args.output_format, out)
-    finally:
-        if close:
-            out.close()
     if args.out:
         sys.stderr.write(f"prefetchsim: results in {args.out}/\n")
     return 0
@@ -448,12 +438,8 @@ def cmd_device_bench(args: argparse.Namespace) -> int:
     overrides = _parse_kv(args.params)
     spec: Any = {"name": args.model, **overrides} if overrides else args.model
     rows = device_bench(spec, seed=args.seed)
-    out, close = _output(args)
-    try:
+    with _output(args) as out:
         _emit(rows, args.output_format, out, _BENCH_COLUMNS)
-    finally:
-        if close:
-            out.close()
     return 0
 
 
@@ -484,12 +470,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
         grid.insert(1, "done", grid.run_id.isin(done))
         sys.stderr.write(f"prefetchsim: {where} runs{note} over {len(p.traces)} trace(s), "
                          f"{int(grid.done.sum())} already in {db}\n")
-        out, close = _output(args)
-        try:
+        with _output(args) as out:
             _emit(grid.to_dict("records"), args.output_format or "table", out)
-        finally:
-            if close:
-                out.close()
         return 0
     executor = None
     client = None
@@ -516,13 +498,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     sys.stderr.write(f"prefetchsim: {df.run_id.nunique() if len(df) else 0} runs in {db} "
                      f"({time.monotonic() - t0:.1f} s)\n")
     if args.output_format or args.output:
-        out, close = _output(args)
-        try:
+        with _output(args) as out:
             fmt = args.output_format or ("csv" if str(args.output).endswith(".csv") else "table")
             _emit(_records(df), fmt, out, _table_columns(df, p.columns))
-        finally:
-            if close:
-                out.close()
     return 0
 
 
@@ -553,12 +531,8 @@ def cmd_results(args: argparse.Namespace) -> int:
             return 0
         if args.sessions and args.output_format == "table":
             df = df.drop(columns="spec")  # the whole spec is for CSV/JSON, not for a terminal
-        out, close = _output(args)
-        try:
+        with _output(args) as out:
             _emit(_records(df), args.output_format, out)
-        finally:
-            if close:
-                out.close()
         return 0
     if args.export and args.export.endswith((".sqlite", ".db")):
         if args.filter:
@@ -588,12 +562,8 @@ def cmd_results(args: argparse.Namespace) -> int:
     elif args.output_format == "table":
         axes = [c for c in df.columns if c not in _NOT_AXES and c not in _core_metric_names()]
         cols = _table_columns(df, [c for c in axes if c not in ("run_id", "trace")])
-    out, close = _output(args)
-    try:
+    with _output(args) as out:
         _emit(_records(df), args.output_format, out, cols)
-    finally:
-        if close:
-            out.close()
     return 0
 
 

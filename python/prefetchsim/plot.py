@@ -29,6 +29,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
+from ._atomic import atomic_path
 from ._deps import require
 
 __all__ = [
@@ -130,7 +131,8 @@ def new_figure(ncols: int = 1, nrows: int = 1, figsize: tuple[float, float] | No
 def savefig(ax_or_fig: Any, path: str | os.PathLike[str], dpi: int = 120) -> str:
     """Save the figure of ``ax_or_fig`` to ``path`` (format from the extension)."""
     fig = getattr(ax_or_fig, "figure", ax_or_fig)
-    fig.savefig(os.fspath(path), dpi=dpi)
+    with atomic_path(path) as tmp:
+        fig.savefig(tmp, dpi=dpi)
     return os.fspath(path)
 
 

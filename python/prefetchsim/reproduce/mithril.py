@@ -25,6 +25,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
+from .._atomic import write_csv
 from .._sim import simulate_many
 from .._trace import Trace, open_trace, synthetic
 from ..optimal import share_of_gain
@@ -349,17 +350,10 @@ def _mean(vals: Sequence[float]) -> float:
 
 
 def _write(out_dir: str, frames: dict[str, Any]) -> None:
-    """Write each frame as CSV, through a temporary file so a failed write leaves no half-written file."""
+    """Write each frame as CSV, each whole or not at all."""
     os.makedirs(out_dir, exist_ok=True)
     for name, df in frames.items():
-        path = os.path.join(out_dir, name)
-        tmp = path + ".tmp"
-        try:
-            df.to_csv(tmp, index=False)
-            os.replace(tmp, path)
-        finally:
-            if os.path.exists(tmp):
-                os.remove(tmp)
+        write_csv(df, os.path.join(out_dir, name))
 
 
 def _plots(curves, studies, out_dir: str) -> list[str]:

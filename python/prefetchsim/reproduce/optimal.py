@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
+from .._atomic import write_csv
 from .._trace import open_trace
 from ..optimal import bounds_table
 
@@ -55,7 +56,7 @@ def run(
     df = pd.DataFrame(rows)
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
-        df.to_csv(os.path.join(out_dir, f"optimal-{os.path.basename(trace)}.csv"), index=False)
+        write_csv(df, os.path.join(out_dir, f"optimal-{os.path.basename(trace)}.csv"))
     return df
 
 

@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
+from .._atomic import write_csv
 from .._sim import simulate_many
 from .._trace import Trace, open_trace, synthetic
 
@@ -338,10 +339,10 @@ def run(traces: Sequence[str | Trace] = tuple(TRACES), requests: int | None = DE
     summ = summary(runs)
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
-        runs.to_csv(os.path.join(out_dir, "pfc-runs.csv"), index=False)
-        table1.to_csv(os.path.join(out_dir, "pfc-table1.csv"), index=False)
-        summ.to_csv(os.path.join(out_dir, "pfc-summary.csv"), index=False)
-        paper_distance(table1).to_csv(os.path.join(out_dir, "pfc-paper.csv"), index=False)
+        write_csv(runs, os.path.join(out_dir, "pfc-runs.csv"))
+        write_csv(table1, os.path.join(out_dir, "pfc-table1.csv"))
+        write_csv(summ, os.path.join(out_dir, "pfc-summary.csv"))
+        write_csv(paper_distance(table1), os.path.join(out_dir, "pfc-paper.csv"))
         if plot:
             _plots(runs, table1, out_dir)
     return runs, table1, summ
@@ -546,7 +547,7 @@ def sensitivity(axes: Sequence[str] = tuple(SENSITIVITY_AXES), traces: Sequence[
     df = pd.DataFrame(out)
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
-        df.to_csv(os.path.join(out_dir, "pfc-sensitivity.csv"), index=False)
+        write_csv(df, os.path.join(out_dir, "pfc-sensitivity.csv"))
         if plot:
             _sensitivity_plots(df, out_dir)
     return df

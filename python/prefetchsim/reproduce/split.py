@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
+from .._atomic import write_csv
 from .._sim import simulate_many
 from ..optimal import share_of_gain
 from .._trace import synthetic
@@ -100,7 +101,7 @@ def run(
     df = pd.DataFrame(rows)
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
-        df.to_csv(os.path.join(out_dir, "split.csv"), index=False)
+        write_csv(df, os.path.join(out_dir, "split.csv"))
         if plot:
             _plots(df, out_dir)
     return df

@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
+from .._atomic import write_csv
 from .._sim import device_capacity_sectors, simulate_many
 from .._trace import Trace, open_trace, synthetic
 from . import step_setup
@@ -258,23 +259,12 @@ def run(
     df = pd.DataFrame(rows)
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
-        _write_csv(df, os.path.join(out_dir, "step.csv"))
-        _write_csv(pd.DataFrame(verdict(df)), os.path.join(out_dir, "step-verdict.csv"))
-        _write_csv(pd.DataFrame(paper_comparison(df)), os.path.join(out_dir, "step-paper.csv"))
+        write_csv(df, os.path.join(out_dir, "step.csv"))
+        write_csv(pd.DataFrame(verdict(df)), os.path.join(out_dir, "step-verdict.csv"))
+        write_csv(pd.DataFrame(paper_comparison(df)), os.path.join(out_dir, "step-paper.csv"))
         if plot:
             _plots(df, out_dir)
     return df
-
-
-def _write_csv(df, path: str) -> None:
-    """Write through a temporary file, so a failed write leaves no half-written file."""
-    tmp = path + ".tmp"
-    try:
-        df.to_csv(tmp, index=False)
-        os.replace(tmp, path)
-    finally:
-        if os.path.exists(tmp):
-            os.remove(tmp)
 
 
 def _gain(t_other: float, t_ta: float) -> float:
@@ -517,7 +507,7 @@ def sensitivity_sweep(requests: int = DEFAULT_REQUESTS, seeds: Sequence[int] = S
     out = pd.DataFrame(rows)
     if out_dir is not None:
         os.makedirs(out_dir, exist_ok=True)
-        _write_csv(out, os.path.join(out_dir, "step-sensitivity.csv"))
+        write_csv(out, os.path.join(out_dir, "step-sensitivity.csv"))
         if plot:
             plot_sensitivity(out, out_dir)
     return out

@@ -1,0 +1,59 @@
+"""Writes that leave no half-written file: the data goes to a temporary file beside the target, which
+replaces the target only once the write has completed (``os.replace`` is atomic within a file system).
+A write that fails, or a Ctrl-C during it, leaves the target as it was and removes the temporary file.
+
+A target that exists and is not a regular file (``/dev/stdout``, a named pipe) is written directly: it
+cannot be replaced, and a partial write there is the reader's to see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+from collections.abc import Iterator
+from typing import IO, Any
+
+
+def _replaceable(target: str) -> bool:
+    try:
+        return stat.S_ISREG(os.stat(target).st_mode)
+    except FileNotFoundError:
+        return True
+
+
+@contextlib.contextmanager
+def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
+    """A path to write the whole of ``path``'s new content to; it becomes ``path`` when the block ends
+    without an exception. It keeps the target's extension (writers such as matplotlib choose the format
+    by it) and, when the target exists, its permissions."""
+    target = os.fspath(path)
+    if not _replaceable(target):
+        yield target
+        return
+    directory, name = os.path.split(os.path.abspath(target))
+    stem, ext = os.path.splitext(name)
+    tmp = os.path.join(directory, f".{stem}.{os.getpid()}-{os.urandom(4).hex()}.partial{ext}")
+    try:
+        yield tmp
+        with contextlib.suppress(FileNotFoundError):
+            os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
+        os.replace(tmp, target)
+    except BaseException:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        raise
+
+
+@contextlib.contextmanager
+def atomic_open(path: str | os.PathLike[str], mode: str = "w", **kwargs: Any) -> Iterator[IO[Any]]:
+    """``open(path, mode)`` through :func:`atomic_path`: the file is closed, then put in place."""
+    with atomic_path(path) as tmp, open(tmp, mode, **kwargs) as f:
+        yield f
+
+
+def write_csv(df: Any, path: str | os.PathLike[str]) -> str:
+    """A pandas DataFrame as CSV (no index), written whole or not at all; returns the path."""
+    with atomic_path(path) as tmp:
+        df.to_csv(tmp, index=False)
+    return os.fspath(path)

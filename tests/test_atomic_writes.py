@@ -1,0 +1,88 @@
+"""Files the package writes are whole or absent: `-o FILE`, result exports, plots and the serve report go
+through a temporary file beside the target (prefetchsim._atomic), so a write that fails half-way keeps the
+old file and leaves nothing else behind."""
+
+from __future__ import annotations
+
+import os
+import stat
+
+import pytest
+from prefetchsim import _atomic, cli
+from prefetchsim._atomic import atomic_open, atomic_path
+from prefetchsim.cli import main
+
+
+def _fail_half_way(f, *args, **kwargs):
+    f.write("half of a tab")
+    f.flush()
+    raise OSError(28, "No space left on device")
+
+
+def test_a_completed_write_replaces_the_file_and_keeps_its_permissions(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_text("old\n")
+    target.chmod(0o640)
+    with atomic_open(target) as f:
+        f.write("new\n")
+    assert target.read_text() == "new\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o640
+    assert os.listdir(tmp_path) == ["out.csv"]
+
+
+def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
+    target = tmp_path / "out.csv"
+    target.write_text("old\n")
+    with pytest.raises(OSError, match="No space"), atomic_open(target) as f:
+        _fail_half_way(f)
+    assert target.read_text() == "old\n"
+    assert os.listdir(tmp_path) == ["out.csv"]
+    # A new file is not created at all.
+    with pytest.raises(KeyboardInterrupt), atomic_path(tmp_path / "new.png") as tmp:
+        assert tmp.endswith(".png")  # writers that pick the format by the extension still can
+        open(tmp, "w").close()
+        raise KeyboardInterrupt
+    assert os.listdir(tmp_path) == ["out.csv"]
+
+
+def test_a_target_that_is_not_a_regular_file_is_written_directly():
+    with atomic_path(os.devnull) as p:
+        assert p == os.devnull
+    assert _atomic._replaceable(os.devnull) is False
+
+
+def test_the_command_lines_output_file_is_whole_or_unchanged(tmp_path, monkeypatch, capsys):
+    out = tmp_path / "r.csv"
+    args = ["sim", "zipf", "synthetic", "lru", "100", "-t", "requests=2000", "-f", "csv", "-o", str(out)]
+    assert main(args) == 0
+    whole = out.read_text()
+    assert whole.startswith("trace,") and whole.count("\n") == 2
+    monkeypatch.setattr(cli, "_emit", lambda rows, fmt, f, *a: _fail_half_way(f))
+    assert main(args) != 0
+    assert "No space left on device" in capsys.readouterr().err
+    assert out.read_text() == whole
+    assert os.listdir(tmp_path) == ["r.csv"]
+
+
+def test_an_export_and_a_plot_that_fail_half_way_leave_nothing(tmp_path, monkeypatch):
+    pd = pytest.importorskip("pandas")
+    from prefetchsim._store import export
+    from prefetchsim.plot import savefig
+
+    df = pd.DataFrame({"a": [1, 2]})
+    def to_csv(self, p, **kwargs):
+        with open(p, "w") as f:
+            _fail_half_way(f)
+
+    monkeypatch.setattr(pd.DataFrame, "to_csv", to_csv)
+    with pytest.raises(OSError):
+        export(df, tmp_path / "r.csv")
+
+    class Figure:
+        def savefig(self, p, dpi):
+            with open(p, "w") as f:
+                _fail_half_way(f)
+
+    with pytest.raises(OSError):
+        savefig(Figure(), tmp_path / "p.png")
+    assert os.listdir(tmp_path) == []
