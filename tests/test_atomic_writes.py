@@ -45,6 +45,16 @@ def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
     assert os.listdir(tmp_path) == ["out.csv"]
 
 
+def test_errors_name_the_target_not_the_temporary_file(tmp_path, capsys):
+    missing = tmp_path / "no" / "out.csv"
+    with pytest.raises(FileNotFoundError, match="no folder") as e, atomic_open(missing):
+        pass
+    assert e.value.filename == str(missing)
+    assert main(["sim", "zipf", "synthetic", "lru", "100", "-t", "requests=100", "-o", str(missing)]) == 2
+    err = capsys.readouterr().err
+    assert str(missing) in err and ".partial" not in err
+
+
 def test_a_target_that_is_not_a_regular_file_is_written_directly():
     with atomic_path(os.devnull) as p:
         assert p == os.devnull

@@ -2,13 +2,14 @@
 replaces the target only once the write has completed (``os.replace`` is atomic within a file system).
 A write that fails, or a Ctrl-C during it, leaves the target as it was and removes the temporary file.
 
-A target that exists and is not a regular file (``/dev/stdout``, a named pipe) is written directly: it
-cannot be replaced, and a partial write there is the reader's to see.
+A target that cannot be replaced is written directly: one that exists and is not a regular file
+(``/dev/stdout``, a named pipe), or a writable file in a folder that is not writable.
 """
 
 from __future__ import annotations
 
 import contextlib
+import errno
 import os
 import stat
 from collections.abc import Iterator
@@ -32,6 +33,14 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
         yield target
         return
     directory, name = os.path.split(os.path.abspath(target))
+    # Errors name the target, not the temporary file.
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(errno.ENOENT, f"no folder {directory}", target)
+    if not os.access(directory, os.W_OK):
+        if os.access(target, os.W_OK):  # a writable file in a folder that is not: it cannot be replaced
+            yield target
+            return
+        raise PermissionError(errno.EACCES, f"the folder {directory} is not writable", target)
     stem, ext = os.path.splitext(name)
     tmp = os.path.join(directory, f".{stem}.{os.getpid()}-{os.urandom(4).hex()}.partial{ext}")
     try:
