@@ -30,6 +30,14 @@ def test_a_completed_write_replaces_the_file_and_keeps_its_permissions(tmp_path)
     assert os.listdir(tmp_path) == ["out.csv"]
 
 
+def test_a_symbolic_link_keeps_pointing_at_the_new_content(tmp_path):
+    (tmp_path / "real.csv").write_text("old\n")
+    (tmp_path / "link.csv").symlink_to("real.csv")
+    with atomic_open(tmp_path / "link.csv") as f:
+        f.write("new\n")
+    assert (tmp_path / "link.csv").is_symlink() and (tmp_path / "real.csv").read_text() == "new\n"
+
+
 def test_a_failed_write_keeps_the_old_file_and_leaves_no_temporary(tmp_path):
     target = tmp_path / "out.csv"
     target.write_text("old\n")

@@ -29,6 +29,8 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
     without an exception. It keeps the target's extension (writers such as matplotlib choose the format
     by it) and, when the target exists, its permissions."""
     target = os.fspath(path)
+    if os.path.islink(target):  # replace the file the link points to, not the link
+        target = os.path.realpath(target)
     if not _replaceable(target):
         yield target
         return
