@@ -62,3 +62,13 @@ def test_the_common_options_reach_the_experiment(tmp_path, capsys):
     assert text.startswith("workload,") and len(text.splitlines()) > 10
     assert (tmp_path / "out" / "split.csv").exists()
     assert not list((tmp_path / "out").glob("*.png"))
+
+
+@pytest.mark.parametrize("argv", [["step", "--requests", "-5"], ["split", "--seed", "-1"], ["pfc", "--requests", "x"],
+                                  ["optimal", "t.lis", "--limit", "-2"], ["split", "--fetch-time", "-3"]])
+def test_a_negative_or_non_numeric_count_is_an_error_naming_the_option(argv, capsys):
+    with pytest.raises(SystemExit) as e:
+        build_parser().parse_args(["reproduce", *argv])
+    assert e.value.code == 2
+    option = next(a for a in argv if a.startswith("--"))
+    assert f"argument {option}" in capsys.readouterr().err

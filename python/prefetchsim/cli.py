@@ -15,6 +15,7 @@ from collections.abc import Iterator, Sequence
 from typing import IO, Any
 
 from . import _core
+from ._argtypes import count as _count
 from ._atomic import atomic_open
 from ._deps import MissingDependency
 from ._progress import Progress
@@ -28,17 +29,6 @@ _TABLE_COLUMNS = [
     "name", "policy", "prefetcher", "size", "capacity_blocks", "requests", "demand_accesses", "hit_ratio",
     "miss_ratio", "prefetch_issued", "precision", "unused_prefetch",
 ]
-
-
-def _count(text: str) -> int:
-    """An argparse type: a whole number, 0 or more (argparse names the option in its error)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
-    if n < 0:
-        raise argparse.ArgumentTypeError(f"{n} is negative; give 0 or more")
-    return n
 
 
 def _parse_kv(text: str | None) -> dict[str, Any]:

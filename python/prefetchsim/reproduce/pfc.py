@@ -38,6 +38,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
+from .._argtypes import count
 from .._atomic import write_csv
 from .._sim import simulate_many
 from .._trace import Trace, open_trace, synthetic
@@ -595,7 +596,7 @@ def _sensitivity_plots(df, out_dir: str) -> list[str]:
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--requests", type=int, default=None, metavar="N",
+    parser.add_argument("--requests", type=count, default=None, metavar="N",
                         help=f"requests per built-in workload, and a limit on real traces (default "
                              f"{DEFAULT_REQUESTS:,}; --sensitivity: {SENSITIVITY_BASE['requests']:,})")
     parser.add_argument("--trace", "--traces", dest="traces", action="append", metavar="PATH[:FORMAT]",

@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
+from .._argtypes import count
 from .._atomic import write_csv
 from .._sim import simulate_many
 from ..optimal import share_of_gain
@@ -167,10 +168,10 @@ SUMMARY = "Varki, Hubbe & Merchant: LRU vs StreamLRU vs SplitLRU (1:1, 2:1) on t
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--seed", type=int, metavar="N", default=1, help="workload seed (default 1)")
-    parser.add_argument("--requests", type=int, default=None, metavar="N",
+    parser.add_argument("--seed", type=count, metavar="N", default=1, help="workload seed (default 1)")
+    parser.add_argument("--requests", type=count, default=None, metavar="N",
                         help="requests per workload (default 100,000, the paper's)")
-    parser.add_argument("--fetch-time", type=int, default=FETCH_TIME, metavar="F",
+    parser.add_argument("--fetch-time", type=count, default=FETCH_TIME, metavar="F",
                         help=f"fetch time of the single-disk model for the stall share, in request services "
                              f"(default {FETCH_TIME}; docs/optimal.md)")
 

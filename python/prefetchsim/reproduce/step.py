@@ -27,6 +27,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
+from .._argtypes import count
 from .._atomic import write_csv
 from .._sim import device_capacity_sectors, simulate_many
 from .._trace import Trace, open_trace, synthetic
@@ -601,9 +602,9 @@ SUMMARY = "Liang, Jiang & Zhang: STEP (PM-TA) against Linux read-ahead and PM-CO
 
 
 def add_arguments(parser) -> None:
-    parser.add_argument("--seed", "--seeds", dest="seeds", type=int, action="append", metavar="N",
+    parser.add_argument("--seed", "--seeds", dest="seeds", type=count, action="append", metavar="N",
                         help="workload seed (repeatable; default 1, 2, 3)")
-    parser.add_argument("--requests", type=int, default=None, metavar="N",
+    parser.add_argument("--requests", type=count, default=None, metavar="N",
                         help=f"requests per workload (default {DEFAULT_REQUESTS:,})")
     parser.add_argument("--trace", "--traces", dest="traces", action="append", metavar="PATH[:FORMAT]",
                         help="a trace to add to the built-in workloads (repeatable; its reads are replayed)")

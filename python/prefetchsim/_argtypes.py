@@ -1,0 +1,17 @@
+"""Argument types shared by the command line's parsers (`prefetchsim.cli` and the experiments of
+`prefetchsim.reproduce`): a value argparse rejects is reported with the option's name."""
+
+from __future__ import annotations
+
+import argparse
+
+
+def count(text: str) -> int:
+    """An argparse type: a whole number, 0 or more (argparse names the option in its error)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative; give 0 or more")
+    return n
