@@ -104,6 +104,8 @@ def test_extent_sampling_keeps_about_rate_of_the_references():
     ({"sizes": [0]}, "sizes"),
     ({"sizes": ["x%"]}, "sizes"),
     ({"method": "mini", "prefetcher": "nope"}, "level[0].prefetcher"),
+    ({"sizes": None, "points": 0}, "points"),
+    ({"sizes": None, "points": 0, "method": "mini"}, "points"),
 ])
 def test_bad_parameters_name_the_field(kwargs, field):
     tr = ps.synthetic("oltp-like", requests=100, seed=1)

@@ -138,6 +138,8 @@ def mrc(
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable, not {type(progress).__name__}")
     blocks, shares = _sizes(sizes)
+    if blocks is None and shares is None and (isinstance(points, bool) or not isinstance(points, int) or points < 1):
+        raise _core.ConfigError(f"points: {points!r}; a curve needs at least 1 size (or give sizes)")
     if method in ("exact", "shards") and (policy != "lru" or prefetcher != "none"):
         raise _core.ConfigError(
             f"method: {method!r} computes LRU without prefetching; use method='mini' or 'full' for "
