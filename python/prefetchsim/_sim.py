@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -237,11 +238,27 @@ def _trace_from_table(tr: Mapping[str, Any], base: str | None, key: str = "trace
 
 
 def _dumps(what: str, value: Any) -> str:
-    """JSON for the core; NaN and infinity (which JSON cannot hold) are a ConfigError naming ``what``."""
+    """JSON for the core; NaN and infinity (which JSON cannot hold) are a ConfigError naming the field."""
     try:
         return json.dumps(value, allow_nan=False)
     except ValueError as e:
-        raise _core.ConfigError(f"{what}: {e} (NaN and infinity are not valid values)") from None
+        where = _non_finite(value, what)
+        if where is None:
+            raise _core.ConfigError(f"{what}: {e}") from None
+        raise _core.ConfigError(f"{where[0]}: {where[1]!r} is not a valid value (NaN and infinity are not)") from None
+
+
+def _non_finite(value: Any, path: str) -> tuple[str, float] | None:
+    """The path and value of the first NaN or infinity in ``value`` (dicts and lists), if any."""
+    if isinstance(value, float):
+        return None if math.isfinite(value) else (path, value)
+    if isinstance(value, dict):
+        items = ((f"{path}.{k}", v) for k, v in value.items())
+    elif isinstance(value, (list, tuple)):
+        items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
+    else:
+        return None
+    return next((hit for p, v in items if (hit := _non_finite(v, p)) is not None), None)
 
 
 def _as_trace(trace: Trace | str | os.PathLike[str]) -> Trace:
