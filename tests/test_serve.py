@@ -109,6 +109,19 @@ def test_qemu_io_write_read_flush_and_file_contents(tmp_path: Path) -> None:
         srv.stop()
 
 
+def test_a_cache_block_that_is_not_a_power_of_two_is_served_to_qemu(tmp_path: Path) -> None:
+    # The protocol's preferred block size must be a power of two: qemu refused the export when the server
+    # advertised a 1000-byte cache block ("server preferred block size 1000 is not valid").
+    qemu_io = need("qemu-io")
+    config = write_config(tmp_path / "c.toml", FAMILIES["ra"])
+    backing = make_backing(tmp_path / "disk.img", 1 * MiB)
+    with Server(config, backing, tmp_path, record=False, block_size=1000) as srv:
+        r = subprocess.run([qemu_io, "-f", "raw", "-c", "read 3000 5000", srv.uri],
+                           capture_output=True, text=True, timeout=120, check=False)
+        assert r.returncode == 0 and "read 5000/5000 bytes" in r.stdout, r.stdout + r.stderr
+        srv.stop()
+
+
 def test_nbdinfo_and_nbdcopy(tmp_path: Path) -> None:
     nbdinfo, nbdcopy = need("nbdinfo"), need("nbdcopy")
     config = write_config(tmp_path / "c.toml", FAMILIES["step"])

@@ -30,9 +30,12 @@ fn info_export(size: u64) -> Vec<u8> {
     d
 }
 
-/// The `NBD_INFO_BLOCK_SIZE` payload: any alignment works, `preferred` is the cache block, at most
-/// [`MAX_REQUEST_LEN`] per request.
-fn info_block_size(preferred: u32) -> Vec<u8> {
+/// The `NBD_INFO_BLOCK_SIZE` payload: any alignment works (minimum 1), the preferred size is the cache
+/// block `block`, at most [`MAX_REQUEST_LEN`] per request. The protocol wants a power of two as the
+/// preferred size (libnbd and qemu rely on it), so a cache block that is not one is advertised as the
+/// largest power of two below it.
+fn info_block_size(block: u32) -> Vec<u8> {
+    let preferred = if block == 0 { 1 } else { 1u32 << (31 - block.leading_zeros()) };
     let mut d = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
     d.extend_from_slice(&1u32.to_be_bytes());
     d.extend_from_slice(&preferred.to_be_bytes());
@@ -104,5 +107,17 @@ pub async fn negotiate<S: AsyncRead + AsyncWrite + Unpin>(
             }
             _ => s.write_all(&option_reply(option, REP_ERR_UNSUP, b"option not supported")).await?,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::info_block_size;
+
+    /// The preferred size (bytes 6..10 of the payload) is a power of two at most the cache block.
+    #[test]
+    fn the_preferred_block_size_is_a_power_of_two() {
+        let preferred = |block| u32::from_be_bytes(info_block_size(block)[6..10].try_into().unwrap());
+        assert_eq!([1, 512, 1000, 4096, 6144, 1 << 25].map(preferred), [1, 512, 512, 4096, 4096, 1 << 25]);
     }
 }
