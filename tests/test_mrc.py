@@ -182,3 +182,11 @@ def test_lru_sizes_of_a_sweep_equal_separate_runs(tmp_path):
         assert {"hits", "misses", "evictions", "fetches", "fetched_blocks", "hit_ratio"} <= set(fields)
         for k in fields:
             assert row[k] == alone[k], (share, k)
+
+
+@pytest.mark.parametrize("method", ["exact", "shards", "mini", "full"])
+def test_an_empty_trace_has_no_curve_and_says_so(tmp_path, method):
+    empty = tmp_path / "empty.lis"
+    empty.write_text("")
+    with pytest.raises(ps.TraceError, match="empty.lis: no block references"):
+        ps.mrc(ps.open_trace(empty, "arc"), method=method)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import _core
-from ._sim import _as_trace, simulate_many
+from ._sim import _as_trace, _dumps, simulate_many
 from ._trace import Trace
 
 METHODS = ("exact", "shards", "mini", "full")
@@ -158,6 +158,8 @@ def mrc(
                 sampling["max_samples"] = max_samples
         raw = json.loads(_core.mrc_curve(tr._json(), _dumps("sampling", sampling), blocks, shares, points, limit,
                                          progress))
+        if raw["references"] == 0:
+            raise _core.TraceError(f"{tr.path}: no block references; a miss-ratio curve needs at least one")
         df = pd.DataFrame(raw["points"]).rename(columns={"size": "capacity_blocks"})
         df["hit_ratio"] = 1.0 - df["miss_ratio"]
         attrs.update(footprint=raw["footprint"], references=raw["references"], requests=raw["requests"],
@@ -188,6 +190,9 @@ def mrc(
             results = json.loads(_core.simulate_sampled(tr._json(), _dumps("configs", docs), _dumps("sample", sample),
                                                         limit, progress))
             attrs.update(rate=r, unit=unit, extent_bytes=extent_bytes)
+        if all(res["levels"][0]["demand_accesses"] == 0 for res in results):
+            where = "" if method == "full" else f" in the {attrs['rate']:g} sample (raise the rate)"
+            raise _core.TraceError(f"{tr.path}: no block references{where}; a miss-ratio curve needs at least one")
         rows = []
         for b, s, res in zip(blocks, scaled, results, strict=True):
             rec = dict(res["levels"][0])
@@ -200,9 +205,3 @@ def mrc(
     df.attrs.update(attrs)
     return df
 
-
-def _dumps(what: str, value: Any) -> str:
-    try:
-        return json.dumps(value, allow_nan=False)
-    except (TypeError, ValueError) as e:
-        raise _core.ConfigError(f"{what}: {e}") from None

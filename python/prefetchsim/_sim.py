@@ -241,6 +241,8 @@ def _dumps(what: str, value: Any) -> str:
     """JSON for the core; NaN and infinity (which JSON cannot hold) are a ConfigError naming the field."""
     try:
         return json.dumps(value, allow_nan=False)
+    except TypeError as e:  # a value JSON cannot hold at all
+        raise _core.ConfigError(f"{what}: {e}") from None
     except ValueError as e:
         where = _non_finite(value, what)
         if where is None:
