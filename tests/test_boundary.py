@@ -364,3 +364,14 @@ def test_nan_or_infinity_in_a_config_is_an_error_naming_its_field(value):
     with pytest.raises(ps.ConfigError, match=r"configs\[1\]\.level\[0\]\.prefetcher\.threshold"):
         ps.simulate_many(tr, [{"level": [{"size": 4}]},
                               {"level": [{"size": 4, "prefetcher": {"name": "pg", "threshold": value}}]}])
+
+
+@pytest.mark.parametrize("kwargs, says", [
+    ({"config": {"level": [{"size": 4}]}, "levels": [ps.Level(8)]}, "not a config and levels="),
+    ({"levels": [ps.Level(8)], "size": 4}, "not levels= and size="),
+    ({"config": {"level": [{"size": 4}]}, "prefetcher": "obl"}, "policy= and prefetcher= describe"),
+    ({"levels": [ps.Level(8)], "policy": "arc"}, "policy= and prefetcher= describe"),
+])
+def test_a_hierarchy_given_two_ways_is_an_error_not_a_silent_choice(kwargs, says):
+    with pytest.raises(ps.ConfigError, match=says):
+        ps.simulate(ps.synthetic("zipf", requests=100, seed=1), **kwargs)

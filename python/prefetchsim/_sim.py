@@ -290,6 +290,12 @@ def _hierarchy(
     config, levels, engine, size, policy, prefetcher, link=None, device=None, scheduler=None
 ) -> tuple[dict[str, Any], Trace | None]:
     trace = None
+    given = [name for name, v in (("a config", config), ("levels=", levels), ("size=", size)) if v is not None]
+    if len(given) > 1:
+        raise _core.ConfigError(f"simulate: give one of a config, levels= or size=, not {' and '.join(given)}")
+    if size is None and (policy is not None or prefetcher is not None):
+        raise _core.ConfigError("simulate: policy= and prefetcher= describe the single level of size=; in a config "
+                                "or levels= each level names its own")
     if config is not None:
         doc, trace = load_config(config)
     else:
@@ -332,7 +338,8 @@ def simulate(
     """Replay ``trace`` through a hierarchy and return its `Result`.
 
     The hierarchy is a config (a TOML path or a dict with ``level`` and ``engine``, as in a run config),
-    or ``levels=[Level(...), ...]``, or a single level by ``size=``, ``policy=``, ``prefetcher=``.
+    or ``levels=[Level(...), ...]``, or a single level by ``size=``, ``policy=``, ``prefetcher=``: exactly
+    one of the three (two are a ConfigError, never a silent choice).
 
     Args:
         trace: a `Trace` (``open_trace``, ``synthetic``) or a path (format detected); when None,
