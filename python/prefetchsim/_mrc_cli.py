@@ -7,6 +7,7 @@ import sys
 from typing import Any
 
 from . import _core
+from ._argtypes import count
 from ._mrc import METHODS, UNITS, mrc
 from ._table import emit
 
@@ -61,7 +62,7 @@ def cmd_mrc(args: argparse.Namespace) -> int:
     return 0
 
 
-def add_parser(sub: Any, add_trace_options: Any, add_output_options: Any, count: Any) -> None:
+def add_parser(sub: Any, add_trace_options: Any, add_output_options: Any) -> None:
     """The ``mrc`` subcommand on the ``prefetchsim`` parser's subparsers ``sub``."""
     m = sub.add_parser("mrc", help="miss-ratio curve: exact LRU, SHARDS, or sampled simulation of any policy",
                        description="The miss-ratio curve of TRACE in one pass (exact LRU or SHARDS), or by "

@@ -38,7 +38,7 @@ from functools import cache
 from typing import Any
 
 from . import _core
-from ._atomic import atomic_path
+from ._atomic import atomic_path, write_csv
 from ._registry import result_schema
 
 SCHEMA_VERSION = 1
@@ -414,13 +414,13 @@ def export(df, path: str | os.PathLike[str]) -> str:
         from ._deps import require
 
         require("pyarrow", "exporting Parquet")
-        write = lambda tmp: df.to_parquet(tmp, index=False)  # noqa: E731
+        with atomic_path(p) as tmp:
+            df.to_parquet(tmp, index=False)
     elif p.endswith((".jsonl", ".json")):
-        write = lambda tmp: df.to_json(tmp, orient="records", lines=True)  # noqa: E731
+        with atomic_path(p) as tmp:
+            df.to_json(tmp, orient="records", lines=True)
     elif p.endswith(".csv"):
-        write = lambda tmp: df.to_csv(tmp, index=False)  # noqa: E731
+        write_csv(df, p)
     else:
         raise _core.ConfigError(f"--export {p}: unknown file type; use .csv, .parquet, .jsonl or .sqlite")
-    with atomic_path(p) as tmp:
-        write(tmp)
     return p

@@ -778,7 +778,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
 
     from ._mrc_cli import add_parser as add_mrc_parser
 
-    add_mrc_parser(sub, _add_trace_options, _add_output_options, _count)
+    add_mrc_parser(sub, _add_trace_options, _add_output_options)
 
     from ._serve import add_parser as add_serve_parser
 
