@@ -63,3 +63,19 @@ def test_the_python_api_opts_out_with_cache_false(tmp_path: Path, monkeypatch) -
     on = [ps.simulate(ps.open_trace(trace, "msr", skip_bad=1), levels=[ps.Level(500)]) for _ in range(2)]
     assert len(_files(cache)) == 1
     assert off.summary == on[0].summary == on[1].summary
+
+
+def test_a_cache_variable_it_cannot_read_is_an_error_naming_it(tmp_path: Path) -> None:
+    # A typo used to keep the default in silence (PREFETCHSIM_CACHE=maybe cached; MAX_MB=4G capped at 4 GiB).
+    trace = _trace(tmp_path)
+    for var, value, args in [
+        ("PREFETCHSIM_CACHE", "maybe", ["trace", "info", trace, "--format", "msr", "--skip-bad", "1"]),
+        ("PREFETCHSIM_CACHE_MAX_MB", "4G", ["trace", "info", trace, "--format", "msr", "--skip-bad", "1"]),
+        ("PREFETCHSIM_CACHE_MIN_KB", "-1", ["trace", "info", trace, "--format", "msr", "--skip-bad", "1"]),
+        ("PREFETCHSIM_CACHE", "maybe", ["cache", "info"]),
+    ]:
+        env = {**os.environ, "PREFETCHSIM_CACHE_DIR": str(tmp_path / "cache"), var: value}
+        p = subprocess.run([sys.executable, "-m", "prefetchsim", *args], capture_output=True, text=True, env=env)
+        assert p.returncode != 0 and var in p.stderr and value in p.stderr, (var, args, p.stderr)
+        assert "Traceback" not in p.stderr
+    assert _files(tmp_path / "cache") == []

@@ -11,11 +11,22 @@ from pathlib import Path
 EXTENSION = ".psdec"
 
 
+_OFF = ("0", "off", "false", "no")
+_ON = ("1", "on", "true", "yes")
+
+
 def cache_dir() -> Path | None:
-    """The folder of cached decodings, or None when the cache is off."""
+    """The folder of cached decodings, or None when the cache is off. A switch the core would reject
+    (neither on nor off) is the same ``TraceError``, naming the variable."""
     env = {k: v for k, v in os.environ.items() if v}
-    if env.get("PREFETCHSIM_CACHE", "").lower() in ("0", "off", "false", "no"):
+    switch = env.get("PREFETCHSIM_CACHE", "1").strip().lower()
+    if switch in _OFF:
         return None
+    if switch not in _ON:
+        from . import _core
+
+        raise _core.TraceError(f"PREFETCHSIM_CACHE: {env['PREFETCHSIM_CACHE']!r} is neither on "
+                               f"({', '.join(_ON)}) nor off ({', '.join(_OFF)})")
     if "PREFETCHSIM_CACHE_DIR" in env:
         root = Path(env["PREFETCHSIM_CACHE_DIR"])
     elif "XDG_CACHE_HOME" in env:

@@ -259,7 +259,7 @@ impl TraceSpec {
             });
         }
         if self.cache {
-            if let Some(settings) = crate::cache::CacheSettings::from_env() {
+            if let Some(settings) = crate::cache::CacheSettings::from_env()? {
                 return crate::cache::open(self, &settings);
             }
         }

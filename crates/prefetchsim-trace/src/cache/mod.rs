@@ -27,6 +27,8 @@ pub mod source;
 
 use std::path::PathBuf;
 
+use crate::error::TraceError;
+
 pub use key::Identity;
 pub use source::{open, Cached, Recording};
 
@@ -48,26 +50,47 @@ const DEFAULT_MIN_KB: u64 = 1024;
 
 impl CacheSettings {
     /// The settings from the environment, `None` when the cache is off (`PREFETCHSIM_CACHE=0`, `off`,
-    /// `false` or `no`) or no folder can be named (no `HOME`).
-    #[must_use]
-    pub fn from_env() -> Option<Self> {
-        let var = |k: &str| std::env::var(k).ok().filter(|v| !v.is_empty());
+    /// `false` or `no`) or no folder can be named (no `HOME`). A value the cache cannot read (a switch
+    /// that is not one of those words nor `1`, `on`, `true`, `yes`; a size that is not a whole number) is
+    /// an error naming the variable: a typo must not silently keep the default.
+    pub fn from_env() -> Result<Option<Self>, TraceError> {
+        Self::from_vars(|k| std::env::var(k).ok())
+    }
+
+    /// [`Self::from_env`] over any source of variables (tests give a map).
+    pub fn from_vars(get: impl Fn(&str) -> Option<String>) -> Result<Option<Self>, TraceError> {
+        let var = |k: &str| get(k).filter(|v| !v.is_empty());
         if let Some(v) = var("PREFETCHSIM_CACHE") {
-            if matches!(v.to_ascii_lowercase().as_str(), "0" | "off" | "false" | "no") {
-                return None;
+            match v.trim().to_ascii_lowercase().as_str() {
+                "0" | "off" | "false" | "no" => return Ok(None),
+                "1" | "on" | "true" | "yes" => {}
+                _ => {
+                    return Err(TraceError::Option {
+                        key: "PREFETCHSIM_CACHE".into(),
+                        message: format!("'{v}' is neither on (1, on, true, yes) nor off (0, off, false, no)"),
+                    })
+                }
             }
         }
+        let num = |k: &str, default: u64| match var(k) {
+            None => Ok(default),
+            Some(v) => v
+                .trim()
+                .parse::<u64>()
+                .map_err(|_| TraceError::Option { key: k.into(), message: format!("'{v}' is not a whole number") }),
+        };
+        let max_mb = num("PREFETCHSIM_CACHE_MAX_MB", DEFAULT_MAX_MB)?;
+        let min_kb = num("PREFETCHSIM_CACHE_MIN_KB", DEFAULT_MIN_KB)?;
         let root = var("PREFETCHSIM_CACHE_DIR").map(PathBuf::from).or_else(|| {
             var("XDG_CACHE_HOME")
                 .map(|x| PathBuf::from(x).join("prefetchsim"))
                 .or_else(|| var("HOME").map(|h| PathBuf::from(h).join(".cache").join("prefetchsim")))
-        })?;
-        let num = |k: &str, default: u64| var(k).and_then(|v| v.trim().parse::<u64>().ok()).unwrap_or(default);
-        Some(Self {
+        });
+        Ok(root.map(|root| Self {
             dir: root.join("decoded"),
-            max_bytes: num("PREFETCHSIM_CACHE_MAX_MB", DEFAULT_MAX_MB).saturating_mul(1 << 20),
-            min_trace_bytes: num("PREFETCHSIM_CACHE_MIN_KB", DEFAULT_MIN_KB).saturating_mul(1 << 10),
-        })
+            max_bytes: max_mb.saturating_mul(1 << 20),
+            min_trace_bytes: min_kb.saturating_mul(1 << 10),
+        }))
     }
 
     /// The cached files and their total size.
@@ -89,5 +112,39 @@ impl CacheSettings {
             let _ = std::fs::remove_file(path);
         }
         Ok(n)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CacheSettings;
+    use std::collections::HashMap;
+
+    fn settings(vars: &[(&str, &str)]) -> Result<Option<CacheSettings>, String> {
+        let map: HashMap<String, String> = vars.iter().map(|(k, v)| ((*k).to_string(), (*v).to_string())).collect();
+        CacheSettings::from_vars(|k| map.get(k).cloned()).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn reads_the_switch_the_folder_and_the_sizes() {
+        let s = settings(&[("HOME", "h"), ("PREFETCHSIM_CACHE_MAX_MB", " 2 "), ("PREFETCHSIM_CACHE_MIN_KB", "0")])
+            .unwrap()
+            .unwrap();
+        assert_eq!(s.dir, std::path::Path::new("h/.cache/prefetchsim/decoded"));
+        assert_eq!((s.max_bytes, s.min_trace_bytes), (2 << 20, 0));
+        assert!(settings(&[("HOME", "h"), ("PREFETCHSIM_CACHE", "Off")]).unwrap().is_none());
+        assert!(settings(&[("HOME", "h"), ("PREFETCHSIM_CACHE", "yes")]).unwrap().is_some());
+        assert!(settings(&[("PREFETCHSIM_CACHE", "1")]).unwrap().is_none(), "no folder without HOME");
+    }
+
+    /// A typo in a variable is an error naming it, not the default kept silently.
+    #[test]
+    fn a_value_it_cannot_read_is_an_error_naming_the_variable() {
+        for (k, v) in
+            [("PREFETCHSIM_CACHE", "maybe"), ("PREFETCHSIM_CACHE_MAX_MB", "4G"), ("PREFETCHSIM_CACHE_MIN_KB", "-1")]
+        {
+            let e = settings(&[("HOME", "h"), (k, v)]).unwrap_err();
+            assert!(e.starts_with(k) && e.contains(v), "{k}={v}: {e}");
+        }
     }
 }
