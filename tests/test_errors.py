@@ -76,3 +76,23 @@ def test_a_config_error_is_raised_before_reading_the_trace(tmp_path):
     p.write_text("garbage\n")
     with pytest.raises(ps.ConfigError):
         ps.simulate(ps.open_trace(str(p), "spc"), size=4, policy="nope")
+
+
+@pytest.mark.parametrize("kind", ["instant", "timed"])
+def test_a_warm_up_covering_the_whole_trace_is_an_error_not_a_result(kind):
+    # It used to return the warm-up's counters as if measured (instant) or half-reset counters (timed).
+    tr = ps.synthetic("oltp-like", requests=300, seed=1)
+    engine = {"kind": kind, "warmup_requests": 300}
+    with pytest.raises(ps.ConfigError, match=r"engine.warmup_requests: 300 covers the whole trace \(300 requests\)"):
+        ps.simulate(tr, {"level": [{"size": 50}], "engine": engine})
+    # Many sizes of one policy go through the one-pass size family: the same check there.
+    with pytest.raises(ps.ConfigError, match="covers the whole trace"):
+        ps.simulate_many(tr, [{"level": [{"size": s}], "engine": {"warmup_requests": 300}} for s in (20, 40, 80)])
+    r = ps.simulate(tr, {"level": [{"size": 50}], "engine": {**engine, "warmup_requests": 299}})
+    assert r.summary["warmup_requests"] == 299
+
+
+def test_a_limit_inside_the_warm_up_is_an_error_before_the_run():
+    tr = ps.synthetic("oltp-like", requests=300, seed=1)
+    with pytest.raises(ps.ConfigError, match="engine.limit: 100 is within the warm-up"):
+        ps.simulate(tr, {"level": [{"size": 50}], "engine": {"warmup_requests": 100, "limit": 100}})

@@ -206,6 +206,7 @@ fn run_config(
     if let Some((pre, report)) = family {
         if let Some(r) = crate::mrc::family::result(&mut h, cfg, pre) {
             let r = r.map_err(TaskError::Source)?;
+            cfg.engine.check_measured(r.requests, r.stopped_early).map_err(TaskError::Config)?;
             trace.finish(i, &mut h, false).map_err(TaskError::Source)?;
             task.done.fetch_add(r.requests, Ordering::Relaxed);
             return Ok((r, report.clone()));
@@ -223,6 +224,7 @@ fn run_config(
         !task.stop.load(Ordering::Relaxed)
     };
     let r = crate::run::run(src.as_mut(), &mut h, cfg, &mut tick).map_err(TaskError::Source)?;
+    cfg.engine.check_measured(r.requests, r.stopped_early).map_err(TaskError::Config)?;
     trace.finish(i, &mut h, task.stop.load(Ordering::Relaxed)).map_err(TaskError::Source)?;
     task.done.fetch_add(r.requests - last, Ordering::Relaxed);
     Ok((r, src.report()))

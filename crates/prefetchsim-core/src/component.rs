@@ -49,8 +49,12 @@ impl<'de> Deserialize<'de> for ComponentSpec {
         enum Raw {
             Name(String),
             Table(Map<String, Value>),
+            Other(Value),
         }
         match Raw::deserialize(d)? {
+            Raw::Other(v) => Err(serde::de::Error::custom(format!(
+                "expected a name (\"lru\") or a table with a string key `name` and the parameters, got {v}"
+            ))),
             Raw::Name(name) => Ok(Self::named(name)),
             Raw::Table(mut t) => match t.remove("name") {
                 Some(Value::String(name)) => Ok(Self { name, params: t }),

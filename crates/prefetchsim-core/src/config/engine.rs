@@ -162,9 +162,40 @@ pub struct TimedSettings {
 }
 
 impl EngineConfig {
+    /// A limit within the warm-up measures nothing: an error before the run.
+    fn check_warmup_and_limit(&self) -> Result<(), ConfigError> {
+        match self.limit {
+            Some(limit) if self.warmup_requests > 0 && limit <= self.warmup_requests => Err(ConfigError::new(
+                "engine.limit",
+                format!(
+                    "{limit} is within the warm-up (warmup_requests = {}): nothing would be measured",
+                    self.warmup_requests
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
+
+    /// After a run of `requests` requests that read the whole trace: a warm-up of all of them measured
+    /// nothing, and the counters would have been the warm-up's (or zero) under a measured name. An error
+    /// that names the key, so that a sweep over traces of different lengths does not report such a run.
+    pub fn check_measured(&self, requests: u64, stopped_early: bool) -> Result<(), ConfigError> {
+        if self.warmup_requests == 0 || stopped_early || requests > self.warmup_requests {
+            return Ok(());
+        }
+        Err(ConfigError::new(
+            "engine.warmup_requests",
+            format!(
+                "{} covers the whole trace ({requests} requests): nothing was measured; give fewer than {requests}",
+                self.warmup_requests
+            ),
+        ))
+    }
+
     /// Check that the keys fit the engine kind and replay mode, and return the timed settings (with
     /// defaults) for a timed engine, `None` for the instant engine.
     pub fn timed(&self) -> Result<Option<TimedSettings>, ConfigError> {
+        self.check_warmup_and_limit()?;
         let set: [(&str, bool); 12] = [
             ("replay", self.replay.is_some()),
             ("time_scale", self.time_scale.is_some()),

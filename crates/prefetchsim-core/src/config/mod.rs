@@ -204,6 +204,55 @@ mod tests {
         assert_eq!(e, "engine.warmup_requests: -5 is negative; expected a whole number, 0 or more");
     }
 
+    /// A warm-up that the limit ends inside, or that covers the whole trace, measures nothing: errors
+    /// naming the key (they used to report the warm-up's counters as measured ones).
+    #[test]
+    fn a_warm_up_that_leaves_nothing_to_measure_is_an_error() {
+        let cfg = |engine: serde_json::Value| {
+            HierarchyConfig::from_json(serde_json::json!({"level": [{"size": 4}], "engine": engine}))
+        };
+        let e = cfg(serde_json::json!({"warmup_requests": 100, "limit": 100})).unwrap_err();
+        assert_eq!(e.path, "engine.limit", "{e}");
+        let ok = cfg(serde_json::json!({"warmup_requests": 100, "limit": 101})).unwrap();
+        let e = ok.engine.check_measured(100, false).unwrap_err();
+        assert_eq!(e.path, "engine.warmup_requests", "{e}");
+        assert!(e.message.contains("(100 requests)"), "{e}");
+        assert!(ok.engine.check_measured(101, false).is_ok());
+        assert!(ok.engine.check_measured(50, true).is_ok(), "a run stopped early is reported as such");
+        assert!(cfg(serde_json::json!({})).unwrap().engine.check_measured(0, false).is_ok());
+    }
+
+    /// A value of the wrong type says what the key takes and what it got, not serde's "did not match any
+    /// variant of untagged enum".
+    #[test]
+    fn a_value_of_the_wrong_type_says_what_the_key_takes() {
+        for (toml, key, needle) in [
+            ("[[level]]\nsize = 10\npolicy = 3\n", "level[0].policy", "expected a name"),
+            ("[[level]]\nsize = 10\nprefetcher = ['obl', 'obl']\n", "level[0].prefetcher", r#"got ["obl","obl"]"#),
+            ("[[level]]\nsize = true\n", "level[0].size", "expected blocks (1000)"),
+        ] {
+            let e = HierarchyConfig::from_toml(toml).unwrap_err().to_string();
+            assert!(e.starts_with(key) && e.contains(needle) && !e.contains("untagged"), "{toml}: {e}");
+        }
+        // Parameters are read when the level is built.
+        for (toml, key, needle) in [
+            (
+                "[[level]]\nsize = 10\nprefetcher = { name = 'ra', seq_gate = 2 }\n",
+                "level[0].prefetcher.seq_gate",
+                "got 2",
+            ),
+            (
+                "[[level]]\nsize = 10\npolicy = { name = 'splitlru', up_ratio = [1] }\n",
+                "level[0].policy.up_ratio",
+                "[1]",
+            ),
+        ] {
+            let cfg = HierarchyConfig::from_toml(toml).unwrap();
+            let e = crate::engine::Hierarchy::build(&cfg, 4096, None).err().expect(toml).to_string();
+            assert!(e.starts_with(key) && e.contains(needle) && !e.contains("untagged"), "{toml}: {e}");
+        }
+    }
+
     #[test]
     fn unknown_keys_are_named() {
         let e = HierarchyConfig::from_toml("[[level]]\nsize = 10\npolcy = 'lru'\n").unwrap_err();

@@ -132,8 +132,13 @@ impl<'de> Deserialize<'de> for SizeSpec {
             Int(u64),
             Float(f64),
             Text(String),
+            Other(serde_json::Value),
         }
         let r = match Raw::deserialize(d)? {
+            Raw::Other(v) => Err(format!(
+                "expected blocks (1000), bytes (\"64MiB\"), a share of the footprint (0.05, \"5%\") or a multiple \
+                 of the level above (\"2x\"), got {v}"
+            )),
             Raw::Int(n) => Ok(SizeSpec::Blocks(n)),
             Raw::Float(x) => SizeSpec::footprint(x),
             Raw::Text(s) => SizeSpec::parse(&s),

@@ -56,9 +56,11 @@ fn de_ratio<'de, D: Deserializer<'de>>(d: D) -> Result<f64, D::Error> {
     enum Raw {
         Num(f64),
         Text(String),
+        Other(serde_json::Value),
     }
     let bad = |what: &str| serde::de::Error::custom(format!("up_ratio {what}: expected a number in [0, 1] or 'a/b'"));
     let r = match Raw::deserialize(d)? {
+        Raw::Other(v) => return Err(bad(&format!("{v}"))),
         Raw::Num(x) => x,
         Raw::Text(s) => {
             let parse = |t: &str| t.trim().parse::<f64>().map_err(|_| bad(&format!("'{s}'")));

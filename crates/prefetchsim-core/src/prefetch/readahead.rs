@@ -70,8 +70,12 @@ impl<'de> Deserialize<'de> for SeqGate {
         enum Raw {
             Flag(bool),
             Name(String),
+            Other(serde_json::Value),
         }
         match Raw::deserialize(d)? {
+            Raw::Other(v) => {
+                Err(serde::de::Error::custom(format!("expected one of off, cached, held (or true/false), got {v}")))
+            }
             Raw::Flag(false) => Ok(SeqGate::Off),
             Raw::Flag(true) => Ok(SeqGate::Cached),
             Raw::Name(s) => match s.to_ascii_lowercase().as_str() {

@@ -229,8 +229,14 @@ pub(crate) mod bytes {
         enum Raw {
             Int(u64),
             Text(String),
+            Other(serde_json::Value),
         }
         let text = match Raw::deserialize(d)? {
+            Raw::Other(v) => {
+                return Err(serde::de::Error::custom(format!(
+                    "expected a number of bytes or a size with a unit (512MiB, 8GB), got {v}"
+                )))
+            }
             Raw::Int(n) => return Ok(n),
             Raw::Text(t) => t,
         };
