@@ -126,6 +126,11 @@ def test_cli_mrc_writes_the_curve_and_a_plot(tmp_path, capsys):
     assert png.stat().st_size > 0
     assert main(["mrc", str(p), "--format", "lirs", "--method", "shards", "--rate", "0"]) == 2
     assert "sampling.rate" in capsys.readouterr().err
+    # A simulated curve over sizes in blocks measures no footprint: the summary line says nothing of it
+    # (it printed "footprint nan blocks").
+    assert main(["mrc", str(p), "--format", "lirs", "--method", "full", "--sizes", "5,10"]) == 0
+    err = capsys.readouterr().err
+    assert "full: rate 1," in err and "nan" not in err and "footprint" not in err
 
 
 # --- One pass for the plain LRU (stack distances), FIFO (insertion counts) or CLOCK (rings sharing each

@@ -228,6 +228,18 @@ def test_the_cli_exits_2_on_a_bad_spec(tmp_path):
     p = cli("sweep", good, "--preset", "nope", cwd=tmp_path)
     assert p.returncode == 2 and "unknown preset 'nope'" in p.stderr
     assert not (tmp_path / "good.sqlite").exists()
+    # Counts below 1 are errors naming the option; a negative batch size used to plan no task and exit 0.
+    for opt, value in [("--batch-size", "-5"), ("--batch-size", "0"), ("--workers", "-2"), ("--threads", "0")]:
+        p = cli("sweep", good, opt, value, cwd=tmp_path)
+        assert p.returncode == 2 and opt in p.stderr and p.stdout == "", (opt, value, p.stderr)
+    assert not (tmp_path / "good.sqlite").exists()
+
+
+@pytest.mark.parametrize("name,value", [("batch_size", -5), ("batch_size", 0), ("workers", -2), ("threads", 0),
+                                        ("max_pending", 1.5), ("workers", True)])
+def test_counts_below_one_are_errors_naming_the_argument(name, value):
+    with pytest.raises(ps.ConfigError, match=f"^{name}: "):
+        ps.sweep(spec(**{"level[0].size": ["1%"]}), db=None, **{name: value})
 
 
 # ----------------------------------------------------------------------------- running

@@ -15,3 +15,11 @@ def count(text: str) -> int:
     if n < 0:
         raise argparse.ArgumentTypeError(f"{n} is negative; give 0 or more")
     return n
+
+
+def positive(text: str) -> int:
+    """An argparse type: a whole number, 1 or more."""
+    n = count(text)
+    if n == 0:
+        raise argparse.ArgumentTypeError("0 is not allowed; give 1 or more")
+    return n

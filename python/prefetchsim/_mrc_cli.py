@@ -48,8 +48,10 @@ def cmd_mrc(args: argparse.Namespace) -> int:
     finally:
         prog.close()
     a = df.attrs
-    sys.stderr.write(f"prefetchsim: {args.method}: footprint {a.get('footprint', float('nan')):,.0f} blocks, rate "
-                     f"{a.get('rate', 1.0):.4g}, {a['cpu_s']:.2f} s CPU, {a['wall_s']:.2f} s wall\n")
+    # Sizes in blocks spare the footprint pass of a simulated curve: then there is no footprint to print.
+    footprint = f"footprint {a['footprint']:,.0f} blocks, " if "footprint" in a else ""
+    sys.stderr.write(f"prefetchsim: {args.method}: {footprint}rate {a.get('rate', 1.0):.4g}, {a['cpu_s']:.2f} s CPU, "
+                     f"{a['wall_s']:.2f} s wall\n")
     with _output(args) as out:
         emit(df.to_dict("records"), args.output_format, out, [c for c in _COLUMNS if c in df.columns])
     if args.plot:

@@ -331,6 +331,11 @@ def sweep(
                 f"sweep: called from the top level of a script ({where}) outside `if __name__ == \"__main__\":`. "
                 "The local workers are spawned processes that import the script, and each would start the sweep "
                 "again; put the code that runs the sweep under that guard.")
+    for name, value in (("workers", workers), ("threads", threads), ("batch_size", batch_size),
+                        ("max_pending", max_pending)):
+        # A count below 1 used to pass silently: a negative batch size planned no task and ran nothing.
+        if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+            raise _core.ConfigError(f"{name}: {value!r} is not a whole number of 1 or more (None: the default)")
     sh = _parse_shard(shard)
     if isinstance(spec, SweepPlan):
         p = spec

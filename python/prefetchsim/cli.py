@@ -16,6 +16,7 @@ from typing import IO, Any
 
 from . import _core
 from ._argtypes import count as _count
+from ._argtypes import positive
 from ._atomic import atomic_open
 from ._deps import MissingDependency
 from ._progress import Progress
@@ -719,9 +720,9 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     sw.add_argument("--db", help="results database (default: SPEC-NAME.sqlite in the current directory)")
     sw.add_argument("--preset", help="a named preset of the spec ([sweep.presets.NAME])")
     sw.add_argument("--shard", metavar="K/N", help="run only shard K of N (0 <= K < N), e.g. a job-array index")
-    sw.add_argument("--workers", type=int, default=None, help="local worker processes (default: all cores)")
-    sw.add_argument("--threads", type=int, default=None, help="Rust threads per task (default: cores / workers)")
-    sw.add_argument("--batch-size", type=int, default=None, help="configs per task (default: automatic)")
+    sw.add_argument("--workers", type=positive, default=None, help="local worker processes (default: all cores)")
+    sw.add_argument("--threads", type=positive, default=None, help="Rust threads per task (default: cores / workers)")
+    sw.add_argument("--batch-size", type=positive, default=None, help="configs per task (default: automatic)")
     sw.add_argument("--scheduler", metavar="ADDRESS|FILE.json",
                     help="run on a Dask cluster: a scheduler address (tcp://host:8786) or scheduler file")
     sw.add_argument("--dry-run", action="store_true", help="list the grid (and what is done) without running")
