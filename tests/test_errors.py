@@ -96,3 +96,17 @@ def test_a_limit_inside_the_warm_up_is_an_error_before_the_run():
     tr = ps.synthetic("oltp-like", requests=300, seed=1)
     with pytest.raises(ps.ConfigError, match="engine.limit: 100 is within the warm-up"):
         ps.simulate(tr, {"level": [{"size": 50}], "engine": {"warmup_requests": 100, "limit": 100}})
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda tr: ps.simulate(ps.synthetic("oltp-like", requests=-1), size=10),
+     "trace.params.requests: -1 is negative; expected a whole number"),
+    (lambda tr: ps.synthetic("oltp-like", seed=1.5).info(), "trace.params.seed: 1.5 is not a whole number"),
+    (lambda tr: ps.mrc(tr, [10], method="shards", seed=-1), "sampling.seed: -1 is negative"),
+    (lambda tr: ps.mrc(tr, [10], method="mini", seed=-1), "sample.seed: -1 is negative"),
+])
+def test_trace_and_sampling_parameters_read_plainly_in_errors(call, needle):
+    # They said serde's "invalid value: integer `-1`, expected u64", as config keys no longer do.
+    with pytest.raises(ps.ConfigError) as e:
+        call(ps.synthetic("oltp-like", requests=200, seed=1))
+    assert needle in str(e.value) and "u64" not in str(e.value)

@@ -154,7 +154,10 @@ impl TraceSpec {
         }
         let s: Self = serde_path_to_error::deserialize(Value::Object(m)).map_err(|e| {
             let p = e.path().to_string();
-            TraceError::option(if p == "." { key.clone() } else { format!("{key}.{p}") }, e.inner().to_string())
+            TraceError::option(
+                if p == "." { key.clone() } else { format!("{key}.{p}") },
+                prefetchsim_core::component::plain_message(&e.inner().to_string()),
+            )
         })?;
         if s.path.is_empty() {
             return Err(TraceError::option(format!("{key}.path"), "a member needs a path (or generator name)"));
@@ -186,7 +189,10 @@ impl TraceSpec {
     pub fn from_json(v: Value) -> Result<Self, TraceError> {
         let s: Self = serde_path_to_error::deserialize(v).map_err(|e| {
             let p = e.path().to_string();
-            TraceError::option(if p == "." { "trace".into() } else { format!("trace.{p}") }, e.inner().to_string())
+            TraceError::option(
+                if p == "." { "trace".into() } else { format!("trace.{p}") },
+                prefetchsim_core::component::plain_message(&e.inner().to_string()),
+            )
         })?;
         s.validate()?;
         Ok(s)

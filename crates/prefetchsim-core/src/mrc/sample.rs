@@ -58,7 +58,7 @@ impl SampleConfig {
             let path = e.path().to_string();
             ConfigError::new(
                 if path == "." { "sample".into() } else { format!("sample.{path}") },
-                e.inner().to_string(),
+                crate::component::plain_message(&e.inner().to_string()),
             )
         })?;
         c.validate(block_size)?;

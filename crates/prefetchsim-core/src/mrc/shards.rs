@@ -90,7 +90,7 @@ impl ShardsConfig {
             let path = e.path().to_string();
             ConfigError::new(
                 if path == "." { "sampling".into() } else { format!("sampling.{path}") },
-                e.inner().to_string(),
+                crate::component::plain_message(&e.inner().to_string()),
             )
         })?;
         c.validate()?;

@@ -174,8 +174,12 @@ pub fn parse<P: Serialize + DeserializeOwned>(
         }
         merged.insert(k.clone(), v.clone());
     }
-    serde_path_to_error::deserialize(Value::Object(merged))
-        .map_err(|e| TraceError::option(format!("trace.params.{}", e.path()), e.inner().to_string()))
+    serde_path_to_error::deserialize(Value::Object(merged)).map_err(|e| {
+        TraceError::option(
+            format!("trace.params.{}", e.path()),
+            prefetchsim_core::component::plain_message(&e.inner().to_string()),
+        )
+    })
 }
 
 /// An error for parameter `key` of a generator.
