@@ -196,6 +196,9 @@ def test_a_callback_that_raises_stops_the_run_with_a_plugin_error_and_its_traceb
     ("-1", "on_access returned block -1, outside 0 to 2**64-1"),
     ("object()", "expected None, a block number or an iterable of block numbers"),
     ("range(-3, 2)", "negative blocks"),
+    # Runs beyond what one trace request may span: a range of 10**9 blocks used to hang the run.
+    ("range(block + 1, block + 10**9)", "on_access returned 999999999 or more blocks; one call may prefetch at most"),
+    ("__import__('itertools').count(block + 1)", "on_access returned 16777217 or more blocks"),
 ])
 def test_a_callback_returning_a_non_block_is_a_plugin_error(oltp, tmp_path, monkeypatch, ret, needle):
     mod = _module(tmp_path, monkeypatch, f"bad_return_{abs(hash(ret))}", f"""

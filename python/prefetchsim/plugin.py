@@ -69,7 +69,7 @@ class Prefetcher:
         Return the blocks to prefetch: ``None`` (nothing; the cheapest), one block number, a ``range``
         (one run, no per-block cost) or an iterable of block numbers. Consecutive ascending blocks form one
         run, read as one I/O and inserted nearest first, as the built-in read-ahead does; blocks already
-        cached are skipped by the level.
+        cached are skipped by the level. One call names at most 2**24 blocks (a trace request's bound).
     ``on_evict(self, block, prefetched, used)``
         A block left the cache: whether it came by prefetch and whether a demand access used it.
         Defining it costs a call per eviction.

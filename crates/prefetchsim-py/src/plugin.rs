@@ -11,6 +11,7 @@ use prefetchsim_core::component::{ComponentSpec, ConfigError};
 use prefetchsim_core::plugin::{self, PluginFault, PluginHost};
 use prefetchsim_core::policy::{BlockTable, Entry, FirstHit, Insert, Origin, Placement, Policy, PolicyEnv, Slot};
 use prefetchsim_core::prefetch::{Capabilities, LevelGeometry, Outcome, PrefetchCtx, Prefetcher};
+use prefetchsim_trace::spec::MAX_REQUEST_BLOCKS;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PyRangeMethods, PySet, PyTuple};
@@ -143,10 +144,16 @@ fn block_of(item: &Bound<'_, PyAny>, callback: &str) -> PyResult<u64> {
 struct Runs<'c, 'a> {
     ctx: &'c mut PrefetchCtx<'a>,
     run: Option<(u64, u32)>,
+    /// Blocks named so far in this answer.
+    named: u64,
 }
 
 impl Runs<'_, '_> {
-    fn push(&mut self, block: u64) {
+    fn push(&mut self, block: u64) -> PyResult<()> {
+        self.named += 1;
+        if self.named > MAX_REQUEST_BLOCKS {
+            return Err(too_many(self.named));
+        }
         match &mut self.run {
             Some((first, len)) if *len < u32::MAX && first.checked_add(u64::from(*len)) == Some(block) => *len += 1,
             _ => {
@@ -154,6 +161,7 @@ impl Runs<'_, '_> {
                 self.run = Some((block, 1));
             }
         }
+        Ok(())
     }
 
     fn flush(&mut self) {
@@ -161,6 +169,15 @@ impl Runs<'_, '_> {
             self.ctx.prefetch(first, len);
         }
     }
+}
+
+/// One answer may name at most as many blocks as one trace request may span: more is a broken plugin, and
+/// the level would work through every block before the run could notice Ctrl-C (a `range` of 10**9 blocks
+/// hung the run).
+fn too_many(named: u64) -> PyErr {
+    PyValueError::new_err(format!(
+        "on_access returned {named} or more blocks; one call may prefetch at most {MAX_REQUEST_BLOCKS} (2**24)"
+    ))
 }
 
 /// Turn what `on_access` returned into prefetch runs: `None`, one block, a `range` (one run), or any
@@ -176,9 +193,11 @@ fn add_prefetches(out: &Bound<'_, PyAny>, ctx: &mut PrefetchCtx<'_>) -> PyResult
             if stop > start {
                 let first = u64::try_from(start)
                     .map_err(|_| PyValueError::new_err(format!("{WHAT} returned {out}: negative blocks")))?;
-                let len = u32::try_from(stop - start)
-                    .map_err(|_| PyValueError::new_err(format!("{WHAT} returned {out}: more than 2**32-1 blocks")))?;
-                ctx.prefetch(first, len);
+                let n = u64::try_from(stop - start).unwrap_or(u64::MAX);
+                if n > MAX_REQUEST_BLOCKS {
+                    return Err(too_many(n));
+                }
+                ctx.prefetch(first, n as u32);
             }
             return Ok(());
         }
@@ -187,14 +206,14 @@ fn add_prefetches(out: &Bound<'_, PyAny>, ctx: &mut PrefetchCtx<'_>) -> PyResult
         ctx.prefetch(block_of(out, WHAT)?, 1);
         return Ok(());
     }
-    let mut runs = Runs { ctx, run: None };
+    let mut runs = Runs { ctx, run: None, named: 0 };
     if let Ok(t) = out.cast::<PyTuple>() {
         for item in t.iter() {
-            runs.push(block_of(&item, WHAT)?);
+            runs.push(block_of(&item, WHAT)?)?;
         }
     } else if let Ok(l) = out.cast::<PyList>() {
         for item in l.iter() {
-            runs.push(block_of(&item, WHAT)?);
+            runs.push(block_of(&item, WHAT)?)?;
         }
     } else {
         let items = out.try_iter().map_err(|_| {
@@ -205,7 +224,7 @@ fn add_prefetches(out: &Bound<'_, PyAny>, ctx: &mut PrefetchCtx<'_>) -> PyResult
             ))
         })?;
         for item in items {
-            runs.push(block_of(&item?, WHAT)?);
+            runs.push(block_of(&item?, WHAT)?)?;
         }
     }
     runs.flush();
