@@ -154,6 +154,26 @@ def test_the_plot_command_draws_from_a_database_or_a_csv(sweep_db, tmp_path, cap
     assert (tmp_path / "u.png").read_bytes()[:8] == PNG
 
 
+def test_a_level_the_results_do_not_hold_is_an_error(sweep_db, tmp_path, capsys):
+    # It drew level 0 instead (results of one level) or nothing at all (several levels).
+    out = tmp_path / "x.png"
+    for args, needle in [(["--level", "7"], "--level 7: the results hold level(s) 0, 1"),
+                         (["--level", "1", "--filter", "level=0"], "--level 1: the results hold level(s) 0"),
+                         ]:
+        assert main(["plot", "mrc", str(sweep_db), "-o", str(out), *args]) == 2, args
+        assert needle in capsys.readouterr().err, args
+    with pytest.raises(SystemExit) as e:
+        main(["plot", "mrc", str(sweep_db), "-o", str(out), "--level", "-1"])
+    assert e.value.code == 2 and "--level: -1 is negative" in capsys.readouterr().err
+    assert main(["plot", "levels", str(sweep_db), "-o", str(out), "--level", "1"]) == 2
+    assert "draws every level" in capsys.readouterr().err
+    assert not out.exists()
+    assert main(["plot", "mrc", str(sweep_db), "-o", str(out), "--level", "1", "--y", "hit_ratio",
+                 "--hue", "level0_policy,level0_prefetcher"]) == 0
+    with pytest.raises(ValueError, match="level 5: the results hold levels 0, 1"):
+        plot.mrc(ps.results(sweep_db), level=5)
+
+
 def test_matplotlib_is_imported_only_when_plotting(monkeypatch):
     p = subprocess.run([sys.executable, "-c", "import sys, prefetchsim; print('matplotlib' in sys.modules)"],
                        capture_output=True, text=True, check=True)

@@ -150,6 +150,11 @@ def test_device_bench_prints_service_times_of_the_standard_patterns():
     assert {r["mean_service_ms"] for r in ps.device_bench({"name": "fixed", "read_latency_ms": 2.0})} == {2.0}
     p = cli("device", "bench", "floppy")
     assert p.returncode == 2 and "unknown device 'floppy'" in p.stderr
+    # A negative seed was an OverflowError traceback.
+    p = cli("device", "bench", "fixed", "--seed", "-1")
+    assert p.returncode == 2 and "--seed: -1 is negative" in p.stderr and "Traceback" not in p.stderr
+    with pytest.raises(ps.ConfigError, match="seed: -1"):
+        ps.device_bench("fixed", seed=-1)
     p = cli("list", "devices")
     assert p.returncode == 0 and "cheetah9lp" in p.stdout
     assert "nvme" in ps.devices()

@@ -443,5 +443,7 @@ def device_capacity_sectors(device: str | Mapping[str, Any] = "cheetah9lp") -> i
 def device_bench(device: str | Mapping[str, Any] = "cheetah9lp", seed: int = 1) -> list[dict[str, Any]]:
     """Service-time statistics of a device on the standard patterns (isolated and closed-loop random
     reads, seek distances, sequential streams, Poisson arrivals), one row per pattern (ms)."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed < 2**64:
+        raise _core.ConfigError(f"seed: {seed!r} is not a whole number from 0 to 2**64-1")
     spec = device if isinstance(device, str) else dict(device)
     return json.loads(_core.device_bench(json.dumps(spec), seed))

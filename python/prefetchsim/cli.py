@@ -576,6 +576,15 @@ def cmd_plot(args: argparse.Namespace) -> int:
         after = " (after --filter)" if args.filter else ""
         raise _core.ConfigError(f"{', '.join(args.results)}: no rows to plot{after}")
     hue = args.hue.split(",") if args.hue else None
+    if args.level is not None:
+        # Results of one level are drawn whatever the level says; one asked for by name must be there.
+        have = sorted({int(v) for v in df["level"].dropna()}) if "level" in df.columns else [0]
+        if args.kind == "levels":
+            raise _core.ConfigError("plot levels: draws every level; --level is for single-level plots")
+        if args.level not in have:
+            raise _core.ConfigError(f"--level {args.level}: the results hold level(s) {', '.join(map(str, have))}")
+    else:
+        args.level = 0
     fig, ax = plot.new_figure(figsize=(args.width, args.height))
     kw: dict[str, Any] = {"ax": ax, "title": args.title}
     k = args.kind
@@ -705,7 +714,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                      "its service-time statistics (ms).")
     db.add_argument("model", help="device preset (prefetchsim list devices)")
     db.add_argument("-p", "--params", metavar="K=V,...", help="parameter overrides, e.g. 'rpm=7200'")
-    db.add_argument("--seed", type=int, default=1, help="RNG seed of the patterns (default 1)")
+    db.add_argument("--seed", type=_count, default=1, help="RNG seed of the patterns (default 1)")
     db.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table",
                     help="table (default), csv, or json (one object per line)")
     db.add_argument("-o", "--output", metavar="FILE", help="write results to this file instead of stdout")
@@ -766,7 +775,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     pl.add_argument("--scheme", default="scheme", help="improvement: the column naming the schemes")
     pl.add_argument("--baseline", help="improvement: the baseline scheme")
     pl.add_argument("--case", help="improvement: comma list of the columns that make a case")
-    pl.add_argument("--level", type=int, default=0, help="which level for single-level plots (default 0)")
+    pl.add_argument("--level", type=_count, default=None,
+                    help="which level for single-level plots (default 0; the only one when there is one)")
     pl.add_argument("--style", choices=["bar", "line"], default=None, help="bars or lines where both make sense")
     pl.add_argument("--logx", action=argparse.BooleanOptionalAction, default=None,
                     help="log x axis (default: when sizes span decades)")

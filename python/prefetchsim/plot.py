@@ -143,7 +143,12 @@ def _axes(ax):
 
 
 def _level(df, level: int | None):
+    """The rows of ``level`` when the results hold several levels (a level they do not hold is an error,
+    not an empty plot); results of one level are drawn whatever ``level`` says."""
     if level is not None and "level" in df.columns and df["level"].nunique() > 1:
+        have = sorted(int(v) for v in df["level"].dropna().unique())
+        if level not in have:
+            raise ValueError(f"level {level}: the results hold levels {', '.join(map(str, have))}")
         return df[df["level"] == level]
     return df
 
