@@ -334,6 +334,9 @@ def test_bad_arguments_are_errors_naming_what(tmp_path: Path) -> None:
         ([str(good), "--backing", str(empty)], "empty"),
         ([str(bad), "--backing", str(backing)], "level[0].prefetcher"),
         ([str(good), "--backing", str(backing), "--emulate", "floppy"], "--emulate"),
+        # A negative block size was an OverflowError traceback.
+        ([str(good), "--backing", str(backing), "--block-size", "-4096"], "--block-size: -4096 is negative"),
+        ([str(good), "--backing", str(backing), "--block-size", "0"], "--block-size"),
     ]
     meminfo = Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists() else ""
     mem = next((int(line.split()[1]) * 1024 for line in meminfo.splitlines() if line.startswith("MemTotal:")), None)

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from typing import Any
 
 from . import _core
+from ._argtypes import positive
 from ._atomic import atomic_open
 from ._sim import _dumps, load_config
 
@@ -39,6 +40,9 @@ def serve(config: Any, backing: str | os.PathLike[str], *, socket: str | None = 
     """
     if (socket is None) == (listen is None):
         raise _core.ConfigError("serve: give exactly one of --socket PATH and --listen HOST:PORT")
+    if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
+        # The core checks the range; a negative int used to fail its conversion with an OverflowError.
+        raise _core.ConfigError(f"--block-size {block_size!r}: from 1 byte to 32 MiB")
     doc, _trace = load_config(config)
     previous = signal.signal(signal.SIGTERM, _raise_stop) if _in_main_thread() else None
     try:
@@ -69,7 +73,7 @@ def add_parser(sub: Any) -> None:
     where = s.add_mutually_exclusive_group(required=True)
     where.add_argument("--socket", metavar="PATH", help="listen on a Unix socket (created; removed at the end)")
     where.add_argument("--listen", metavar="HOST:PORT", help="listen on TCP, e.g. 127.0.0.1:10809 (port 0: any)")
-    s.add_argument("--block-size", type=int, default=4096, help="cache block size in bytes (default 4096)")
+    s.add_argument("--block-size", type=positive, default=4096, help="cache block size in bytes (default 4096)")
     s.add_argument("--emulate", metavar="DEVICE", default=None,
                    help="delay backing reads to a device model's completion time (hdd7200, cheetah9lp, ...)")
     s.add_argument("--record", metavar="FILE", default=None,
