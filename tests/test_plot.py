@@ -165,6 +165,11 @@ def test_a_level_the_results_do_not_hold_is_an_error(sweep_db, tmp_path, capsys)
     with pytest.raises(SystemExit) as e:
         main(["plot", "mrc", str(sweep_db), "-o", str(out), "--level", "-1"])
     assert e.value.code == 2 and "--level: -1 is negative" in capsys.readouterr().err
+    for side, value in [("--width", "1e9"), ("--height", "0"), ("--width", "nan")]:
+        # A huge width was a matplotlib traceback; zero height "cannot write empty image".
+        with pytest.raises(SystemExit) as e:
+            main(["plot", "mrc", str(sweep_db), "-o", str(out), side, value])
+        assert e.value.code == 2 and f"argument {side}: {value} inches" in capsys.readouterr().err
     assert main(["plot", "levels", str(sweep_db), "-o", str(out), "--level", "1"]) == 2
     assert "draws every level" in capsys.readouterr().err
     assert not out.exists()

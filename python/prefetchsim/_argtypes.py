@@ -23,3 +23,15 @@ def positive(text: str) -> int:
     if n == 0:
         raise argparse.ArgumentTypeError("0 is not allowed; give 1 or more")
     return n
+
+
+def inches(text: str) -> float:
+    """An argparse type: a figure side in inches, more than 0 and at most 100 (matplotlib's raster backend
+    fails past 2**16 pixels a side, with a traceback)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
+    if not 0 < x <= 100:
+        raise argparse.ArgumentTypeError(f"{text} inches: give more than 0 and at most 100")
+    return x

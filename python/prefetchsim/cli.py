@@ -16,7 +16,7 @@ from typing import IO, Any
 
 from . import _core
 from ._argtypes import count as _count
-from ._argtypes import positive
+from ._argtypes import inches, positive
 from ._atomic import atomic_open
 from ._deps import MissingDependency
 from ._progress import Progress
@@ -783,8 +783,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     pl.add_argument("--logy", action=argparse.BooleanOptionalAction, default=None, help="log y axis")
     pl.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep matching rows (repeatable)")
     pl.add_argument("--title", default=None)
-    pl.add_argument("--width", type=float, default=6.4, help="inches")
-    pl.add_argument("--height", type=float, default=4.2, help="inches")
+    pl.add_argument("--width", type=inches, default=6.4, help="inches")
+    pl.add_argument("--height", type=inches, default=4.2, help="inches")
     pl.set_defaults(func=cmd_plot)
 
     from ._mrc_cli import add_parser as add_mrc_parser
