@@ -99,6 +99,18 @@ impl TextInput {
         self.line_offset
     }
 
+    /// Where line `start..end` begins once a UTF-8 byte-order mark at the very start of the file is
+    /// skipped: spreadsheet exports write one, and a field holding it read as "'0' is not a number" with
+    /// the mark invisible.
+    fn after_bom(&self, start: usize, end: usize) -> usize {
+        let first = self.line == 1 && self.win.base + start as u64 == 0;
+        if first && self.win.buf[start..end].starts_with(&[0xEF, 0xBB, 0xBF]) {
+            start + 3
+        } else {
+            start
+        }
+    }
+
     /// The byte range of the next line in the buffer (terminator stripped), or `None` at the end.
     fn next_range(&mut self) -> Result<Option<(usize, usize)>, TraceError> {
         loop {
@@ -131,7 +143,7 @@ impl TextInput {
                 if end > start && self.win.buf[end - 1] == b'\r' {
                     end -= 1;
                 }
-                return Ok(Some((start, end)));
+                return Ok(Some((self.after_bom(start, end), end)));
             }
             if self.win.eof {
                 if avail.is_empty() {
@@ -144,7 +156,7 @@ impl TextInput {
                 if self.win.buf[end - 1] == b'\r' {
                     end -= 1;
                 }
-                return Ok(Some((start, end)));
+                return Ok(Some((self.after_bom(start, end), end)));
             }
             let progressed = self.win.refill(MAX_LINE).map_err(|e| TraceError::io(&self.file, e))?;
             if !progressed {
@@ -325,6 +337,18 @@ mod tests {
             got.push((n, l.to_vec()));
         }
         assert_eq!(got, vec![(1, b"a".to_vec()), (2, b"b".to_vec()), (3, b"c".to_vec())]);
+    }
+
+    /// A UTF-8 byte-order mark is dropped at the start of the file only, with or without a line break.
+    #[test]
+    fn a_byte_order_mark_at_the_start_is_dropped() {
+        for (data, first) in [(&b"\xEF\xBB\xBF1\n\xEF\xBB\xBF2\n"[..], &b"1"[..]), (&b"\xEF\xBB\xBF7"[..], &b"7"[..])] {
+            let mut t = TextInput::new(Box::new(data), "t");
+            assert_eq!(t.next_data_line().unwrap().unwrap().1, first);
+            if data.len() > 5 {
+                assert_eq!(t.next_data_line().unwrap().unwrap().1, b"\xEF\xBB\xBF2", "kept inside the file");
+            }
+        }
     }
 
     #[test]
