@@ -110,3 +110,26 @@ def test_trace_and_sampling_parameters_read_plainly_in_errors(call, needle):
     with pytest.raises(ps.ConfigError) as e:
         call(ps.synthetic("oltp-like", requests=200, seed=1))
     assert needle in str(e.value) and "u64" not in str(e.value)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "mkfifo"), reason="no named pipes on this system")
+def test_a_pipe_is_an_error_that_says_to_save_it_to_a_file(tmp_path):
+    # It said "Illegal seek (os error 29)".
+    import os
+    import threading
+
+    fifo = tmp_path / "t.lis"
+    os.mkfifo(fifo)
+
+    def feed():
+        try:
+            with open(fifo, "w") as f:
+                f.write("1 2 0 1\n" * 1000)
+        except BrokenPipeError:
+            pass
+
+    t = threading.Thread(target=feed, daemon=True)
+    t.start()
+    with pytest.raises(ps.TraceError, match=r"t\.lis: .*a pipe or stream cannot be read again; save it to a file"):
+        ps.simulate(ps.open_trace(str(fifo), "arc", cache=False), size=10)
+    t.join(timeout=10)

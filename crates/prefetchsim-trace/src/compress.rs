@@ -104,7 +104,11 @@ pub fn open(path: &str) -> Result<Box<dyn BufRead + Send>, TraceError> {
     let mut f = File::open(path).map_err(io_err)?;
     let mut magic = [0u8; Compression::MAGIC_LEN];
     let n = read_head(&mut f, &mut magic).map_err(io_err)?;
-    f.seek(SeekFrom::Start(0)).map_err(io_err)?;
+    f.seek(SeekFrom::Start(0)).map_err(|e| {
+        // A pipe (`<(zcat t.gz)`, a FIFO) has no start to come back to, and a trace is read more than once
+        // (format detection, the footprint pass, one pass per run without the decoded copy).
+        io_err(io::Error::new(e.kind(), format!("{e}: a pipe or stream cannot be read again; save it to a file first")))
+    })?;
     let kind = Compression::from_magic(&magic[..n]);
     if kind == Compression::None {
         return Ok(Box::new(BufReader::with_capacity(BUFFER_SIZE, f)));
