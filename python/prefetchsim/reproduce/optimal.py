@@ -28,6 +28,17 @@ def _floats(text: str, what: str) -> list[float]:
         raise _core.ConfigError(f"{what}: expected a comma list of numbers, got {text!r}") from None
 
 
+def _counts(text: str, what: str) -> list[int]:
+    """A comma list of whole numbers, 0 or more (``2.7`` was cut to 2 and ``nan`` failed unnamed)."""
+    try:
+        values = [int(x) for x in text.split(",") if x.strip()]
+    except ValueError:
+        raise _core.ConfigError(f"{what}: expected a comma list of whole numbers, got {text!r}") from None
+    if any(v < 0 for v in values):
+        raise _core.ConfigError(f"{what}: {text!r} has a negative fetch time; give 0 or more")
+    return values
+
+
 def run(
     trace: str,
     trace_format: str | None = None,
@@ -82,8 +93,7 @@ def add_arguments(parser) -> None:
 
 def run_from_args(args, progress):
     return run(args.trace, args.trace_format, _floats(args.cache_shares, "--cache-shares"),
-               [int(x) for x in _floats(args.fetch_times, "--fetch-times")],
-               [int(x) for x in _floats(args.sensitivity, "--sensitivity")],
+               _counts(args.fetch_times, "--fetch-times"), _counts(args.sensitivity, "--sensitivity"),
                [p for p in args.prefetchers.split(",") if p], args.limit, args.out)
 
 
