@@ -180,3 +180,12 @@ def test_a_real_trace_runs_timed_with_the_instant_engine_counts_at_zero_latency(
     assert zero.levels == instant.levels
     timed = ps.simulate(tr, cfg, engine={"kind": "timed", "per_stream": False, "think": "none"})
     assert timed.summary["rt_requests"] == 100000 and timed.summary["device_requests"] > 0
+
+
+@pytest.mark.parametrize("alpha_ms", [1e15, 1e300])
+def test_a_clock_past_292_years_is_an_error_not_wrapped_response_times(alpha_ms):
+    # Both gave a mean response time of 7.68e9 ms: the 64-bit clock wrapped (and 1e300 ms saturated).
+    tr = ps.synthetic("oltp-like", requests=3000, seed=1)
+    with pytest.raises(ps.ConfigError, match=r"^engine: simulated time reached .* past the 2\^63 ns"):
+        ps.simulate(tr, levels=[ps.Level(50), ps.Level(100)], engine={"kind": "timed"},
+                    link={"alpha_ms": alpha_ms, "beta_ms_per_page": 0.03})

@@ -43,11 +43,16 @@ pub use disk::{Disk, DiskParams};
 pub use iosched::{IoScheduler, SchedParams};
 pub use ssd::{Ssd, SsdParams};
 
-/// Convert a model duration in ms to engine nanoseconds (rounded; negative durations give 0).
+/// The longest duration a model may give (2^62 ns, about 146 years): with the timed engine's clock
+/// stopped at [`crate::engine::timed::CLOCK_LIMIT_NS`], a time plus a duration never wraps 64 bits.
+pub const MAX_DURATION_NS: u64 = 1 << 62;
+
+/// Convert a model duration in ms to engine nanoseconds (rounded; negative durations give 0, longer than
+/// [`MAX_DURATION_NS`] give that).
 #[inline]
 #[must_use]
 pub fn ms_to_ns(ms: f64) -> u64 {
-    (ms * 1e6).round().max(0.0) as u64
+    ((ms * 1e6).round().max(0.0) as u64).min(MAX_DURATION_NS)
 }
 
 /// One request as the device sees it: `sectors` 512-byte sectors from `lbn`.

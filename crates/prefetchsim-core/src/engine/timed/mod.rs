@@ -75,6 +75,23 @@ use bottom::Io;
 use net::Net;
 use stats::Stats;
 
+/// The simulated clock stops a run at 2^63 ns (about 292 years): a time beyond it comes from a link,
+/// device, think or trace time far too large, and adding one more duration ([`crate::device::MAX_DURATION_NS`]
+/// at most) to it could wrap 64 bits and give nonsense response times instead of an error.
+pub const CLOCK_LIMIT_NS: u64 = 1 << 63;
+
+/// The error of a run whose clock reached [`CLOCK_LIMIT_NS`].
+fn clock_overflow(now: u64) -> ConfigError {
+    ConfigError::new(
+        "engine",
+        format!(
+            "simulated time reached {:.3e} ns, past the 2^63 ns (292 years) a run may last: a link (alpha_ms, \
+             beta_ms_per_page), device, think or trace time is far too large",
+            now as f64
+        ),
+    )
+}
+
 /// Progress is reported about every this many issued requests.
 const TICK: u64 = 1 << 16;
 /// Levels a timed run supports (event classes are a byte).
@@ -253,6 +270,9 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         self.replay.start(&mut self.rd)?;
         self.flush_staged();
         while let Some((now, ev)) = self.q.pop() {
+            if now >= CLOCK_LIMIT_NS {
+                return Err(clock_overflow(now).into());
+            }
             self.obs.event(now);
             match ev {
                 Ev::Issue(id) => self.on_issue(id, now, progress)?,
