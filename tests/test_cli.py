@@ -9,6 +9,7 @@ import subprocess
 import sys
 
 import prefetchsim as ps
+import pytest
 from prefetchsim.cli import _parse_kv, main
 
 
@@ -86,6 +87,43 @@ def test_trace_convert_round_trips_through_oracle_general(spc_trace, tmp_path):
     a = ps.simulate(ps.open_trace(spc_trace), size=8).levels[0]
     b = ps.simulate(ps.open_trace(str(out)), size=8).levels[0]
     assert (a["demand_accesses"], a["hits"]) == (b["demand_accesses"], b["hits"])
+
+
+def test_trace_convert_refuses_to_write_over_the_trace_it_reads(tmp_path):
+    # `trace convert t.lis t.lis --to csv` replaced the trace with its conversion.
+    import os
+
+    t = tmp_path / "t.lis"
+    t.write_text("1 2 0 1\n5 3 0 2\n")
+    before = t.read_bytes()
+    os.link(t, tmp_path / "hard.lis")
+    (tmp_path / "sym.lis").symlink_to(t)
+    for out in (str(t), str(tmp_path / "hard.lis"), str(tmp_path / "sym.lis"), str(tmp_path / ".." / tmp_path.name / "t.lis")):
+        p = cli("trace", "convert", str(t), out, "--format", "arc", "--to", "csv")
+        assert p.returncode == 2 and "is the trace being converted" in p.stderr, (out, p.stderr)
+        assert t.read_bytes() == before
+    # A merge member too.
+    with pytest.raises(ps.TraceError, match="is the trace being converted"):
+        ps.merge_traces(ps.open_trace(str(t), "arc"), ps.open_trace(str(t), "arc")).convert(str(tmp_path / "hard.lis"))
+
+
+def test_an_output_naming_an_input_is_refused_before_any_work(tmp_path):
+    # `sim t.lis arc lru 10 -o t.lis` replaced the trace with the results table.
+    t = tmp_path / "t.lis"
+    t.write_text("1 2 0 1\n5 3 0 2\n")
+    before = t.read_bytes()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text("[[level]]\nsize = 4\n")
+    backing = tmp_path / "disk.img"
+    backing.write_bytes(b"\0" * 4096)
+    for args in (["sim", str(t), "arc", "lru", "10", "-o", str(t)],
+                 ["mrc", str(t), "--format", "arc", "--plot", str(t)],
+                 ["trace", "info", str(t), "--format", "arc", "-o", str(t)],
+                 ["run", str(cfg), "--trace", str(t), "-o", str(cfg)],
+                 ["serve", str(cfg), "--backing", str(backing), "--socket", str(tmp_path / "s"), "--record", str(backing)]):
+        p = cli(*args)
+        assert p.returncode == 2 and "is the file this command reads" in p.stderr, (args, p.stderr)
+    assert t.read_bytes() == before and backing.read_bytes() == b"\0" * 4096
 
 
 def test_list_names_the_registries(capsys):

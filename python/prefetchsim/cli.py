@@ -100,6 +100,21 @@ def _output(args: argparse.Namespace) -> Iterator[IO[str]]:
         yield f
 
 
+def _refuse_inputs_as_outputs(args: argparse.Namespace) -> None:
+    """An output (``-o``, ``--export``, ``--plot``, ``--report``, ``--record``) naming a file the command
+    reads (its trace, config, spec, results or backing file) would replace it: ``sim t.lis ... -o t.lis``
+    lost the trace. Checked before any work."""
+    outputs = [getattr(args, k, None) for k in ("output", "export", "plot", "report", "record")]
+    inputs = [getattr(args, k, None) for k in ("trace", "config", "spec", "backing")]
+    inputs += list(getattr(args, "results", None) or [])
+    for out in outputs:
+        if not isinstance(out, str) or out == "-" or not os.path.exists(out):
+            continue
+        for path in inputs:
+            if isinstance(path, str) and os.path.exists(path) and os.path.samefile(path, out):
+                raise _core.ConfigError(f"{out}: is the file this command reads ({path}); give another output file")
+
+
 def _add_trace_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--block-size", type=_count, metavar="BYTES", default=4096, help="cache block size in bytes (default 4096)")
     p.add_argument("--mode", choices=["blocks", "objects"], default="blocks",
@@ -815,6 +830,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser(argv[0] if argv and argv[0] in ("sim", "run") else None)
     args = parser.parse_args(argv)
     try:
+        _refuse_inputs_as_outputs(args)
         return int(args.func(args) or 0)
     except KeyboardInterrupt:
         sys.stderr.write("prefetchsim: interrupted\n")

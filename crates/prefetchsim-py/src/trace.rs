@@ -75,6 +75,10 @@ pub(crate) fn convert(
     rebase_time: bool,
 ) -> PyResult<String> {
     let spec = parse_spec(trace_json)?;
+    if let Some(input) = spec.file_written_by(std::path::Path::new(output)) {
+        let why = format!("is the trace being converted ({input}); give another output file");
+        return Err(trace_err(&prefetchsim_trace::TraceError::io(output, std::io::Error::other(why))));
+    }
     let shape = if per_block { OracleShape::PerBlock } else { OracleShape::Objects };
     let options = writer::WriteOptions { shape, rebase_time };
     let done = AtomicU64::new(0);

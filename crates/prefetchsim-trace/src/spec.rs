@@ -227,6 +227,32 @@ impl TraceSpec {
         Ok(())
     }
 
+    /// The trace file (or merge member's file) that `output` names, if any: writing there would replace
+    /// the trace being read (`trace convert t.lis t.lis` did). Same file by canonical path, and on Unix
+    /// also by device and inode (a hard link); an output that does not exist yet is none of them.
+    #[must_use]
+    pub fn file_written_by(&self, output: &std::path::Path) -> Option<String> {
+        let Ok(out) = std::fs::canonicalize(output) else { return None };
+        let same = |input: &str| {
+            std::fs::canonicalize(input).is_ok_and(|i| i == out) || {
+                #[cfg(unix)]
+                {
+                    use std::os::unix::fs::MetadataExt;
+                    match (std::fs::metadata(input), std::fs::metadata(&out)) {
+                        (Ok(a), Ok(b)) => a.dev() == b.dev() && a.ino() == b.ino(),
+                        _ => false,
+                    }
+                }
+                #[cfg(not(unix))]
+                false
+            }
+        };
+        if self.merge.is_empty() {
+            return (!self.is_synthetic() && same(&self.path)).then(|| self.path.clone());
+        }
+        (0..self.merge.len()).filter_map(|i| self.member(i).ok()).find_map(|m| m.file_written_by(output))
+    }
+
     /// Whether this names a synthetic generator.
     #[must_use]
     pub fn is_synthetic(&self) -> bool {
