@@ -20,7 +20,9 @@ pub(crate) fn progress_arg<'a, 'py>(
 }
 
 /// Run `f` without the GIL on another thread while this thread serves progress callbacks (called with
-/// `done` about ten times a second) and Ctrl-C (which sets `stop`; `f` is expected to notice).
+/// `done` about ten times a second, and once more with the final count when `f` ends, so that even a run
+/// shorter than a tenth of a second reports its total) and Ctrl-C (which sets `stop`; `f` is expected to
+/// notice).
 pub(crate) fn run_detached<T: Send>(
     py: Python<'_>,
     progress: Option<&Bound<'_, PyAny>>,
@@ -66,5 +68,10 @@ pub(crate) fn run_detached<T: Send>(
     if let Some(e) = py_err {
         return Err(e);
     }
-    out.map_err(|_| PrefetchsimError::new_err("internal error: the simulation thread panicked (please report)"))
+    let out =
+        out.map_err(|_| PrefetchsimError::new_err("internal error: the simulation thread panicked (please report)"))?;
+    if let Some(cb) = &progress {
+        cb.call1(py, (done.load(Ordering::Relaxed),))?;
+    }
+    Ok(out)
 }
