@@ -126,6 +126,18 @@ def test_an_output_naming_an_input_is_refused_before_any_work(tmp_path):
     assert t.read_bytes() == before and backing.read_bytes() == b"\0" * 4096
 
 
+def test_three_prefetchers_stack_alike_with_or_without_parameters(capsys):
+    # `lru+obl+obl+obl` ran (the core nests a+b+c) but `lru+obl(k=1)+obl+obl` was refused.
+    rows = []
+    for algo in ("lru+obl+ra+obl", "lru+obl(k=1)+ra(p=4)+obl"):
+        assert main(["sim", "oltp-like", "synthetic", algo, "64", "-t", "requests=3000", "-f", "json"]) == 0
+        rows.append(json.loads(capsys.readouterr().out.splitlines()[0]))
+    assert rows[0]["prefetcher"] == rows[1]["prefetcher"] == "stack"
+    keep = ("hits", "prefetch_issued", "second_issued", "second_used")
+    assert {k: rows[0][k] for k in keep} == {k: rows[1][k] for k in keep}
+    assert rows[0]["second_issued"] > 0
+
+
 def test_list_names_the_registries(capsys):
     assert main(["list", "policies"]) == 0
     out = capsys.readouterr().out

@@ -244,19 +244,20 @@ def _component(text: str, what: str) -> Any:
 
 def _algo(text: str, default_prefetcher: str) -> tuple[Any, Any]:
     """One ``ALGOS`` entry: ``POLICY[(k=v,...)][+PREFETCHER[(k=v,...)][+PREFETCHER2...]]`` -> (policy,
-    prefetcher) as a run config takes them (two prefetchers make a ``stack``)."""
+    prefetcher) as a run config takes them: two prefetchers make a ``stack``, more a stack whose second
+    is a stack of the rest (as the core reads ``a+b+c``; three with parameters were refused, three
+    without accepted)."""
     parts = _split_top(text, "+")
     policy = _component(parts[0], "policy")
     pfs = [_component(p, "prefetcher") for p in parts[1:]]
     if not pfs:
         return policy, default_prefetcher
-    if len(pfs) == 1:
-        return policy, pfs[0]
     if all(isinstance(p, str) for p in pfs):
-        return policy, "+".join(pfs)  # the core's own `first+second` shorthand
-    if len(pfs) > 2:
-        raise _core.ConfigError(f"{text!r}: at most two prefetchers (a stack) per policy")
-    return policy, {"name": "stack", "first": pfs[0], "second": pfs[1]}
+        return policy, "+".join(pfs)  # one name, or the core's own `first+second+...` shorthand
+    stacked = pfs[-1]
+    for p in reversed(pfs[:-1]):
+        stacked = {"name": "stack", "first": p, "second": stacked}
+    return policy, stacked
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
