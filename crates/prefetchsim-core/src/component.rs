@@ -97,6 +97,15 @@ pub fn plain_message(msg: &str) -> String {
             }
         }
     }
+    // "invalid type: boolean `true`, expected struct PfcParams": the Rust type's name means nothing to a
+    // user; the key path before the message says which table.
+    if let Some(rest) = msg.strip_prefix("invalid type: ") {
+        if let Some((got, ty)) = rest.split_once(", expected struct ") {
+            if ty.chars().all(|c| c.is_ascii_alphanumeric()) {
+                return format!("{got} where a table of parameters is expected ({{}} for the defaults)");
+            }
+        }
+    }
     msg.to_string()
 }
 

@@ -197,6 +197,10 @@ mod tests {
             "-5 is negative; expected a whole number, 0 or more"
         );
         assert_eq!(plain_message("unknown field `x`"), "unknown field `x`");
+        assert_eq!(
+            plain_message("invalid type: boolean `true`, expected struct PfcParams"),
+            "boolean `true` where a table of parameters is expected ({} for the defaults)"
+        );
         let e =
             HierarchyConfig::from_json(serde_json::json!({"level": [{"size": 4}], "engine": {"warmup_requests": -5}}))
                 .unwrap_err()
