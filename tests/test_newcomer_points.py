@@ -129,6 +129,15 @@ def test_results_filters_and_failures_say_when_they_cannot_match(tmp_path):
     ps.sweep(spec, ThreadPoolExecutor(1), db=db)
     p = cli("results", str(db), "--filter", "hit_ratio>=abc")
     assert p.returncode == 2 and "'abc' is not a number" in p.stderr, p.stderr
+    # An order comparison on a text column matched no row (trace<5) or every row (trace>5), silently.
+    csv = tmp_path / "r.csv"
+    ps.results(db).to_csv(csv, index=False)
+    for source in (db, csv):
+        for f in ("trace<5", "policy>=1"):
+            p = cli("results", str(source), "--filter", f)
+            assert p.returncode == 2 and "holds text" in p.stderr, (source, f, p.stderr)
+    p = cli("results", str(db), "--filter", "capacity_blocks>=8", "--columns", "policy")
+    assert p.returncode == 0 and "fifo" in p.stdout, p.stderr
     p = cli("results", str(db), "--failures")
     assert p.returncode == 0 and "holds no failed run attempts" in p.stderr, p.stderr
 

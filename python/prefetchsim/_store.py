@@ -32,7 +32,7 @@ import json
 import os
 import socket
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
 from typing import Any
@@ -248,7 +248,13 @@ class Store:
         import pandas as pd
 
         cols = self.ordered_columns()
-        where, params = parse_filters(filters, set(cols) | {"runs_executed"})
+
+        def holds_text(c: str) -> bool:
+            if c not in cols:
+                return False  # runs_executed: a count
+            return self.con.execute(f"SELECT 1 FROM runs WHERE typeof({_q(c)}) = 'text' LIMIT 1").fetchone() is not None
+
+        where, params = parse_filters(filters, set(cols) | {"runs_executed"}, holds_text)
         sel = ", ".join(f"r.{_q(c)}" for c in cols)
         sql = (f"SELECT {sel}, COALESCE(a.n, 0) AS runs_executed, r.rowid AS _row FROM runs r LEFT JOIN "
                "(SELECT run_id, COUNT(*) AS n FROM attempts WHERE status = 'done' GROUP BY run_id) a "
@@ -313,9 +319,12 @@ def _filter_value(text: str) -> Any:
     return text
 
 
-def parse_filters(filters: Iterable[str] | Mapping[str, Any], columns: set[str]) -> tuple[str, list[Any]]:
+def parse_filters(filters: Iterable[str] | Mapping[str, Any], columns: set[str],
+                  holds_text: Callable[[str], bool] | None = None) -> tuple[str, list[Any]]:
     """SQL for ``k=v`` filters (``=`` with a comma list means any of them; also ``!=``, ``<``, ``<=``,
-    ``>``, ``>=``). An unknown column is a ConfigError naming it."""
+    ``>``, ``>=``). An unknown column is a ConfigError naming it; so is an order comparison on a column
+    that ``holds_text`` says holds text (SQLite orders text after every number: ``trace<5`` matched no
+    row, ``trace>5`` every row)."""
     items: list[tuple[str, str, Any]] = []
     if isinstance(filters, Mapping):
         items = [(k, "=", v) for k, v in filters.items()]
@@ -346,6 +355,9 @@ def parse_filters(filters: Iterable[str] | Mapping[str, Any], columns: set[str])
             if op in ("<", "<=", ">", ">=") and not isinstance(value, (int, float)):
                 # SQLite orders every text after every number: the filter would match all rows or none.
                 raise _core.ConfigError(f"--filter {k}{op}{v}: {v!r} is not a number ({op} compares numbers)")
+            if op in ("<", "<=", ">", ">=") and holds_text is not None and holds_text(k):
+                raise _core.ConfigError(f"--filter {k}{op}{v}: column {k} holds text ({op} compares numbers; "
+                                        "use = or != on it)")
             clauses.append(f"{_q(k)} {op} ?")
             params.append(value)
     return " AND ".join(clauses), params
@@ -401,7 +413,8 @@ def _filter_frame(df, filters):
     con = sqlite3.connect(":memory:")
     try:
         df.to_sql("runs", con, index=False)
-        where, params = parse_filters(filters, set(df.columns))
+        where, params = parse_filters(filters, set(df.columns),
+                                      lambda c: bool(df[c].map(lambda x: isinstance(x, str)).any()))
         return pd.read_sql_query(f"SELECT * FROM runs WHERE {where}", con, params=params)
     finally:
         con.close()
