@@ -133,3 +133,14 @@ def test_a_pipe_is_an_error_that_says_to_save_it_to_a_file(tmp_path):
     with pytest.raises(ps.TraceError, match=r"t\.lis: .*a pipe or stream cannot be read again; save it to a file"):
         ps.simulate(ps.open_trace(str(fifo), "arc", cache=False), size=10)
     t.join(timeout=10)
+
+
+def test_an_output_named_for_a_compression_it_cannot_write_is_refused(tmp_path):
+    # `--events e.csv.bz2` and `convert t.xz` wrote plain bytes under the compressed name.
+    tr = ps.synthetic("oltp-like", requests=100, seed=1)
+    for name in ("e.csv.bz2", "e.csv.xz"):
+        with pytest.raises(ps.PrefetchsimError, match="compression is read but not written"):
+            ps.simulate(tr, size=10, events=str(tmp_path / name))
+        with pytest.raises(ps.TraceError, match="compression is read but not written"):
+            tr.convert(str(tmp_path / name))
+    assert list(tmp_path.iterdir()) == []

@@ -114,7 +114,7 @@ class Trace:
 
         out = os.fspath(output)
         if to is None:
-            to = "csv" if out.lower().endswith((".csv", ".csv.gz", ".csv.zst")) else "oracle_general"
+            to = "csv" if out.lower().endswith((".csv", ".csv.gz", ".csv.gzip", ".csv.zst", ".csv.zstd")) else "oracle_general"
         summary = json.loads(_core.convert(self._json(), out, to, per_block, rebase_time))
         multi = summary.get("multi_block_requests", 0)
         if multi and not per_block and to.lower().replace("-", "_") in ("oracle_general", "oraclegeneral"):

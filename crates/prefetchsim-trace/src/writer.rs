@@ -96,10 +96,18 @@ impl Output {
         if dest.is_dir() {
             return Err(io_err(io::Error::new(io::ErrorKind::IsADirectory, "is a directory, expected a file name")));
         }
+        let lower = path.to_ascii_lowercase();
+        // The reader knows these too, but a file named so must hold them: writing plain bytes under a
+        // `.xz` name (as before) misleads every other tool.
+        if let Some(suffix) = [".xz", ".bz2", ".bzip2"].into_iter().find(|x| lower.ends_with(x)) {
+            return Err(io_err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                format!("{suffix} compression is read but not written; name the output .zst, .gz or uncompressed"),
+            )));
+        }
         let tmp = temp_path(&dest);
         let file = BufWriter::with_capacity(1 << 20, File::create(&tmp).map_err(io_err)?);
-        let lower = path.to_ascii_lowercase();
-        let sink = if lower.ends_with(".zst") {
+        let sink = if lower.ends_with(".zst") || lower.ends_with(".zstd") {
             match zstd::Encoder::new(file, 3) {
                 Ok(e) => Sink::Zstd(e),
                 Err(e) => {
@@ -107,7 +115,7 @@ impl Output {
                     return Err(io_err(e));
                 }
             }
-        } else if lower.ends_with(".gz") {
+        } else if lower.ends_with(".gz") || lower.ends_with(".gzip") {
             Sink::Gzip(flate2::write::GzEncoder::new(file, flate2::Compression::default()))
         } else {
             Sink::Plain(file)
@@ -382,6 +390,27 @@ mod tests {
     fn an_unknown_output_format_names_the_choices() {
         let e = write(&mut VecSource::new(vec![]), "x.bin", "lirs", 4096, WriteOptions::default()).unwrap_err();
         assert_eq!(e.to_string(), "convert.format: unknown output format 'lirs'; choose one of oracleGeneral, csv");
+    }
+
+    /// A compression the writer cannot make is refused by name, not written as plain bytes under it; the
+    /// long spellings of the ones it makes are made.
+    #[test]
+    fn an_output_named_for_a_compression_holds_it() {
+        let dir = std::env::temp_dir().join(format!("prefetchsim-writer-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for name in ["t.csv.xz", "t.csv.BZ2", "t.csv.bzip2"] {
+            let path = dir.join(name);
+            let e =
+                write_csv(&mut VecSource::new(vec![Request::read(1, 1)]), path.to_str().unwrap(), 4096).unwrap_err();
+            assert!(e.to_string().contains("compression is read but not written"), "{name}: {e}");
+            assert!(!path.exists());
+        }
+        for (name, magic) in [("t.csv.zstd", &[0x28u8, 0xb5, 0x2f, 0xfd][..]), ("t.csv.gzip", &[0x1f, 0x8b][..])] {
+            let path = dir.join(name);
+            write_csv(&mut VecSource::new(vec![Request::read(1, 1)]), path.to_str().unwrap(), 4096).unwrap();
+            assert!(std::fs::read(&path).unwrap().starts_with(magic), "{name}");
+        }
+        std::fs::remove_dir_all(&dir).unwrap();
     }
 
     #[test]
