@@ -482,6 +482,16 @@ def test_a_dask_local_cluster_gives_the_rows_of_the_local_run():
     assert set(remote.pid) != {os.getpid()}
 
 
+def test_a_missing_scheduler_file_is_an_error_not_a_wait(tmp_path):
+    # Dask's Client(scheduler_file=...) waited forever, silently, for the file to appear.
+    pytest.importorskip("distributed", reason="the cluster extra (prefetchsim[cluster]) is not installed")
+    good = write_spec(tmp_path / "good.toml", '[trace]\npath = "zipf"\nformat = "synthetic"\n[[level]]\nsize = 10\n'
+                                              '[sweep]\n"level[0].size" = [10]\n')
+    p = subprocess.run([sys.executable, "-m", "prefetchsim", "sweep", good, "--scheduler", str(tmp_path / "s.json")],
+                       capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert p.returncode == 2 and "no such scheduler file" in p.stderr, p.stderr
+
+
 def test_the_run_bar_uses_tqdm_when_installed_and_a_plain_line_otherwise(monkeypatch):
     import io
     import types

@@ -485,6 +485,10 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
         distributed = require("distributed", "--scheduler")
         if args.scheduler.endswith(".json"):
+            if not os.path.isfile(args.scheduler):
+                # Dask waits for the file to appear, forever and silently.
+                raise _core.ConfigError(f"--scheduler {args.scheduler}: no such scheduler file; start the scheduler "
+                                        "first (dask scheduler --scheduler-file FILE.json)")
             client = distributed.Client(scheduler_file=args.scheduler)
         else:
             client = distributed.Client(args.scheduler)
