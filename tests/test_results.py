@@ -91,6 +91,18 @@ def test_a_failing_write_leaves_no_partial_task(tmp_path):
         assert s.con.execute("SELECT hits FROM runs WHERE run_id = 'b'").fetchall() == [(2,)]
 
 
+def test_two_writers_on_one_database_both_add_columns_without_a_clash(tmp_path):
+    # Two sweeps on one database at once: the second failed with a traceback, "duplicate column name",
+    # because its list of columns predated the first one's ALTER TABLE.
+    path = tmp_path / "t.sqlite"
+    with Store(path) as a, Store(path) as b:
+        sa, sb = a.begin_session({"sweep": "t"}), b.begin_session({"sweep": "t"})
+        a.write_task(sa, [{"run_id": "x", "level": 0, "hits": 1}], [{"run_id": "x", "status": "done"}], {})
+        b.write_task(sb, [{"run_id": "x", "level": 0, "hits": 1}, {"run_id": "y", "level": 0, "hits": 2}],
+                     [{"run_id": "x", "status": "done"}, {"run_id": "y", "status": "done"}], {})
+        assert b.con.execute("SELECT run_id, hits FROM runs ORDER BY run_id").fetchall() == [("x", 1), ("y", 2)]
+
+
 class _CtrlCAfter:
     """A connection that lets `statement` run, then raises KeyboardInterrupt: what a Ctrl-C arriving while
     SQLite runs the statement does (Python raises it at the first bytecode after the call returns)."""

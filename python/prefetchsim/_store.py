@@ -161,6 +161,10 @@ class Store:
         rollback. The known columns are read again, since a rolled-back ALTER TABLE is undone too."""
         try:
             self.con.execute("BEGIN IMMEDIATE")
+            # Another process on the same database (two sweeps, or shards sharing it) may have added
+            # columns since they were read: read them under the write lock, or ADD COLUMN fails as a
+            # duplicate.
+            self._cols = self._columns()
             yield
             self.con.execute("COMMIT")
         except BaseException:
