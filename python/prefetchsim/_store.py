@@ -32,6 +32,7 @@ import json
 import os
 import socket
 import sqlite3
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from functools import cache
@@ -128,7 +129,7 @@ class Store:
                 raise _core.ConfigError(f"{self.path}: not a prefetchsim results database (no runs table)")
         else:
             if self.path != ":memory:":
-                c.execute("PRAGMA journal_mode = WAL")
+                self._use_wal()
                 c.execute("PRAGMA synchronous = NORMAL")
             with self._transaction():
                 c.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT)")
@@ -150,6 +151,22 @@ class Store:
             raise _core.ConfigError(f"{self.path}: results schema version {row and row[0]}, this prefetchsim "
                                     f"reads version {SCHEMA_VERSION}")
         self._cols = self._columns()
+
+    def _use_wal(self) -> None:
+        """Switch the file to write-ahead logging. Switching needs the file to itself and SQLite answers
+        "database is locked" at once, without waiting, when another connection holds it (two sweeps
+        started together on a new database: one failed): retry for as long as the busy timeout."""
+        deadline = time.monotonic() + 60
+        while True:
+            try:
+                self.con.execute("PRAGMA journal_mode = WAL")
+                return
+            except sqlite3.OperationalError as e:
+                if "locked" not in str(e) or time.monotonic() > deadline:
+                    raise
+                if self.con.execute("PRAGMA journal_mode").fetchone()[0].lower() == "wal":
+                    return
+                time.sleep(0.02)
 
     def _columns(self) -> list[str]:
         return [r[1] for r in self.con.execute("PRAGMA table_info(runs)")]
