@@ -106,6 +106,9 @@ def test_extent_sampling_keeps_about_rate_of_the_references():
     ({"method": "mini", "prefetcher": "nope"}, "level[0].prefetcher"),
     ({"sizes": None, "points": 0}, "points"),
     ({"sizes": None, "points": 0, "method": "mini"}, "points"),
+    ({"sizes": [2**64]}, "sizes"),
+    ({"sizes": [2**64], "method": "shards"}, "sizes"),
+    ({"sizes": None, "points": 2**64}, "points"),
 ])
 def test_bad_parameters_name_the_field(kwargs, field):
     tr = ps.synthetic("oltp-like", requests=100, seed=1)
@@ -113,6 +116,14 @@ def test_bad_parameters_name_the_field(kwargs, field):
     sizes = kwargs.pop("sizes", [10])
     with pytest.raises(ps.ConfigError, match=field.replace("[", r"\[").replace("]", r"\]")):
         ps.mrc(tr, sizes, **kwargs)
+
+
+def test_more_points_than_blocks_give_each_size_once():
+    # 2^63 points panicked with "capacity overflow" while the sizes were laid out.
+    tr = ps.synthetic("oltp-like", requests=300, seed=1)
+    many = ps.mrc(tr, points=2**63)
+    assert list(many["capacity_blocks"]) == list(range(1, len(many) + 1))
+    assert len(many) == round(many.attrs["footprint"])
 
 
 def test_cli_mrc_writes_the_curve_and_a_plot(tmp_path, capsys):

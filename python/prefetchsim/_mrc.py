@@ -36,6 +36,9 @@ METHODS = ("exact", "shards", "mini", "full")
 UNITS = ("block", "extent")
 
 
+_MAX_U64 = 2**64 - 1
+
+
 def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None, list[float] | None]:
     """Split ``sizes`` into blocks (ints) or shares of the footprint (floats below 1, or ``"5%"``)."""
     if sizes is None:
@@ -55,6 +58,8 @@ def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None,
         elif isinstance(s, int):
             if s < 1:
                 raise _core.ConfigError(f"sizes: {s} blocks; a cache holds at least 1 block")
+            if s > _MAX_U64:
+                raise _core.ConfigError(f"sizes: {s} blocks is more than a block number can count (2^64 - 1)")
             blocks.append(s)
         elif isinstance(s, float) and 0.0 < s < 1.0:
             shares.append(s)
@@ -140,6 +145,8 @@ def mrc(
     blocks, shares = _sizes(sizes)
     if blocks is None and shares is None and (isinstance(points, bool) or not isinstance(points, int) or points < 1):
         raise _core.ConfigError(f"points: {points!r}; a curve needs at least 1 size (or give sizes)")
+    if blocks is None and shares is None and points > _MAX_U64:
+        raise _core.ConfigError(f"points: {points}; at most 2^64 - 1 (a curve has at most one point per block)")
     if method in ("exact", "shards") and (policy != "lru" or prefetcher != "none"):
         raise _core.ConfigError(
             f"method: {method!r} computes LRU without prefetching; use method='mini' or 'full' for "

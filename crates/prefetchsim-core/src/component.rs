@@ -93,7 +93,16 @@ pub fn plain_message(msg: &str) -> String {
     if let Some(rest) = msg.strip_prefix("invalid type: floating point `") {
         if let Some((x, tail)) = rest.split_once("`, ") {
             if expected_whole(tail) {
-                return format!("{x} is not a whole number; expected a whole number, 0 or more");
+                // An integer beyond u64 arrives as a float (JSON from Python): it is whole, only too large.
+                return match x.parse::<f64>() {
+                    Ok(v) if v.fract() == 0.0 && v <= -1.0 => {
+                        format!("{x} is negative; expected a whole number, 0 or more")
+                    }
+                    Ok(v) if v >= 18_446_744_073_709_551_616.0 => {
+                        format!("{x} is too large; expected a whole number, at most 2^64 - 1 ({})", u64::MAX)
+                    }
+                    _ => format!("{x} is not a whole number; expected a whole number, 0 or more"),
+                };
             }
         }
     }

@@ -206,6 +206,17 @@ mod tests {
                 .unwrap_err()
                 .to_string();
         assert_eq!(e, "engine.warmup_requests: -5 is negative; expected a whole number, 0 or more");
+        // An integer beyond u64 reaches serde as a float; it used to read "is not a whole number".
+        let big = serde_json::from_str::<serde_json::Value>(
+            r#"{"level": [{"size": 4}], "engine": {"seed": 99999999999999999999999}}"#,
+        )
+        .unwrap();
+        let e = HierarchyConfig::from_json(big).unwrap_err().to_string();
+        assert!(e.starts_with("engine.seed: 1e+23 is too large; expected a whole number, at most 2^64 - 1"), "{e}");
+        assert_eq!(
+            plain_message("invalid type: floating point `2.5`, expected u32"),
+            "2.5 is not a whole number; expected a whole number, 0 or more"
+        );
     }
 
     /// A warm-up that the limit ends inside, or that covers the whole trace, measures nothing: errors

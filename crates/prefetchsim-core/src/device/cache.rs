@@ -32,11 +32,21 @@ impl Default for CacheParams {
     }
 }
 
+/// Most segments a drive's cache may have: real drives have tens, DiskSim's presets at most a few hundred.
+pub const MAX_SEGMENTS: u32 = 4096;
+
 impl CacheParams {
     /// Check the parameters; `path` names the key in errors.
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         if self.enabled && self.segments == 0 {
             return Err(ConfigError::new(format!("{path}.segments"), "an enabled cache needs at least 1 segment"));
+        }
+        // Each segment is kept (and searched) in memory: 2^31 of them asked for 64 GiB and aborted.
+        if self.segments > MAX_SEGMENTS {
+            return Err(ConfigError::new(
+                format!("{path}.segments"),
+                format!("must be at most {MAX_SEGMENTS} (drives have tens), got {}", self.segments),
+            ));
         }
         if self.enabled && self.segment_sectors == 0 {
             return Err(ConfigError::new(format!("{path}.segment_sectors"), "must be at least 1"));

@@ -106,7 +106,8 @@ impl DistanceHistogram {
     #[must_use]
     pub fn default_sizes(&self, points: usize) -> Vec<u64> {
         let fp = self.footprint().ceil().max(1.0);
-        let n = points.max(1);
+        // More points than blocks of footprint only repeat sizes (and 2^63 of them overflowed the vector).
+        let n = points.clamp(1, fp.min(usize::MAX as f64) as usize);
         let mut out: Vec<u64> = (1..=n).map(|i| ((fp * i as f64 / n as f64).round() as u64).max(1)).collect();
         out.dedup();
         out
@@ -184,5 +185,18 @@ mod tests {
             }
             assert_eq!(compact.curve(&sizes), dense.curve(&sizes), "rate {rate}");
         }
+    }
+
+    #[test]
+    fn more_points_than_blocks_give_every_size_once() {
+        let hist =
+            DistanceHistogram { cold_blocks: 10.0, total_blocks: 40.0, total_requests: 40.0, ..Default::default() };
+        let fp = hist.footprint().ceil() as u64;
+        let every: Vec<u64> = (1..=fp).collect();
+        assert_eq!(every.len(), 10);
+        // 2^63 points overflowed the vector of sizes (a panic through `ps.mrc(points=2**63)`).
+        assert_eq!(hist.default_sizes(usize::MAX), every);
+        assert_eq!(hist.default_sizes(1000), every);
+        assert_eq!(hist.default_sizes(0), vec![fp]);
     }
 }

@@ -128,3 +128,14 @@ fn a_busy_disk_starts_the_next_request_when_it_frees() {
 fn cheetah9lp() -> DiskParams {
     DiskParams::default()
 }
+
+#[test]
+fn a_cache_of_more_segments_than_a_drive_has_is_refused_before_it_is_allocated() {
+    // 2^31 segments asked for 64 GiB and aborted the process.
+    let mut p = cheetah9lp();
+    p.cache.segments = 1 << 31;
+    let e = Disk::new("cheetah9lp", p.clone(), 1, "device").unwrap_err().to_string();
+    assert!(e.contains("device.cache.segments") && e.contains("at most 4096"), "{e}");
+    p.cache.segments = crate::device::cache::MAX_SEGMENTS;
+    assert!(Disk::new("cheetah9lp", p, 1, "device").is_ok());
+}
