@@ -71,6 +71,9 @@ impl Default for AmpParams {
 impl AmpParams {
     /// Reject impossible values, naming the key under `path`.
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
+        if let Some(msg) = super::degree_too_large(self.p_max) {
+            return Err(ConfigError::new(format!("{path}.p_max"), msg));
+        }
         if self.p_max == 0 {
             return Err(ConfigError::new(format!("{path}.p_max"), "must be at least 1"));
         }
@@ -79,6 +82,9 @@ impl AmpParams {
         }
         if self.p_init == Some(0) {
             return Err(ConfigError::new(format!("{path}.p_init"), "must be at least 1"));
+        }
+        if let Some(msg) = self.p_init.and_then(super::degree_too_large) {
+            return Err(ConfigError::new(format!("{path}.p_init"), msg));
         }
         Ok(())
     }

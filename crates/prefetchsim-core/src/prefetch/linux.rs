@@ -146,6 +146,16 @@ impl LinuxParams {
         if self.pfc_paper_min == 0 {
             return Err(("pfc_paper_min", "must be at least 1 block".into()));
         }
+        for (key, pages) in [
+            ("ra_pages", Some(self.ra_pages)),
+            ("min_pages", Some(self.min_pages)),
+            ("io_pages", self.io_pages),
+            ("pfc_paper_min", Some(self.pfc_paper_min)),
+        ] {
+            if let Some(msg) = pages.and_then(super::degree_too_large) {
+                return Err((key, msg));
+            }
+        }
         if self.max_streams == 0 {
             return Err(("max_streams", "must be at least 1".into()));
         }

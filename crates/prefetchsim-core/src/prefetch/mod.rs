@@ -31,6 +31,18 @@ use crate::component::{parse_params, ComponentSpec, ConfigError};
 use crate::policy::{BlockTable, Entry, FirstHit, Placement};
 use crate::request::Request;
 
+/// The most blocks a degree, window or group parameter of a prefetcher may name: 65,536 (256 MiB of
+/// 4 KiB blocks), far above the read-aheads of the papers (4 to 256 blocks). A degree of 10^6 made each
+/// request admit and evict a million blocks, so a run of 1,500 requests took minutes and could not be
+/// interrupted between two requests.
+pub const MAX_DEGREE: u32 = 1 << 16;
+
+/// The message for a degree parameter above [`MAX_DEGREE`] (`None` when it is within).
+#[must_use]
+pub fn degree_too_large(value: u32) -> Option<String> {
+    (value > MAX_DEGREE).then(|| format!("{value} blocks is more than the {MAX_DEGREE} one prefetch may ask for"))
+}
+
 /// What the level found for one block of the request.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Outcome {

@@ -173,6 +173,9 @@ impl RaParams {
         if self.p == 0 {
             return Err(("p", "the read-ahead degree must be at least 1".into()));
         }
+        if let Some(msg) = super::degree_too_large(self.p) {
+            return Err(("p", msg));
+        }
         if let Some(g) = self.g {
             if g >= self.p {
                 return Err(("g", format!("the trigger distance must be below P = {} (got {g})", self.p)));

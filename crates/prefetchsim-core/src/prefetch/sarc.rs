@@ -77,6 +77,9 @@ impl SarcPrefetchParams {
         if self.degree == 0 {
             return Err(ConfigError::new(format!("{path}.degree"), "the prefetch degree must be at least 1"));
         }
+        if let Some(msg) = super::degree_too_large(self.degree) {
+            return Err(ConfigError::new(format!("{path}.degree"), msg));
+        }
         if let Some(g) = self.trigger_distance {
             if g >= self.degree {
                 return Err(ConfigError::new(

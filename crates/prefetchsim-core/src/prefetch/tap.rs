@@ -33,6 +33,10 @@ use crate::policy::list::KeyedList;
 use crate::policy::table::{block_map, BlockMap};
 use crate::policy::{Entry, Placement};
 
+/// The largest `p_factor`: a group of more request lengths than this only evicts itself (and 10^6 of
+/// them made a short run take minutes).
+pub const MAX_P_FACTOR: u32 = 1024;
+
 /// TaP's parameters (all \[ours\], tap.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -94,6 +98,12 @@ impl TapParams {
         }
         if self.p_factor == 0 {
             return err("p_factor", "must be at least 1".into());
+        }
+        if let Some(msg) = super::degree_too_large(self.p_min) {
+            return err("p_min", msg);
+        }
+        if self.p_factor > MAX_P_FACTOR {
+            return err("p_factor", format!("must be at most {MAX_P_FACTOR} request lengths, got {}", self.p_factor));
         }
         if !(self.cp_init > 0.0 && self.cp_init <= 1.0) {
             return err("cp_init", format!("must be in (0, 1], got {}", self.cp_init));

@@ -107,3 +107,41 @@ fn a_hierarchy_of_every_registered_prefetcher_replays_a_sequential_trace() {
         assert_eq!(r.levels[0].counters.requests, 500, "{}", e.name);
     }
 }
+
+/// A degree of 10^6 blocks made every request admit and evict a million blocks: a run of 1,500 requests
+/// took minutes that Ctrl-C could not interrupt. Every degree, window or group parameter stops at
+/// `MAX_DEGREE`, and the error names it.
+#[test]
+fn prefetch_degrees_beyond_the_bound_are_refused_and_named() {
+    use prefetchsim_core::prefetch::MAX_DEGREE;
+    let cases: &[(&str, &str)] = &[
+        ("sarc", "degree"),
+        ("ra", "p"),
+        ("linux", "ra_pages"),
+        ("linux", "min_pages"),
+        ("linux", "io_pages"),
+        ("linux", "pfc_paper_min"),
+        ("tap", "p_min"),
+        ("amp", "p_max"),
+        ("amp", "p_init"),
+    ];
+    for &(name, key) in cases {
+        let spec =
+            |v: u32| -> ComponentSpec { serde_json::from_value(serde_json::json!({"name": name, key: v})).unwrap() };
+        let err = build_prefetcher("pf", &spec(MAX_DEGREE + 1)).err().unwrap_or_else(|| panic!("{name}.{key}"));
+        assert_eq!(err.path, format!("pf.{key}"), "{name}: {err}");
+        assert!(err.to_string().contains("65536"), "{name}.{key}: {err}");
+        // The bound itself is accepted (AMP's p_init with a p_max that allows it).
+        let ok = if key == "p_init" {
+            serde_json::from_value(serde_json::json!({"name": name, "p_init": MAX_DEGREE, "p_max": MAX_DEGREE}))
+                .unwrap()
+        } else if key == "min_pages" {
+            spec(4)
+        } else {
+            spec(MAX_DEGREE)
+        };
+        build_prefetcher("pf", &ok).unwrap_or_else(|e| panic!("{name}.{key} = {MAX_DEGREE}: {e}"));
+    }
+    let tap = serde_json::from_value(serde_json::json!({"name": "tap", "p_factor": 1025})).unwrap();
+    assert_eq!(build_prefetcher("pf", &tap).err().unwrap().path, "pf.p_factor");
+}
