@@ -203,6 +203,18 @@ pub(crate) fn check_units(key: &str, v: u64) -> Result<(), TraceError> {
     }
 }
 
+/// Check that a request length in blocks is within what a trace record may span
+/// ([`crate::convert::MAX_REQUEST_BLOCKS`]): `len = 2^31` made each request admit two billion blocks, and a run
+/// of 300 requests did not end.
+pub(crate) fn check_request_blocks(key: &str, v: u32) -> Result<(), TraceError> {
+    let max = crate::convert::MAX_REQUEST_BLOCKS;
+    if u64::from(v) > max {
+        Err(bad(key, format!("{v} blocks is more than one request may span ({max} blocks)")))
+    } else {
+        Ok(())
+    }
+}
+
 /// Check that a share lies in `[0, 1]`.
 pub(crate) fn check_share(key: &str, v: f64) -> Result<(), TraceError> {
     if (0.0..=1.0).contains(&v) {

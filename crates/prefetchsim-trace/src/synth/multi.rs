@@ -125,6 +125,7 @@ impl MultiLike {
                 format!("must be at least min_blocks ({}), got {}", p.min_blocks, p.max_blocks),
             ));
         }
+        super::check_request_blocks("max_blocks", p.max_blocks)?;
         if !(p.alpha.is_finite() && (0.0..=10.0).contains(&p.alpha)) {
             return Err(bad("alpha", format!("must be between 0 and 10, got {}", p.alpha)));
         }

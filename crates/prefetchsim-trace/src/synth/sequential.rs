@@ -8,7 +8,7 @@ use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 
 use super::sample::SimRng;
-use super::{bad, check_interarrival, check_units};
+use super::{bad, check_interarrival, check_request_blocks, check_units};
 use crate::error::TraceError;
 
 /// How several streams share the trace.
@@ -80,6 +80,7 @@ impl Sequential {
         if p.len == 0 {
             return Err(bad("len", "must be at least 1 block"));
         }
+        check_request_blocks("len", p.len)?;
         check_interarrival("mean_interarrival_s", p.mean_interarrival_s)?;
         let span = p.requests.saturating_mul(u64::from(p.len));
         if p.streams > 1 && p.spacing < span {
@@ -147,5 +148,15 @@ mod tests {
         let s = 1 << 30;
         assert_eq!(firsts, vec![0, s, 2 * s, 2, s + 2, 2 * s + 2, 4, s + 4, 2 * s + 4]);
         assert_eq!(reqs[4].stream, 1);
+    }
+
+    #[test]
+    fn a_request_longer_than_a_trace_record_may_span_is_refused() {
+        // len = 2^31 made each request admit two billion blocks: a run of 300 requests did not end.
+        let max = crate::convert::MAX_REQUEST_BLOCKS as u32;
+        let p = |len| SequentialParams { streams: 1, requests: 4, len, ..SequentialParams::default() };
+        let e = Sequential::new(&p(max + 1)).err().unwrap().to_string();
+        assert!(e.contains("trace.params.len") && e.contains("16777216"), "{e}");
+        assert!(Sequential::new(&p(max)).is_ok());
     }
 }

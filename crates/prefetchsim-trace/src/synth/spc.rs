@@ -147,6 +147,7 @@ fn check_range(min_key: &str, max_key: &str, lo: u32, hi: u32) -> Result<(), Tra
     if hi < lo {
         return Err(bad(max_key, format!("must be at least {min_key} ({lo}), got {hi}")));
     }
+    super::check_request_blocks(max_key, hi)?;
     Ok(())
 }
 
