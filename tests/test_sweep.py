@@ -60,6 +60,14 @@ def test_grid_is_the_product_of_the_axes_minus_excluded_points():
     assert list(g.level0_prefetcher[:2]) == ["none", "obl"]
 
 
+def test_a_grid_too_large_to_plan_is_refused_at_once():
+    # 10^8 points used to be expanded one by one until memory ran out.
+    big = spec(**{"trace.params.seed": list(range(1000)), "level[0].size": list(range(1, 1001)),
+                  "engine.warmup_requests": list(range(100))})
+    with pytest.raises(ps.ConfigError, match=r"100,000,000 points \(1000 \(trace.params.seed\) x 1000"):
+        ps.sweep_plan(big)
+
+
 def test_lists_outside_the_sweep_table_are_not_axes():
     # A two-level hierarchy is a list in the config; only [sweep] entries are axes.
     p = ps.sweep_plan({"trace": ZIPF, "level": [{"size": 100}, {"size": "2x"}], "sweep": {"level[1].size": ["2x", "4x"]}})

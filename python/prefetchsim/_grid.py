@@ -42,6 +42,8 @@ from ._trace import Trace
 
 MiB = 1 << 20
 _RESERVED = ("named", "exclude", "presets")
+#: The most grid points one spec may plan (before exclusions and duplicates are dropped).
+MAX_GRID_POINTS = 1_000_000
 _SEG = re.compile(r"([A-Za-z_][A-Za-z0-9_\-]*)((?:\[\d+\])*)$")
 _TRACE_KEYS = ("path", "format", "block_size", "mode", "ops", "sector_size", "params", "label")
 
@@ -470,6 +472,14 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
                 raise _err(f"sweep.exclude[{i}].{key}: {want!r} is not one of the axis values {vals!r}")
             r.append((index_of[key], hits))
         rules.append(r)
+
+    # A grid is expanded and checked point by point (about 13 us and 1 KB each): refuse one that cannot
+    # fit before spending minutes and gigabytes on it (10^8 points ran out of memory).
+    points = math.prod(len(v) for _, v in dims)
+    if points > MAX_GRID_POINTS:
+        sizes = " x ".join(f"{len(v)} ({k})" for k, v in dims)
+        raise _err(f"sweep: the grid has {points:,} points ({sizes}), more than the {MAX_GRID_POINTS:,} one spec "
+                   "may plan; narrow the axes or split the spec into several")
 
     # Expand.
     traces_by_key: dict[str, TraceRef] = {}
