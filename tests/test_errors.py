@@ -92,6 +92,31 @@ def test_a_warm_up_covering_the_whole_trace_is_an_error_not_a_result(kind):
     assert r.summary["warmup_requests"] == 299
 
 
+@pytest.mark.parametrize("kind", ["instant", "timed"])
+def test_a_trace_with_no_request_is_an_error_that_says_why(tmp_path, kind):
+    # A run of nothing used to report a hit ratio and a miss ratio of 0, as if measured.
+    empty = tmp_path / "empty.spc"
+    empty.write_text("")
+    writes = tmp_path / "writes.spc"
+    writes.write_text("0,0,4096,w,0.0\n0,8,4096,w,0.1\n")
+    bad = tmp_path / "bad.spc"
+    bad.write_text("x\ny\n")
+    engine = {"kind": kind}
+    cases = [
+        (ps.open_trace(str(empty), "spc"), r"empty.spc: no requests to simulate \(the trace is empty\)"),
+        (ps.open_trace(str(writes), "spc", ops="reads"), r"no record is kept by ops = reads"),
+        (ps.open_trace(str(bad), "spc", skip_bad=10), r"all 2 records were bad and skipped by skip_bad"),
+        (ps.synthetic("zipf", requests=0), r"zipf: no requests to simulate"),
+    ]
+    for tr, needle in cases:
+        with pytest.raises(ps.TraceError, match=needle):
+            ps.simulate(tr, size=4, engine=engine)
+    # Several sizes of one policy share one pass (the size family): the same error.
+    with pytest.raises(ps.TraceError, match="no requests to simulate"):
+        ps.simulate_many(cases[0][0], [{"level": [{"size": s}], "engine": engine} for s in (2, 4, 8)])
+    assert ps.simulate(ps.open_trace(str(writes), "spc"), size=4, engine=engine).summary["requests"] == 2
+
+
 def test_a_limit_inside_the_warm_up_is_an_error_before_the_run():
     tr = ps.synthetic("oltp-like", requests=300, seed=1)
     with pytest.raises(ps.ConfigError, match="engine.limit: 100 is within the warm-up"):

@@ -204,5 +204,5 @@ def test_lru_sizes_of_a_sweep_equal_separate_runs(tmp_path):
 def test_an_empty_trace_has_no_curve_and_says_so(tmp_path, method):
     empty = tmp_path / "empty.lis"
     empty.write_text("")
-    with pytest.raises(ps.TraceError, match="empty.lis: no block references"):
+    with pytest.raises(ps.TraceError, match="empty.lis: no (block references|requests to simulate)"):
         ps.mrc(ps.open_trace(empty, "arc"), method=method)

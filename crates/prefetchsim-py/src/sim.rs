@@ -18,7 +18,7 @@ use pyo3::prelude::*;
 use serde_json::{json, Value};
 
 use crate::detached::{progress_arg, run_detached};
-use crate::errors::{config_err, parse_json, parse_spec, source_err, task_err, uint_arg, ConfigError};
+use crate::errors::{config_err, parse_json, parse_spec, source_err, task_err, uint_arg, ConfigError, TraceError};
 use crate::registry::validate_components;
 
 /// Simulate every config of `configs_json` (a JSON list of hierarchy configs) on the trace of
@@ -65,9 +65,25 @@ pub(crate) fn simulate(
     let mut out = Vec::with_capacity(results.len());
     for r in results {
         let (r, rep) = r.map_err(|e| task_err(&e))?;
+        if r.requests == 0 && !r.stopped_early {
+            return Err(TraceError::new_err(no_requests(&spec, &rep)));
+        }
         out.push(result_json(&r, &rep));
     }
     Ok(Value::Array(out).to_string())
+}
+
+/// Why a trace gave no request to simulate, naming it: a run of nothing reported a hit ratio and a miss
+/// ratio of 0 as if measured.
+fn no_requests(spec: &TraceSpec, rep: &SourceReport) -> String {
+    let why = if rep.skipped > 0 {
+        format!("all {} records were bad and skipped by skip_bad", rep.skipped)
+    } else if spec.ops != prefetchsim_trace::OpsFilter::All {
+        format!("the file is empty, or no record is kept by ops = {:?}", spec.ops).to_lowercase()
+    } else {
+        "the trace is empty".to_string()
+    };
+    format!("{}: no requests to simulate ({why})", spec.path)
 }
 
 /// The trace of a `simulate` call as the core's batch runner sees it: opened from its spec, with
