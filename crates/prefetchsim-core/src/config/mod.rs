@@ -192,6 +192,14 @@ mod tests {
     fn tiny_shares_and_negative_numbers_read_plainly_in_errors() {
         let e = SizeSpec::Footprint(1e-7).resolve(4096, Some(1000), None).unwrap_err();
         assert_eq!(e, "0.00001% of the footprint is less than one block (4096 B)");
+        // A size in blocks is not repeated ("2^40 blocks is 2^40 blocks").
+        let e = SizeSpec::Blocks(1 << 40).resolve(4096, None, None).unwrap_err();
+        assert_eq!(e, "1099511627776 blocks: more than the 2^32 - 1 blocks a level can hold");
+        let e = SizeSpec::Bytes(1 << 60).resolve(4096, None, None).unwrap_err();
+        assert_eq!(
+            e,
+            "1152921504606846976 B is 281474976710656 blocks: more than the 2^32 - 1 blocks a level can hold"
+        );
         assert_eq!(
             plain_message("invalid value: integer `-5`, expected u64"),
             "-5 is negative; expected a whole number, 0 or more"

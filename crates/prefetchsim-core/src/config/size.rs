@@ -118,7 +118,8 @@ impl SizeSpec {
             return Err(format!("{self} is less than one block ({block_size} B)"));
         }
         if n > u64::from(u32::MAX) {
-            return Err(format!("{self} is {n} blocks, more than the 2^32 a level can hold"));
+            let many = if matches!(self, SizeSpec::Blocks(_)) { String::new() } else { format!(" is {n} blocks") };
+            return Err(format!("{self}{many}: more than the 2^32 - 1 blocks a level can hold"));
         }
         Ok(n)
     }
