@@ -15,7 +15,7 @@
 
 use super::Level;
 use crate::eventlog::{EventKind as K, LevelEvent, Origin};
-use crate::policy::{flags, BlockTable, Entry, Policy, Slot};
+use crate::policy::{BlockTable, Entry, Policy, Slot};
 
 /// The timed engine's view of a level: pinning blocks in flight and unpinning them when their read arrives.
 /// The instant engine does not use it.
@@ -140,7 +140,7 @@ impl Pins {
                 continue;
             }
             let Some(&id) = ids.get((fetch - *fetch_base) as usize) else { continue };
-            table.entry_mut(slot).flags |= flags::PINNED;
+            table.set_pinned(slot, true);
             st.tag = id;
             st.pass = *pass;
             kept += 1;
@@ -174,7 +174,7 @@ impl Pins {
             // only this call unpins them.
             let mut slot = self.tag_heads.get(t).copied().unwrap_or(NO_TAG);
             while slot != NO_TAG {
-                table.entry_mut(slot).flags &= !flags::PINNED;
+                table.set_pinned(slot, false);
                 arrived(table, slot);
                 slot = self.slot_tags[slot as usize].next;
             }
@@ -186,7 +186,7 @@ impl Pins {
         for block in first..first + u64::from(len) {
             if let Some(slot) = table.get(block) {
                 if self.slot_tags.get(slot as usize).is_some_and(|t| t.tag == tag) {
-                    table.entry_mut(slot).flags &= !flags::PINNED;
+                    table.set_pinned(slot, false);
                     arrived(table, slot);
                 }
             }
@@ -243,6 +243,8 @@ impl<P: Policy> Pinning for Level<P> {
     }
 
     fn pinned_count(&self) -> usize {
-        self.table.iter().filter(|(_, e)| e.pinned()).count()
+        let counted = self.table.iter().filter(|(_, e)| e.pinned()).count();
+        debug_assert_eq!(counted, self.table.pinned_len(), "the table's count of pinned blocks is off");
+        counted
     }
 }

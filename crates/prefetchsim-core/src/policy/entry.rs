@@ -26,7 +26,8 @@ pub mod flags {
     pub const PREFETCHED: u8 = 1;
     /// At least one demand access since the block entered.
     pub const ACCESSED: u8 = 2;
-    /// I/O in flight: resident slot reserved but data not ready (timed engine).
+    /// I/O in flight: resident slot reserved but data not ready (timed engine). Set and cleared only through
+    /// `BlockTable::set_pinned`, which keeps the count of pinned blocks that victim searches read.
     pub const PINNED: u8 = 4;
     /// Free for the policy's own use (e.g. CLOCK's reference bit is kept by the policy itself).
     pub const POLICY: u8 = 8;

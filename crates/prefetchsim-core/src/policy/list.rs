@@ -220,6 +220,10 @@ impl List {
     #[inline]
     #[must_use]
     pub fn last_unpinned(&self, links: &Links, table: &BlockTable) -> Option<u32> {
+        // Every block in flight (a slow device far behind): nothing to find, without walking the list.
+        if table.all_pinned() {
+            return None;
+        }
         let mut cur = self.tail();
         while let Some(s) = cur {
             if !table.entry(s).pinned() {

@@ -16,6 +16,9 @@ pub struct BlockTable {
     occupied: Vec<bool>,
     free: Vec<Slot>,
     len: usize,
+    /// Resident entries with [`flags::PINNED`] (in flight), so that a victim search over a cache whose
+    /// every block is in flight ends at once instead of walking the whole list.
+    pinned: usize,
 }
 
 impl BlockTable {
@@ -28,7 +31,36 @@ impl BlockTable {
             occupied: Vec::with_capacity(capacity),
             free: Vec::new(),
             len: 0,
+            pinned: 0,
         }
+    }
+
+    /// Pin (`true`) or unpin the block in `slot`: the only way [`flags::PINNED`] changes on a resident
+    /// entry, so that the count of pinned entries stays exact.
+    #[inline]
+    pub fn set_pinned(&mut self, slot: Slot, on: bool) {
+        let e = &mut self.entries[slot as usize];
+        if e.pinned() != on {
+            e.flags ^= flags::PINNED;
+            if on {
+                self.pinned += 1;
+            } else {
+                self.pinned -= 1;
+            }
+        }
+    }
+
+    /// Resident blocks in flight.
+    #[must_use]
+    pub fn pinned_len(&self) -> usize {
+        self.pinned
+    }
+
+    /// Every resident block is in flight (or none is resident): no victim can be found.
+    #[inline]
+    #[must_use]
+    pub fn all_pinned(&self) -> bool {
+        self.pinned == self.len
     }
 
     /// Number of resident blocks.
@@ -108,6 +140,7 @@ impl BlockTable {
         debug_assert!(self.get(block).is_none(), "block {block} inserted twice");
         self.index.insert(block, slot, &self.entries);
         self.len += 1;
+        self.pinned += usize::from(flags & flags::PINNED != 0);
         slot
     }
 
@@ -120,6 +153,7 @@ impl BlockTable {
         self.occupied[slot as usize] = false;
         self.free.push(slot);
         self.len -= 1;
+        self.pinned -= usize::from(entry.pinned());
         entry
     }
 
@@ -131,6 +165,8 @@ impl BlockTable {
         debug_assert!(self.occupied[slot as usize]);
         debug_assert!(self.get(block).is_none(), "block {block} inserted twice");
         let old = self.entries[slot as usize].block;
+        self.pinned -= usize::from(self.entries[slot as usize].pinned());
+        self.pinned += usize::from(flags & flags::PINNED != 0);
         self.index.remove(old, slot);
         self.entries[slot as usize] = Entry { block, stream, flags, chances: 0, aux: 0 };
         self.index.insert(block, slot, &self.entries);

@@ -112,12 +112,7 @@ impl<P: Policy> Drive<P> {
 
     fn pin(&mut self, block: u64, on: bool) {
         let s = self.table.get(block).unwrap();
-        let e = self.table.entry_mut(s);
-        if on {
-            e.flags |= flags::PINNED;
-        } else {
-            e.flags &= !flags::PINNED;
-        }
+        self.table.set_pinned(s, on);
     }
 
     fn remove(&mut self, block: u64) {

@@ -118,7 +118,8 @@ fn drive_hooks<P: Policy>(mut p: P, cap: usize, ops: &[Op]) -> Result<(), TestCa
             }
             Op::Pin(pick) => {
                 if let Some(s) = pick_slot(&t, pick, false) {
-                    t.entry_mut(s).flags ^= flags::PINNED;
+                    let on = !t.entry(s).pinned();
+                    t.set_pinned(s, on);
                 }
             }
             Op::Evict { second_chance } => {
@@ -131,7 +132,7 @@ fn drive_hooks<P: Policy>(mut p: P, cap: usize, ops: &[Op]) -> Result<(), TestCa
     // Drain: with everything unpinned, every block can be evicted, one at a time.
     let pinned: Vec<Slot> = t.iter().filter(|(_, e)| e.pinned()).map(|(s, _)| s).collect();
     for s in pinned {
-        t.entry_mut(s).flags &= !flags::PINNED;
+        t.set_pinned(s, false);
     }
     while !t.is_empty() {
         prop_assert!(evict(&mut p, &mut t, false)?);
