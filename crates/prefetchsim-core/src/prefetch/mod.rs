@@ -33,8 +33,8 @@ use crate::request::Request;
 
 /// The most blocks a degree, window or group parameter of a prefetcher may name: 65,536 (256 MiB of
 /// 4 KiB blocks), far above the read-aheads of the papers (4 to 256 blocks). A degree of 10^6 made each
-/// request admit and evict a million blocks, so a run of 1,500 requests took minutes and could not be
-/// interrupted between two requests.
+/// request admit and evict a million blocks (1,500 requests did not finish in 15 s), and one of 2^31 makes
+/// a single request admit two billion, which Ctrl-C, checked between requests, cannot interrupt.
 pub const MAX_DEGREE: u32 = 1 << 16;
 
 /// The message for a degree parameter above [`MAX_DEGREE`] (`None` when it is within).

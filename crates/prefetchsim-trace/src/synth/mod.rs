@@ -205,7 +205,7 @@ pub(crate) fn check_units(key: &str, v: u64) -> Result<(), TraceError> {
 
 /// Check that a request length in blocks is within what a trace record may span
 /// ([`crate::convert::MAX_REQUEST_BLOCKS`]): `len = 2^31` made each request admit two billion blocks, and a run
-/// of 300 requests did not end.
+/// of 300 requests did not finish in 20 s.
 pub(crate) fn check_request_blocks(key: &str, v: u32) -> Result<(), TraceError> {
     let max = crate::convert::MAX_REQUEST_BLOCKS;
     if u64::from(v) > max {

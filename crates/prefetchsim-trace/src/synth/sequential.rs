@@ -152,7 +152,7 @@ mod tests {
 
     #[test]
     fn a_request_longer_than_a_trace_record_may_span_is_refused() {
-        // len = 2^31 made each request admit two billion blocks: a run of 300 requests did not end.
+        // len = 2^31 made each request admit two billion blocks: 300 requests did not finish in 20 s.
         let max = crate::convert::MAX_REQUEST_BLOCKS as u32;
         let p = |len| SequentialParams { streams: 1, requests: 4, len, ..SequentialParams::default() };
         let e = Sequential::new(&p(max + 1)).err().unwrap().to_string();
