@@ -47,6 +47,24 @@ pub use ssd::{Ssd, SsdParams};
 /// stopped at [`crate::engine::timed::CLOCK_LIMIT_NS`], a time plus a duration never wraps 64 bits.
 pub const MAX_DURATION_NS: u64 = 1 << 62;
 
+/// The longest single step a device parameter may name, ms (1,000 s: a latency, an overhead, a seek, a
+/// switch, one sector's transfer). A latency of 1e300 ms was cut to [`MAX_DURATION_NS`] and reported as a
+/// response time of 4.6e12 ms, as if measured.
+pub const MAX_STEP_MS: f64 = 1e6;
+
+/// `Err` naming `path.key` unless `x` is a finite number of ms, at most [`MAX_STEP_MS`], and above 0
+/// (`strict`) or at least 0.
+pub(crate) fn check_ms(path: &str, key: &str, x: f64, strict: bool) -> Result<(), ConfigError> {
+    if x.is_finite() && (x > 0.0 || (!strict && x == 0.0)) && x <= MAX_STEP_MS {
+        return Ok(());
+    }
+    let what = if strict { "above 0" } else { "at least 0" };
+    Err(ConfigError::new(
+        format!("{path}.{key}"),
+        format!("must be a number {what} and at most {MAX_STEP_MS} ms, got {x}"),
+    ))
+}
+
 /// Convert a model duration in ms to engine nanoseconds (rounded; negative durations give 0, longer than
 /// [`MAX_DURATION_NS`] give that).
 #[inline]

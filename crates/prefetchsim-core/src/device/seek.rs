@@ -63,13 +63,7 @@ impl SeekModel {
 
     /// Check the parameters; `path` names the key in errors.
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        let finite = |k: &str, x: f64| {
-            if x.is_finite() && x >= 0.0 {
-                Ok(())
-            } else {
-                Err(ConfigError::new(format!("{path}.{k}"), format!("must be a finite number >= 0, got {x}")))
-            }
-        };
+        let finite = |k: &str, x: f64| crate::device::check_ms(path, k, x, false);
         match self {
             SeekModel::Table { points } => {
                 if points.is_empty() {

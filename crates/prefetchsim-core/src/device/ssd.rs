@@ -11,6 +11,10 @@ use serde::{Deserialize, Serialize};
 use super::{ms_to_ns, CacheOutcome, Device, DeviceError, DiskIo, Served};
 use crate::component::ConfigError;
 
+/// The slowest transfer link accepted, MB/s: one 4 KiB page in about 4 s (1e-300 MB/s gave transfer times
+/// cut to the 64-bit clock's cap and reported as if measured).
+pub const MIN_BANDWIDTH_MB_S: f64 = 0.001;
+
 /// Parameters of a flash (or fixed-latency) device. Defaults: the `sata_ssd` preset.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -38,14 +42,16 @@ impl Default for SsdParams {
 impl SsdParams {
     /// Check the parameters; `path` names the key in errors.
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        for (k, x) in [
-            ("read_latency_ms", self.read_latency_ms),
-            ("write_latency_ms", self.write_latency_ms),
-            ("bandwidth_mb_s", self.bandwidth_mb_s),
-        ] {
-            if !(x.is_finite() && x >= 0.0) {
-                return Err(ConfigError::new(format!("{path}.{k}"), format!("must be a finite number >= 0, got {x}")));
-            }
+        for (k, x) in [("read_latency_ms", self.read_latency_ms), ("write_latency_ms", self.write_latency_ms)] {
+            super::check_ms(path, k, x, false)?;
+        }
+        // 0 is no transfer time; otherwise a 4 KiB page must cross in at most MAX_STEP_MS.
+        let b = self.bandwidth_mb_s;
+        if !(b == 0.0 || (b.is_finite() && b >= MIN_BANDWIDTH_MB_S)) {
+            return Err(ConfigError::new(
+                format!("{path}.bandwidth_mb_s"),
+                format!("must be 0 (no transfer time) or at least {MIN_BANDWIDTH_MB_S} MB/s, got {b}"),
+            ));
         }
         for (k, x) in [("links", self.links), ("parallel", self.parallel)] {
             if x == 0 || x > 4096 {

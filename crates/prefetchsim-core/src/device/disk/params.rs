@@ -85,10 +85,7 @@ impl Overheads {
     fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let v = serde_json::to_value(self).map_err(|e| ConfigError::new(path, e.to_string()))?;
         for (k, x) in v.as_object().into_iter().flatten() {
-            let x = x.as_f64().unwrap_or(f64::NAN);
-            if !(x.is_finite() && x >= 0.0) {
-                return Err(ConfigError::new(format!("{path}.{k}"), "must be a finite number >= 0"));
-            }
+            crate::device::check_ms(path, k, x.as_f64().unwrap_or(f64::NAN), false)?;
         }
         Ok(())
     }
@@ -136,15 +133,18 @@ pub struct DiskParams {
 impl DiskParams {
     /// Check the parameters; `path` names the key in errors.
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        let pos = |k: &str, x: f64, strict: bool| {
-            if x.is_finite() && (x > 0.0 || (!strict && x == 0.0)) {
-                Ok(())
-            } else {
-                let what = if strict { "> 0" } else { ">= 0" };
-                Err(ConfigError::new(format!("{path}.{k}"), format!("must be a finite number {what}, got {x}")))
-            }
-        };
-        pos("rpm", self.rpm, true)?;
+        let pos = |k: &str, x: f64, strict: bool| crate::device::check_ms(path, k, x, strict);
+        // A revolution of at most MAX_STEP_MS.
+        if !(self.rpm.is_finite() && self.rpm >= 60_000.0 / crate::device::MAX_STEP_MS) {
+            return Err(ConfigError::new(
+                format!("{path}.rpm"),
+                format!(
+                    "must be at least {} (one turn in at most 1,000 s), got {}",
+                    60_000.0 / crate::device::MAX_STEP_MS,
+                    self.rpm
+                ),
+            ));
+        }
         pos("write_settle_ms", self.write_settle_ms, false)?;
         pos("head_switch_ms", self.head_switch_ms, false)?;
         pos("seq_head_switch_ms", self.seq_head_switch_ms, false)?;

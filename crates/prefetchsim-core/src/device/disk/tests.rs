@@ -139,3 +139,19 @@ fn a_cache_of_more_segments_than_a_drive_has_is_refused_before_it_is_allocated()
     p.cache.segments = crate::device::cache::MAX_SEGMENTS;
     assert!(Disk::new("cheetah9lp", p, 1, "device").is_ok());
 }
+
+#[test]
+fn a_step_longer_than_1000_s_is_refused_naming_the_key() {
+    // 1e300 ms was cut to the clock's 2^62 ns cap and reported as a measured response time.
+    let mut p = cheetah9lp();
+    p.bus_ms_per_sector = 1e300;
+    let e = Disk::new("cheetah9lp", p, 1, "device").unwrap_err();
+    assert_eq!(e.path, "device.bus_ms_per_sector");
+    let mut p = cheetah9lp();
+    p.rpm = 0.05;
+    assert_eq!(Disk::new("cheetah9lp", p, 1, "device").unwrap_err().path, "device.rpm");
+    let mut p = cheetah9lp();
+    p.bus_ms_per_sector = crate::device::MAX_STEP_MS;
+    p.rpm = 0.06;
+    assert!(Disk::new("cheetah9lp", p, 1, "device").is_ok(), "the bounds themselves are accepted");
+}
