@@ -79,7 +79,9 @@ fn no_requests(spec: &TraceSpec, rep: &SourceReport) -> String {
     let why = if rep.skipped > 0 {
         format!("all {} records were bad and skipped by skip_bad", rep.skipped)
     } else if spec.ops != prefetchsim_trace::OpsFilter::All {
-        format!("the file is empty, or no record is kept by ops = {:?}", spec.ops).to_lowercase()
+        // The name a config writes (`reads`, `writes`).
+        let ops = serde_json::to_value(spec.ops).ok().and_then(|v| v.as_str().map(str::to_owned)).unwrap_or_default();
+        format!("the file is empty, or no record is kept by ops = {ops}")
     } else {
         "the trace is empty".to_string()
     };

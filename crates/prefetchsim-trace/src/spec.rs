@@ -104,9 +104,6 @@ fn is_true(b: &bool) -> bool {
     *b
 }
 
-/// Keys a merge member takes from the merged spec unless it sets them.
-pub(crate) const INHERITED: [&str; 5] = ["block_size", "sector_size", "mode", "ops", "skip_bad"];
-
 impl TraceSpec {
     /// A spec for `path` with every default (format detected).
     pub fn new(path: impl Into<String>) -> Self {
@@ -144,23 +141,17 @@ impl TraceSpec {
     pub fn member(&self, i: usize) -> Result<TraceSpec, TraceError> {
         let key = format!("trace.merge[{i}]");
         let mut m = self.merge.get(i).cloned().ok_or_else(|| TraceError::option(&key, "no such member"))?;
-        // Only the inherited keys: serialising the whole spec, members included, for each member made
-        // opening a merge of n traces cost n^2 (a merge of 2,000 traces took 7.6 s to open).
-        let inherited = Self {
-            block_size: self.block_size,
-            sector_size: self.sector_size,
-            mode: self.mode,
-            ops: self.ops,
-            skip_bad: self.skip_bad,
-            ..Self::new("")
-        };
-        let me = serde_json::to_value(inherited).map_err(|e| TraceError::option(&key, e.to_string()))?;
-        for k in INHERITED {
-            if !m.contains_key(k) {
-                if let Some(v) = me.get(k) {
-                    m.insert(k.to_string(), v.clone());
-                }
-            }
+        // The keys a member inherits, and only those: serialising the whole spec, members included, for
+        // each member made opening a merge of n traces cost n^2 (2,000 traces took 7.6 s to open).
+        let inherited = serde_json::json!({
+            "block_size": self.block_size,
+            "sector_size": self.sector_size,
+            "mode": self.mode,
+            "ops": self.ops,
+            "skip_bad": self.skip_bad,
+        });
+        for (k, v) in inherited.as_object().into_iter().flatten() {
+            m.entry(k.clone()).or_insert_with(|| v.clone());
         }
         let s: Self = serde_path_to_error::deserialize(Value::Object(m)).map_err(|e| {
             let p = e.path().to_string();

@@ -52,6 +52,9 @@ pub const MAX_DURATION_NS: u64 = 1 << 62;
 /// response time of 4.6e12 ms, as if measured.
 pub const MAX_STEP_MS: f64 = 1e6;
 
+/// The slowest spindle accepted: one revolution in [`MAX_STEP_MS`].
+pub const MIN_RPM: f64 = 60_000.0 / MAX_STEP_MS;
+
 /// `Err` naming `path.key` unless `x` is a finite number of ms, at most [`MAX_STEP_MS`], and above 0
 /// (`strict`) or at least 0.
 pub(crate) fn check_ms(path: &str, key: &str, x: f64, strict: bool) -> Result<(), ConfigError> {

@@ -63,7 +63,7 @@ impl SeekModel {
 
     /// Check the parameters; `path` names the key in errors.
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
-        let finite = |k: &str, x: f64| crate::device::check_ms(path, k, x, false);
+        let check = |k: &str, x: f64| crate::device::check_ms(path, k, x, false);
         match self {
             SeekModel::Table { points } => {
                 if points.is_empty() {
@@ -77,22 +77,22 @@ impl SeekModel {
                             format!("distances must be >= 1 and strictly increasing ({d} after {prev})"),
                         ));
                     }
-                    finite(&format!("points[{i}]"), ms)?;
+                    check(&format!("points[{i}]"), ms)?;
                     prev = d;
                 }
                 Ok(())
             }
             SeekModel::Hpl { a, b, c, e, single, .. } => {
-                finite("a", *a)?;
-                finite("b", *b)?;
-                finite("c", *c)?;
-                finite("e", *e)?;
+                check("a", *a)?;
+                check("b", *b)?;
+                check("c", *c)?;
+                check("e", *e)?;
                 if let Some(s) = single {
-                    finite("single", *s)?;
+                    check("single", *s)?;
                 }
                 Ok(())
             }
-            SeekModel::Constant { ms } => finite("ms", *ms),
+            SeekModel::Constant { ms } => check("ms", *ms),
         }
     }
 

@@ -45,7 +45,7 @@ impl SsdParams {
         for (k, x) in [("read_latency_ms", self.read_latency_ms), ("write_latency_ms", self.write_latency_ms)] {
             super::check_ms(path, k, x, false)?;
         }
-        // 0 is no transfer time; otherwise a 4 KiB page must cross in at most MAX_STEP_MS.
+        // 0 is no transfer time.
         let b = self.bandwidth_mb_s;
         if !(b == 0.0 || (b.is_finite() && b >= MIN_BANDWIDTH_MB_S)) {
             return Err(ConfigError::new(

@@ -559,7 +559,7 @@ impl<P: Policy> CacheLevel for Level<P> {
                 return Err(format!("block {} in slot {slot} is not mapped to it", e.block));
             }
         }
-        let pinned = self.table.iter().filter(|(_, e)| e.pinned()).count();
+        let pinned = self.pinned_count();
         if pinned != self.table.pinned_len() {
             return Err(format!("{pinned} blocks pinned but the table counts {}", self.table.pinned_len()));
         }

@@ -242,9 +242,8 @@ impl<P: Policy> Pinning for Level<P> {
         self.table.lookup(block).is_some_and(Entry::pinned)
     }
 
+    /// Counted over the entries, not read from the table's count (which `check_invariants` compares with it).
     fn pinned_count(&self) -> usize {
-        let counted = self.table.iter().filter(|(_, e)| e.pinned()).count();
-        debug_assert_eq!(counted, self.table.pinned_len(), "the table's count of pinned blocks is off");
-        counted
+        self.table.iter().filter(|(_, e)| e.pinned()).count()
     }
 }

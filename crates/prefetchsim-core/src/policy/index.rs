@@ -6,9 +6,9 @@
 //! lookup. It grows (doubling) as larger block numbers appear, up to a budget of 256 entries per cached
 //! block (1 KiB of index per block of cache; at least 2^12 and at most 2^24 entries). The floor was 2^20
 //! (4 MiB a table whatever its size): a per-client level of 800 four-block caches took 4.3 GiB and 10,000
-//! of them were killed for lack of memory; at 2^12 small caches on P6, P12, OLTP and w106 ran as fast. The first block
-//! number past the budget switches the index, once, to a hash table of 4-byte slot numbers whose keys live
-//! in the entry arena (object ids of key-value traces, sparse volumes).
+//! of them were killed for lack of memory; at 2^12 small caches on P6, P12, OLTP and w106 ran as fast.
+//! The first block number past the budget switches the index, once, to a hash table of 4-byte slot
+//! numbers whose keys live in the entry arena (object ids of key-value traces, sparse volumes).
 
 use std::hash::BuildHasher;
 

@@ -134,15 +134,11 @@ impl DiskParams {
     /// Check the parameters; `path` names the key in errors.
     pub fn validate(&self, path: &str) -> Result<(), ConfigError> {
         let pos = |k: &str, x: f64, strict: bool| crate::device::check_ms(path, k, x, strict);
-        // A revolution of at most MAX_STEP_MS.
-        if !(self.rpm.is_finite() && self.rpm >= 60_000.0 / crate::device::MAX_STEP_MS) {
+        let min_rpm = crate::device::MIN_RPM;
+        if !(self.rpm.is_finite() && self.rpm >= min_rpm) {
             return Err(ConfigError::new(
                 format!("{path}.rpm"),
-                format!(
-                    "must be at least {} (one turn in at most 1,000 s), got {}",
-                    60_000.0 / crate::device::MAX_STEP_MS,
-                    self.rpm
-                ),
+                format!("must be at least {min_rpm} (one turn in at most 1,000 s), got {}", self.rpm),
             ));
         }
         pos("write_settle_ms", self.write_settle_ms, false)?;
