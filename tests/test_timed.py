@@ -193,9 +193,31 @@ def test_a_real_trace_runs_timed_with_the_instant_engine_counts_at_zero_latency(
 
 
 @pytest.mark.parametrize("alpha_ms", [1e15, 1e300])
-def test_a_clock_past_292_years_is_an_error_not_wrapped_response_times(alpha_ms):
+def test_a_clock_past_73_years_is_an_error_not_wrapped_response_times(alpha_ms):
     # Both gave a mean response time of 7.68e9 ms: the 64-bit clock wrapped (and 1e300 ms saturated).
     tr = ps.synthetic("oltp-like", requests=3000, seed=1)
-    with pytest.raises(ps.ConfigError, match=r"^engine: simulated time reached .* past the 2\^63 ns"):
+    with pytest.raises(ps.ConfigError, match=r"^engine: simulated time reached .* past the 2\^61 ns"):
         ps.simulate(tr, levels=[ps.Level(50), ps.Level(100)], engine={"kind": "timed"},
                     link={"alpha_ms": alpha_ms, "beta_ms_per_page": 0.03})
+
+
+@pytest.mark.parametrize("link", [{"t_l2_cpu_ms": 1e13}, {"alpha_ms": 0, "beta_ms_per_page": 1e13},
+                                  {"t_l1_hit_ms": 1e13}, {"link": "fifo", "gap_ms": 1e300}])
+def test_a_duration_cut_to_146_years_is_an_error_not_a_measured_response_time(tmp_path, link):
+    # A single step longer than 2^62 ns was cut to it and reported as measured: with t_l2_cpu_ms = 1e13
+    # the requests below gave a largest response time of 4.6e12 ms, not 1e13. (A miss, a hit on the
+    # client, then a miss that waits for the link's gap.)
+    path = tmp_path / "three.lis"
+    path.write_text("0 1 0 0\n0 1 0 0\n100000 1 0 0\n")
+    tr = ps.open_trace(path, format="arc")
+    with pytest.raises(ps.ConfigError, match=r"^engine: simulated time reached .* past the 2\^61 ns"):
+        ps.simulate(tr, levels=[ps.Level(50), ps.Level(100)], engine={"kind": "timed"}, link=link)
+
+
+def test_long_but_representable_times_are_still_measured(tmp_path):
+    # The limit must not refuse what it can represent: one request over a link of 10^9 ms per page.
+    path = tmp_path / "one.lis"
+    path.write_text("0 1 0 0\n")
+    r = ps.simulate(ps.open_trace(path, format="arc"), levels=[ps.Level(50), ps.Level(100)],
+                    engine={"kind": "timed"}, link={"alpha_ms": 0, "beta_ms_per_page": 1e9})
+    assert 1e9 <= r.summary["rt_max_ms"] < 1.1e9

@@ -208,15 +208,17 @@ impl Link {
             LinkModel::Fifo => {
                 let d = kind.dir() as usize;
                 let start = now.max(self.link_free[d]);
-                self.link_free[d] = start + ms_to_ns(self.p.beta_ms_per_page * f64::from(pages) + self.p.gap_ms);
+                // Saturating: messages sent before the clock check sees an absurd time must not wrap it.
+                self.link_free[d] =
+                    start.saturating_add(ms_to_ns(self.p.beta_ms_per_page * f64::from(pages) + self.p.gap_ms));
                 start
             }
         };
-        let arrive = start + delay;
+        let arrive = start.saturating_add(delay);
         self.stats.messages += 1;
         self.stats.pages += u64::from(pages);
-        self.stats.delay_ns += arrive - now;
-        self.stats.contention_ns += start - now;
+        self.stats.delay_ns = self.stats.delay_ns.saturating_add(arrive - now);
+        self.stats.contention_ns = self.stats.contention_ns.saturating_add(start - now);
         arrive
     }
 }

@@ -208,6 +208,14 @@ pub fn run(dev: &mut dyn Device, pattern: &Pattern, seed: u64) -> Result<BenchSt
         };
         let start = arrival.max(prev_done);
         let s = dev.start(&io, start)?;
+        if s.done >= super::CLOCK_LIMIT_NS {
+            // A duration cut to MAX_DURATION_NS (or a run of 73 years) would be printed as measured.
+            return Err(BenchError::Bad(format!(
+                "request {i} ends at {:.3e} ns, past the 2^61 ns (73 years) a run may last: a device time or \
+                 the pattern's gap_ms is far too large",
+                s.done as f64
+            )));
+        }
         prev_done = s.done;
         let svc = (s.done - start) as f64 * 1e-6;
         service.push(svc);

@@ -43,9 +43,15 @@ pub use disk::{Disk, DiskParams};
 pub use iosched::{IoScheduler, SchedParams};
 pub use ssd::{Ssd, SsdParams};
 
-/// The longest duration a model may give (2^62 ns, about 146 years): with the timed engine's clock
-/// stopped at [`crate::engine::timed::CLOCK_LIMIT_NS`], a time plus a duration never wraps 64 bits.
+/// The longest duration a model may give (2^62 ns, about 146 years); [`ms_to_ns`] cuts longer ones to it.
 pub const MAX_DURATION_NS: u64 = 1 << 62;
+
+/// A simulated clock stops a run at 2^61 ns (about 73 years), half of [`MAX_DURATION_NS`], so that:
+/// - a duration cut to [`MAX_DURATION_NS`] always ends past the limit, even after a round trip through
+///   f64 ms, so a cut duration is an error and never a measured time (a link's `t_l2_cpu_ms = 1e13` was
+///   reported as a response time of 4.6e12 ms);
+/// - a time below the limit plus three durations never wraps 64 bits.
+pub const CLOCK_LIMIT_NS: u64 = MAX_DURATION_NS >> 1;
 
 /// The longest single step a device parameter may name, ms (1,000 s: a latency, an overhead, a seek, a
 /// switch, one sector's transfer). A latency of 1e300 ms was cut to [`MAX_DURATION_NS`] and reported as a
@@ -69,7 +75,7 @@ pub(crate) fn check_ms(path: &str, key: &str, x: f64, strict: bool) -> Result<()
 }
 
 /// Convert a model duration in ms to engine nanoseconds (rounded; negative durations give 0, longer than
-/// [`MAX_DURATION_NS`] give that).
+/// [`MAX_DURATION_NS`] give that, which ends past [`CLOCK_LIMIT_NS`]: the caller's clock check refuses it).
 #[inline]
 #[must_use]
 pub fn ms_to_ns(ms: f64) -> u64 {

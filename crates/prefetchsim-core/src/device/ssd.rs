@@ -193,11 +193,12 @@ impl Device for Ssd {
         let s = argmin(&self.slots);
         let t_start = now.max(self.slots[s]);
         let lat = if io.write { self.p.write_latency_ms } else { self.p.read_latency_ms };
-        let t_lat = t_start + ms_to_ns(lat);
+        // Saturating: requests started before the clock check sees an absurd time must not wrap it.
+        let t_lat = t_start.saturating_add(ms_to_ns(lat));
         self.slots[s] = t_lat;
         let l = argmin(&self.link_free);
         let xfer = ms_to_ns(f64::from(io.sectors) * self.ms_per_sector);
-        let done = t_lat.max(self.link_free[l]) + xfer;
+        let done = t_lat.max(self.link_free[l]).saturating_add(xfer);
         if xfer > 0 {
             self.link_free[l] = done;
         }

@@ -251,3 +251,15 @@ fn devices_are_deterministic_for_a_seed() {
     let one = a.start(&DiskIo::read(5, 1), 0).unwrap();
     assert!(one.done > 0);
 }
+
+#[test]
+fn a_bench_time_past_the_clock_limit_is_an_error_not_a_measurement() {
+    // An arrival 10^300 ms after the first was cut to 2^62 ns and the pattern reported as measured.
+    let mut dev = build("device", &ComponentSpec::named("fixed"), 0).unwrap();
+    let far = Pattern::RandomIsolated { sectors: 1, align: 1, gap_ms: 1e300, count: 3 };
+    let e = bench::run(dev.as_mut(), &far, 1).unwrap_err().to_string();
+    assert!(e.contains("request 1 ends at") && e.contains("past the 2^61 ns"), "{e}");
+    // A long but representable gap is still measured (10^9 ms apart: about 32 years for three requests).
+    let long = Pattern::RandomIsolated { sectors: 1, align: 1, gap_ms: 1e9, count: 3 };
+    assert_eq!(bench::run(dev.as_mut(), &long, 1).unwrap().mean_service_ms, 5.0);
+}

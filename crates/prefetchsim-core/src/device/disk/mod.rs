@@ -256,7 +256,7 @@ impl Disk {
             let w = self.walk(ra.next, ra.target - ra.next, from, deadline, |_, _, _| {});
             if w.done > 0 {
                 ra.next += w.done;
-                ra.anchor_ns += ms_to_ns(w.t_end);
+                ra.anchor_ns = ra.anchor_ns.saturating_add(ms_to_ns(w.t_end));
                 self.segs.segs[ra.seg].hi = ra.next;
                 if let Some(l) = w.last {
                     self.head = l;

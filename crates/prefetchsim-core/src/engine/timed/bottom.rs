@@ -322,7 +322,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                         r.sectors_mixed += sectors;
                     }
                 }
-                r.service_ns += s.done - s.start;
+                r.service_ns = r.service_ns.saturating_add(s.done - s.start);
             }
             self.q.schedule(s.done, DONE, Ev::DeviceDone(d.id));
         }

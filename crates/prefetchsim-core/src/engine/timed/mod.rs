@@ -67,7 +67,7 @@ use super::replay::{Reader, ReplayState, RunTotals};
 use super::{Hierarchy, Progress, RequestSource, SourceError};
 use crate::component::ConfigError;
 use crate::config::{EngineConfig, PrefetchIo, Replay, TimedSettings};
-use crate::device::ms_to_ns;
+use crate::device::{ms_to_ns, CLOCK_LIMIT_NS};
 use crate::link::LinkModel;
 use crate::metrics::RunResult;
 use crate::request::{Fetch, Op, Request};
@@ -75,18 +75,15 @@ use bottom::Io;
 use net::Net;
 use stats::Stats;
 
-/// The simulated clock stops a run at 2^63 ns (about 292 years): a time beyond it comes from a link,
-/// device, think or trace time far too large, and adding one more duration ([`crate::device::MAX_DURATION_NS`]
-/// at most) to it could wrap 64 bits and give nonsense response times instead of an error.
-pub const CLOCK_LIMIT_NS: u64 = 1 << 63;
-
-/// The error of a run whose clock reached [`CLOCK_LIMIT_NS`].
+/// The error of a run whose clock reached [`CLOCK_LIMIT_NS`]: a time beyond it comes from a link, device,
+/// think or trace time far too large (or cut to [`crate::device::MAX_DURATION_NS`]), and going on could
+/// wrap 64 bits and give nonsense response times instead of an error.
 fn clock_overflow(now: u64) -> ConfigError {
     ConfigError::new(
         "engine",
         format!(
-            "simulated time reached {:.3e} ns, past the 2^63 ns (292 years) a run may last: a link (alpha_ms, \
-             beta_ms_per_page), device, think or trace time is far too large",
+            "simulated time reached {:.3e} ns, past the 2^61 ns (73 years) a run may last: a link (alpha_ms, \
+             beta_ms_per_page, gap_ms, t_l1_hit_ms, t_l2_cpu_ms), device, think or trace time is far too large",
             now as f64
         ),
     )
