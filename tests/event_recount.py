@@ -39,13 +39,14 @@ class LogError(AssertionError):
 class Block:
     """What the recount knows of one resident block."""
 
-    __slots__ = ("origin", "used", "native_ref", "pinned")
+    __slots__ = ("origin", "used", "native_ref", "pinned", "measured")
 
     def __init__(self, origin: str, pinned: bool, native_ref: bool):
         self.origin = origin          # demand, native, second, readmore
         self.used = False             # its prefetch was used (any reference)
         self.native_ref = native_ref  # the native level referenced it (what makes a prefetch hit)
         self.pinned = pinned          # in flight (timed engine)
+        self.measured = True          # prefetched after the warm-up: counted in the prefetch counters
 
     def unused(self) -> bool:
         return self.origin in PREFETCH_ORIGINS and not self.used
@@ -91,6 +92,11 @@ def recount(path: str, timed: bool) -> dict[tuple[int, int], dict[str, int]]:
                     if lv == level:
                         cache.c = dict.fromkeys(COUNTERS, 0)
                         cache.logged_used = 0
+                        # Prefetches issued in the warm-up are not in the new prefetch_issued; what
+                        # becomes of them is not counted either (metrics.md §1: conservation).
+                        for b in cache.blocks.values():
+                            if b.unused():
+                                b.measured = False
                 continue
             try:
                 _apply(caches[(level, instance)], kind, block, length, origin, timed)
@@ -99,8 +105,8 @@ def recount(path: str, timed: bool) -> dict[tuple[int, int], dict[str, int]]:
     out = {}
     for key, cache in caches.items():
         c = cache.c
-        c["unused_resident_end"] = sum(1 for b in cache.blocks.values() if b.unused() and not b.pinned)
-        c["prefetch_inflight_end"] = sum(1 for b in cache.blocks.values() if b.unused() and b.pinned)
+        c["unused_resident_end"] = sum(1 for b in cache.blocks.values() if b.unused() and b.measured and not b.pinned)
+        c["prefetch_inflight_end"] = sum(1 for b in cache.blocks.values() if b.unused() and b.measured and b.pinned)
         if cache.logged_used != c["prefetch_used"]:
             raise LogError(f"{key}: {cache.logged_used} prefetch_used events, {c['prefetch_used']} first uses")
         out[key] = c
@@ -110,9 +116,10 @@ def recount(path: str, timed: bool) -> dict[tuple[int, int], dict[str, int]]:
 def _use(cache: Cache, b: Block) -> None:
     """A reference of any kind: the first one of a prefetched block uses it."""
     if b.unused():
-        cache.c["prefetch_used"] += 1
-        cache.c["second_used"] += b.origin == "second"
-        cache.c["readmore_used"] += b.origin == "readmore"
+        if b.measured:
+            cache.c["prefetch_used"] += 1
+            cache.c["second_used"] += b.origin == "second"
+            cache.c["readmore_used"] += b.origin == "readmore"
         b.used = True
 
 
@@ -205,7 +212,7 @@ def _apply(cache: Cache, kind: str, block: int, length: int, origin: str, timed:
         b = cache.blocks.get(block)
         if b is None or not b.used:
             raise LogError(f"prefetch_used of block {block}, which the recount has not seen used")
-        cache.logged_used += 1
+        cache.logged_used += b.measured
     elif kind == "arrived":
         b = _resident(cache, block, kind, pinned=True)
         b.pinned = False
@@ -225,11 +232,11 @@ def _apply(cache: Cache, kind: str, block: int, length: int, origin: str, timed:
         # access ends, so the same access may still evict it.)
         if kind in ("evict", "evict_unused"):
             c["evictions"] += 1
-        if kind == "evict_unused":
+        if kind == "evict_unused" and b.measured:
             c["unused_evicted"] += 1
             c["readmore_unused_evicted"] += b.origin == "readmore"
         if kind == "invalidated":
-            c["prefetch_invalidated"] += 1
+            c["prefetch_invalidated"] += b.measured
         del cache.blocks[block]
     elif kind == "demote_in":
         c["demoted_in"] += 1

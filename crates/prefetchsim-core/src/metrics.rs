@@ -173,7 +173,8 @@ impl LevelCounters {
         ]
     }
 
-    /// Whether every issued prefetch is accounted for (metrics.md §1 conservation; no warm-up reset).
+    /// Whether every issued prefetch is accounted for (metrics.md §1 conservation; after a warm-up too,
+    /// since the blocks prefetched in it are left out of every prefetch counter).
     #[must_use]
     pub fn prefetch_conserved(&self) -> bool {
         self.prefetch_issued

@@ -109,7 +109,7 @@ impl<P: Policy> Level<P> {
             if e.pinned() {
                 return true;
             }
-            self.counters.prefetch_invalidated += u64::from(e.counts_unused());
+            self.counters.prefetch_invalidated += u64::from(e.counts_unused() && e.measured());
             if let Some(log) = &mut self.log {
                 let kind = if e.counts_unused() { K::Invalidated } else { K::Removed };
                 log.push(LevelEvent::block(kind, super::events::origin_of(e), block));

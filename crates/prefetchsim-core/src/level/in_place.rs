@@ -39,8 +39,10 @@ impl<P: Policy> Level<P> {
         };
         self.policy.on_evicted(slot, &self.table);
         if old.counts_unused() {
-            self.counters.unused_evicted += 1;
-            self.counters.readmore_unused_evicted += u64::from(old.flags & crate::policy::flags::READMORE != 0);
+            let measured = u64::from(old.measured());
+            self.counters.unused_evicted += measured;
+            self.counters.readmore_unused_evicted +=
+                measured * u64::from(old.flags & crate::policy::flags::READMORE != 0);
         }
         if old.unused_prefetch() {
             self.protect.release(slot);

@@ -254,8 +254,9 @@ impl<P: Policy> Level<P> {
     /// The evicted block in `slot` (already out of the policy) leaves the table.
     fn remove_evicted(&mut self, slot: Slot, entry: Entry) {
         if entry.counts_unused() {
-            self.counters.unused_evicted += 1;
-            self.counters.readmore_unused_evicted += u64::from(entry.flags & flags::READMORE != 0);
+            let measured = u64::from(entry.measured());
+            self.counters.unused_evicted += measured;
+            self.counters.readmore_unused_evicted += measured * u64::from(entry.flags & flags::READMORE != 0);
             self.note(K::EvictUnused, events::origin_of(entry), entry.block);
         } else {
             self.note(K::Evict, Origin::Demand, entry.block);
@@ -501,7 +502,7 @@ impl<P: Policy> CacheLevel for Level<P> {
     fn finish(&mut self) {
         let (mut resident, mut inflight) = (0u64, 0u64);
         for (_, e) in self.table.iter() {
-            if e.counts_unused() {
+            if e.counts_unused() && e.measured() {
                 if e.pinned() {
                     inflight += 1;
                 } else {
@@ -519,6 +520,11 @@ impl<P: Policy> CacheLevel for Level<P> {
 
     fn reset_counters(&mut self) {
         self.counters = LevelCounters::default();
+        // The prefetches issued so far are not in the new `prefetch_issued`: leave them out of the rest.
+        let issued: Vec<Slot> = self.table.iter().filter(|(_, e)| e.counts_unused()).map(|(s, _)| s).collect();
+        for slot in issued {
+            self.table.entry_mut(slot).flags |= flags::WARMUP;
+        }
     }
 
     fn capacity(&self) -> usize {

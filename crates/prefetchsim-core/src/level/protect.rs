@@ -114,14 +114,15 @@ impl<P: Policy> Level<P> {
     /// (native, unless a PFC silent hit used it already) or of a readmore block.
     #[inline]
     pub(super) fn count_use(&mut self, slot: Slot, e: Entry) {
+        let measured = u64::from(e.measured());
         if e.flags & (flags::PREFETCHED | flags::ACCESSED | flags::SILENT_USED) == flags::PREFETCHED {
-            self.counters.prefetch_used += 1;
-            self.counters.second_used += u64::from(e.flags & flags::SECOND != 0);
+            self.counters.prefetch_used += measured;
+            self.counters.second_used += measured * u64::from(e.flags & flags::SECOND != 0);
             self.note(K::PrefetchUsed, super::events::origin_of(e), e.block);
         } else if e.flags & flags::READMORE != 0 {
             self.table.entry_mut(slot).flags &= !flags::READMORE;
-            self.counters.prefetch_used += 1;
-            self.counters.readmore_used += 1;
+            self.counters.prefetch_used += measured;
+            self.counters.readmore_used += measured;
             self.note(K::PrefetchUsed, Origin::Readmore, e.block);
         }
     }

@@ -39,6 +39,10 @@ pub mod flags {
     /// Accounting only: a prefetched block first referenced by a PFC silent hit (or a bypassed wait for
     /// its read), which the native level does not see; its use is counted then, not again.
     pub const SILENT_USED: u8 = 64;
+    /// Accounting only: prefetched (or cached by readmore) before the warm-up ended. The counters start
+    /// at the warm-up's end with `prefetch_issued` at 0, so this block's use, eviction unused or end
+    /// state is not counted either, and the prefetches a run reports stay conserved (metrics.md §1).
+    pub const WARMUP: u8 = 128;
 }
 
 /// The state of one resident block.
@@ -76,6 +80,12 @@ impl Entry {
     #[must_use]
     pub fn unused_prefetch(&self) -> bool {
         self.flags & (flags::PREFETCHED | flags::ACCESSED) == flags::PREFETCHED
+    }
+    /// Its prefetch was issued after the warm-up (or there was none): it counts in the prefetch counters.
+    #[inline]
+    #[must_use]
+    pub fn measured(&self) -> bool {
+        self.flags & flags::WARMUP == 0
     }
     /// Counted as an unused prefetch: prefetched and referenced by nobody (the native level or a PFC silent
     /// hit), or cached by readmore and not referenced since. [`Entry::unused_prefetch`] is what the policy
