@@ -4,6 +4,7 @@ or lists the valid choices, and is a typed Python exception."""
 from __future__ import annotations
 
 import prefetchsim as ps
+from prefetchsim.optimal import integrated
 import pytest
 
 
@@ -114,6 +115,10 @@ def test_a_trace_with_no_request_is_an_error_that_says_why(tmp_path, kind):
     # Several sizes of one policy share one pass (the size family): the same error.
     with pytest.raises(ps.TraceError, match="no requests to simulate"):
         ps.simulate_many(cases[0][0], [{"level": [{"size": s}], "engine": engine} for s in (2, 4, 8)])
+    # A size as a share of the footprint: the same error, not "5% of the footprint is less than one block".
+    for tr, needle in cases[:3]:
+        with pytest.raises(ps.TraceError, match=needle):
+            ps.simulate(tr, size="5%", engine=engine)
     assert ps.simulate(ps.open_trace(str(writes), "spc"), size=4, engine=engine).summary["requests"] == 2
 
 
@@ -121,6 +126,20 @@ def test_a_limit_inside_the_warm_up_is_an_error_before_the_run():
     tr = ps.synthetic("oltp-like", requests=300, seed=1)
     with pytest.raises(ps.ConfigError, match="engine.limit: 100 is within the warm-up"):
         ps.simulate(tr, {"level": [{"size": 50}], "engine": {"warmup_requests": 100, "limit": 100}})
+
+
+def test_a_limit_of_zero_is_an_error_not_a_result_of_zeros():
+    # It printed requests 0, hit ratio 0 and miss ratio 0 with exit status 0.
+    tr = ps.synthetic("oltp-like", requests=300, seed=1)
+    for kind in ("instant", "timed"):
+        with pytest.raises(ps.ConfigError, match="engine.limit: 0 requests measure nothing"):
+            ps.simulate(tr, {"level": [{"size": 50}], "engine": {"kind": kind, "limit": 0}})
+    for method in ("exact", "shards", "mini"):
+        with pytest.raises(ps.ConfigError, match="limit: 0 requests measure nothing"):
+            ps.mrc(tr, points=4, method=method, limit=0)
+    with pytest.raises(ps.ConfigError, match="limit: 0 requests measure nothing"):
+        integrated(tr, cache_blocks=10, fetch_time=2, limit=0)
+    assert ps.simulate(tr, {"level": [{"size": 50}], "engine": {"limit": 1}}).summary["requests"] == 1
 
 
 @pytest.mark.parametrize("call,needle", [

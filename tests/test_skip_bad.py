@@ -100,3 +100,21 @@ def test_skip_bad_cannot_skip_a_truncated_binary_tail(tmp_path):
     p.write_bytes(rec * 3 + rec[:10])
     with pytest.raises(ps.TraceError, match=r"record 3 \(byte 72\): truncated record: 10 of 24 bytes"):
         ps.simulate(ps.open_trace(str(p), "oracle_general", skip_bad=100), size=4)
+
+
+def test_a_format_detected_from_the_name_skips_bad_records_too(damaged, tmp_path):
+    # Detection read the head strictly: `trace info`, `trace convert` and `run --trace` with --skip-bad
+    # failed with "cannot tell the trace format" when a bad record came early, though `sim` with the
+    # format named worked.
+    named = tmp_path / "damaged.spc"
+    assert str(named) == damaged
+    tr = ps.open_trace(damaged, skip_bad=3)
+    assert tr.info()["requests"] == 20
+    assert ps.simulate(tr, size=8).summary["skipped_records"] == 3
+    out = cli("trace", "info", damaged, "--skip-bad", "3")
+    assert out.returncode == 0, out.stderr
+    # Strict detection still names the bad line, and too many bad records still fail.
+    with pytest.raises(ps.TraceError, match="line 6"):
+        ps.open_trace(damaged).info()
+    with pytest.raises(ps.TraceError):
+        ps.simulate(ps.open_trace(damaged, skip_bad=2), size=8)

@@ -85,6 +85,10 @@ pub enum TaskError {
     Config(ConfigError),
     /// The trace could not be read, or a caller's hook failed.
     Source(SourceError),
+    /// The trace gave no request to simulate (empty, or every record filtered out or skipped), as the
+    /// pass that measures the footprint found: a share of a footprint of 0 blocks was reported as "less
+    /// than one block", which sent the user to the size instead of the trace. What the source skipped.
+    Empty(SourceReport),
 }
 
 impl std::fmt::Display for TaskError {
@@ -92,6 +96,7 @@ impl std::fmt::Display for TaskError {
         match self {
             TaskError::Config(e) => e.fmt(f),
             TaskError::Source(e) => e.fmt(f),
+            TaskError::Empty(_) => f.write_str("no requests to simulate"),
         }
     }
 }
@@ -152,6 +157,9 @@ pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutc
     };
     let decoded = decoded.as_ref();
     let footprint = decoded.and_then(DecodedTrace::footprint);
+    if footprint == Some(0) {
+        return Err(TaskError::Empty(decoded.map(DecodedTrace::report).cloned().unwrap_or_default()));
+    }
     // The size families: one pass for all of them (mrc::family), over the decoded copy when there is one,
     // otherwise over a stream of the trace (whose report is then the one their results carry).
     // A replay of the copy is not counted as progress again; a stream of the trace is the task's pass.

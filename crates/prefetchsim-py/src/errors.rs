@@ -71,6 +71,21 @@ pub(crate) fn task_err(e: &TaskError) -> PyErr {
     match e {
         TaskError::Config(c) => config_err(c),
         TaskError::Source(s) => source_err(s),
+        TaskError::Empty(_) => TraceError::new_err("no requests to simulate"),
+    }
+}
+
+/// A `limit` argument: `None` when absent, else at least 1 (a limit of 0 measured nothing and reported it
+/// as an empty result).
+pub(crate) fn limit_arg(v: Option<&Bound<'_, PyAny>>) -> PyResult<Option<u64>> {
+    match v {
+        Some(l) if !l.is_none() => match uint_arg(Some(l), "limit", 0, u64::MAX)? {
+            0 => Err(ConfigError::new_err(
+                "limit: 0 requests measure nothing: give at least 1, or leave the limit out to read the whole trace",
+            )),
+            n => Ok(Some(n)),
+        },
+        _ => Ok(None),
     }
 }
 

@@ -13,7 +13,7 @@ use pyo3::prelude::*;
 use serde_json::{json, Value};
 
 use crate::detached::run_detached;
-use crate::errors::{config_err, parse_json, parse_spec, source_err, uint_arg, ConfigError};
+use crate::errors::{config_err, limit_arg, parse_json, parse_spec, source_err, ConfigError};
 use crate::registry::validate_components;
 use crate::sim::{report_json, result_json};
 use prefetchsim_core::batch::{run_task, Interruptible, Task, TaskError, TaskTrace};
@@ -76,10 +76,7 @@ fn mrc_curve(
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     check_progress(progress)?;
-    let limit = match limit {
-        Some(l) if !l.is_none() => Some(uint_arg(Some(l), "limit", 0, u64::MAX)?),
-        _ => None,
-    };
+    let limit = limit_arg(limit)?;
     if let Some(bad) = shares.iter().flatten().find(|s| !(**s > 0.0 && s.is_finite())) {
         return Err(ConfigError::new_err(format!("shares: {bad} is not a positive share of the footprint")));
     }
@@ -127,10 +124,7 @@ fn simulate_sampled(
     progress: Option<&Bound<'_, PyAny>>,
 ) -> PyResult<String> {
     check_progress(progress)?;
-    let limit = match limit {
-        Some(l) if !l.is_none() => Some(uint_arg(Some(l), "limit", 0, u64::MAX)?),
-        _ => None,
-    };
+    let limit = limit_arg(limit)?;
     let spec = parse_spec(trace_json)?;
     let sample =
         SampleConfig::from_json(parse_json("sample", sample_json)?, spec.block_size).map_err(|e| config_err(&e))?;
@@ -173,16 +167,12 @@ fn simulate_sampled(
         let sampled = SampleTrace { reqs: &reqs, block_size: spec.block_size };
         let outcomes = match run_task(&sampled, &Task::new(&configs, 0, &stop, &uncounted)) {
             Ok(o) => o,
-            Err(TaskError::Config(e)) => return vec![Err(PyErrLater::Config(e))],
-            Err(TaskError::Source(e)) => return vec![Err(PyErrLater::Source(e))],
+            Err(e) => return vec![Err(PyErrLater::from(e))],
         };
         outcomes
             .into_iter()
             .map(|o| -> Result<Value, PyErrLater> {
-                let (r, _) = o.map_err(|e| match e {
-                    TaskError::Config(e) => PyErrLater::Config(e),
-                    TaskError::Source(e) => PyErrLater::Source(e),
-                })?;
+                let (r, _) = o.map_err(PyErrLater::from)?;
                 let mut v = result_json(&r, &report);
                 if let Value::Object(m) = &mut v {
                     m.insert("seen_requests".into(), json!(seen_requests));
@@ -223,6 +213,16 @@ impl TaskTrace for SampleTrace<'_> {
 enum PyErrLater {
     Config(prefetchsim_core::ConfigError),
     Source(SourceError),
+}
+
+impl From<TaskError> for PyErrLater {
+    fn from(e: TaskError) -> Self {
+        match e {
+            TaskError::Config(e) => PyErrLater::Config(e),
+            TaskError::Source(e) => PyErrLater::Source(e),
+            TaskError::Empty(_) => PyErrLater::Source("the sample holds no requests to simulate".into()),
+        }
+    }
 }
 
 /// Add this file's functions to the module.

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicBool, AtomicU64};
 
 use prefetchsim_core::batch::Interruptible;
-use prefetchsim_core::batch::{run_task, Task, TaskTrace};
+use prefetchsim_core::batch::{run_task, Task, TaskError, TaskTrace};
 use prefetchsim_core::component::ConfigError as CoreConfigError;
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{Hierarchy, RequestSource, SourceError, SourceReport};
@@ -18,7 +18,9 @@ use pyo3::prelude::*;
 use serde_json::{json, Value};
 
 use crate::detached::{progress_arg, run_detached};
-use crate::errors::{config_err, parse_json, parse_spec, source_err, task_err, uint_arg, ConfigError, TraceError};
+use crate::errors::{
+    config_err, limit_arg, parse_json, parse_spec, source_err, task_err, uint_arg, ConfigError, TraceError,
+};
 use crate::registry::validate_components;
 
 /// Simulate every config of `configs_json` (a JSON list of hierarchy configs) on the trace of
@@ -61,7 +63,10 @@ pub(crate) fn simulate(
     let stop = AtomicBool::new(false);
     let trace = SpecTrace { spec: &spec, stop: &stop, events };
     let task = Task::new(&configs, threads, &stop, &done);
-    let results = run_detached(py, progress, &done, &stop, || run_task(&trace, &task))?.map_err(|e| task_err(&e))?;
+    let results = run_detached(py, progress, &done, &stop, || run_task(&trace, &task))?.map_err(|e| match e {
+        TaskError::Empty(rep) => TraceError::new_err(no_requests(&spec, &rep)),
+        e => task_err(&e),
+    })?;
     let mut out = Vec::with_capacity(results.len());
     for r in results {
         let (r, rep) = r.map_err(|e| task_err(&e))?;
@@ -221,7 +226,7 @@ pub(crate) fn integrated(
     let spec = parse_spec(trace_json)?;
     let cache = uint_arg(Some(cache), "cache", 0, 1 << 32)? as usize;
     let fetch_time = uint_arg(Some(fetch_time), "fetch_time", 0, 1 << 32)?;
-    let limit = uint_arg(limit, "limit", u64::MAX, u64::MAX)?;
+    let limit = limit_arg(limit)?.unwrap_or(u64::MAX);
     let model = DiskModel { cache, fetch_time };
     model.validate().map_err(|m| ConfigError::new_err(format!("integrated: {m}")))?;
     let done = AtomicU64::new(0);

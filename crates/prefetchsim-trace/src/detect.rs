@@ -120,19 +120,19 @@ fn whole_part<'a>(format: &str, head: &'a [u8], whole: bool) -> &'a [u8] {
     &head[..head.len() - head.len() % record]
 }
 
-/// Parse `data` (the head) as `format`: the number of records, or the first error.
-fn parse_head(format: &'static str, path: &str, data: &[u8]) -> Result<u64, TraceError> {
-    let mut spec = TraceSpec::with_format(path, format);
-    if format == "multi_real" {
-        // The contiguous layout would read the companion list or the whole trace.
-        spec.params.insert("layout".into(), Value::from("butt_hash"));
+/// Parse `data` (the head) as `format`: the number of records, or the first error past `skip_bad`
+/// skippable bad records (what the trace's own `skip_bad` lets the read skip).
+fn parse_head(format: &'static str, path: &str, data: &[u8], skip_bad: u64) -> Result<u64, TraceError> {
+    let mut reader = open_head(format, path, data)?;
+    let (mut n, mut skipped) = (0, 0);
+    loop {
+        match reader.next_record() {
+            Ok(Some(_)) => n += 1,
+            Ok(None) => return Ok(n),
+            Err(e) if e.is_skippable() && skipped < skip_bad => skipped += 1,
+            Err(e) => return Err(e),
+        }
     }
-    let mut reader = formats::open(format, path, Box::new(Cursor::new(data.to_vec())), &spec)?;
-    let mut n = 0;
-    while reader.next_record()?.is_some() {
-        n += 1;
-    }
-    Ok(n)
 }
 
 /// Why no text format fits: when one format reads at least one record before failing, and more than any
@@ -179,6 +179,7 @@ fn open_head(
 ) -> Result<Box<dyn crate::record::RecordReader>, TraceError> {
     let mut spec = TraceSpec::with_format(path, format);
     if format == "multi_real" {
+        // The contiguous layout would read the companion list or the whole trace.
         spec.params.insert("layout".into(), Value::from("butt_hash"));
     }
     formats::open(format, path, Box::new(Cursor::new(data.to_vec())), &spec)
@@ -202,7 +203,7 @@ fn plausible_oracle(data: &[u8]) -> bool {
 
 /// The format of binary content.
 fn detect_binary(path: &str, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
-    if vscsi::sniff(head).is_some() && parse_head("vscsi", path, whole_part("vscsi", head, whole)).is_ok() {
+    if vscsi::sniff(head).is_some() && parse_head("vscsi", path, whole_part("vscsi", head, whole), 0).is_ok() {
         return Ok("vscsi");
     }
     if plausible_oracle(whole_part("oracle_general", head, whole)) {
@@ -234,7 +235,7 @@ fn detect_text(path: &str, head: &[u8], whole: bool) -> Result<&'static str, Tra
     }
     let data = whole_part("", head, whole);
     let fits: Vec<&'static str> =
-        TEXT_CANDIDATES.iter().copied().filter(|f| matches!(parse_head(f, path, data), Ok(n) if n > 0)).collect();
+        TEXT_CANDIDATES.iter().copied().filter(|f| matches!(parse_head(f, path, data, 0), Ok(n) if n > 0)).collect();
     match fits.as_slice() {
         [one] => Ok(one),
         ["disksim", "mqsim"] => Ok("mqsim"),
@@ -245,17 +246,24 @@ fn detect_text(path: &str, head: &[u8], whole: bool) -> Result<&'static str, Tra
 
 /// The registered format that `path` most likely holds.
 pub fn detect(path: &str) -> Result<&'static str, TraceError> {
+    detect_skipping(path, 0)
+}
+
+/// [`detect`] for a trace read with `skip_bad` = N: a format the name suggests is accepted when the head
+/// parses in it with at most N bad records (the read would skip them; detection refused such a trace, so
+/// `--skip-bad` worked with a format named and not without).
+pub fn detect_skipping(path: &str, skip_bad: u64) -> Result<&'static str, TraceError> {
     let stem = stem(path);
     let named = by_name(&stem).map_err(|why| undetected(path, why))?;
     let (head, whole) = head(path)?;
-    detect_named(path, named, &head, whole)
+    detect_named(path, named, &head, whole, skip_bad)
 }
 
 /// The format of a trace named `path` whose decompressed content starts with `head` (`whole` when
 /// that is all of it), without opening any file: [`detect`] after reading the head (also fuzzed).
 pub fn detect_head(path: &str, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
     let named = by_name(&stem(path)).map_err(|why| undetected(path, why))?;
-    detect_named(path, named, &head[..head.len().min(HEAD_BYTES)], whole && head.len() <= HEAD_BYTES)
+    detect_named(path, named, &head[..head.len().min(HEAD_BYTES)], whole && head.len() <= HEAD_BYTES, 0)
 }
 
 /// Whether `head` starts like the CSV `trace convert` writes: its first line says so whatever the file is
@@ -266,7 +274,13 @@ fn is_prefetchsim_csv(head: &[u8]) -> bool {
     compact.starts_with("#prefetchsimtrace:") || compact.starts_with("time_ns,op,first,len,stream,client")
 }
 
-fn detect_named(path: &str, named: Option<&'static str>, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
+fn detect_named(
+    path: &str,
+    named: Option<&'static str>,
+    head: &[u8],
+    whole: bool,
+    skip_bad: u64,
+) -> Result<&'static str, TraceError> {
     if is_prefetchsim_csv(head) {
         return Ok("prefetchsim_csv");
     }
@@ -274,7 +288,7 @@ fn detect_named(path: &str, named: Option<&'static str>, head: &[u8], whole: boo
         if head.is_empty() {
             return Ok(format);
         }
-        return match parse_head(format, path, whole_part(format, head, whole)) {
+        return match parse_head(format, path, whole_part(format, head, whole), skip_bad) {
             Ok(_) => Ok(format),
             Err(e) => {
                 Err(undetected(path, format!("the name suggests {format}, but the content does not parse as it: {e}")))

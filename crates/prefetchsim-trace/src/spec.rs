@@ -263,7 +263,7 @@ impl TraceSpec {
     /// The format to use: the given one (validated) or the detected one.
     pub fn resolved_format(&self) -> Result<&'static str, TraceError> {
         match self.format.as_deref() {
-            None | Some("auto") | Some("") => detect::detect(&self.path),
+            None | Some("auto") | Some("") => detect::detect_skipping(&self.path, self.skip_bad),
             Some(name) => formats::canonical(&self.path, name),
         }
     }

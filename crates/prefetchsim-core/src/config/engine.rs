@@ -162,9 +162,14 @@ pub struct TimedSettings {
 }
 
 impl EngineConfig {
-    /// A limit within the warm-up measures nothing: an error before the run.
+    /// A limit of 0, or within the warm-up, measures nothing: an error before the run (a limit of 0 gave
+    /// a result of zeros, hit and miss ratio 0).
     fn check_warmup_and_limit(&self) -> Result<(), ConfigError> {
         match self.limit {
+            Some(0) => Err(ConfigError::new(
+                "engine.limit",
+                "0 requests measure nothing: give at least 1, or leave the limit out to read the whole trace",
+            )),
             Some(limit) if self.warmup_requests > 0 && limit <= self.warmup_requests => Err(ConfigError::new(
                 "engine.limit",
                 format!(

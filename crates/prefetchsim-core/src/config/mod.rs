@@ -243,6 +243,11 @@ mod tests {
         assert!(ok.engine.check_measured(101, false).is_ok());
         assert!(ok.engine.check_measured(50, true).is_ok(), "a run stopped early is reported as such");
         assert!(cfg(serde_json::json!({})).unwrap().engine.check_measured(0, false).is_ok());
+        // A limit of 0 reported hit and miss ratios of 0 as measured.
+        let e = cfg(serde_json::json!({"limit": 0})).unwrap_err();
+        assert_eq!(e.path, "engine.limit", "{e}");
+        assert!(e.message.starts_with("0 requests measure nothing"), "{e}");
+        assert!(cfg(serde_json::json!({"limit": 1})).is_ok());
     }
 
     /// A value of the wrong type says what the key takes and what it got, not serde's "did not match any
