@@ -244,20 +244,26 @@ def _component(text: str, what: str) -> Any:
 
 def _algo(text: str, default_prefetcher: str) -> tuple[Any, Any]:
     """One ``ALGOS`` entry: ``POLICY[(k=v,...)][+PREFETCHER[(k=v,...)][+PREFETCHER2...]]`` -> (policy,
-    prefetcher) as a run config takes them: two prefetchers make a ``stack``, more a stack whose second
-    is a stack of the rest (as the core reads ``a+b+c``; three with parameters were refused, three
-    without accepted)."""
+    prefetcher) as a run config takes them (see `_prefetcher`)."""
     parts = _split_top(text, "+")
     policy = _component(parts[0], "policy")
-    pfs = [_component(p, "prefetcher") for p in parts[1:]]
-    if not pfs:
+    if len(parts) == 1:
         return policy, default_prefetcher
+    return policy, _prefetcher(parts[1:], "prefetcher")
+
+
+def _prefetcher(parts: list[str], what: str) -> Any:
+    """``PREFETCHER[(k=v,...)]`` texts (an algo split at ``+``) as a run config takes them: two
+    prefetchers make a ``stack``, more a stack whose second is a stack of the rest (as the core reads
+    ``a+b+c``; three with parameters were refused, three without accepted). `mrc --prefetcher` reads
+    the same spellings."""
+    pfs = [_component(p, what) for p in parts]
     if all(isinstance(p, str) for p in pfs):
-        return policy, "+".join(pfs)  # one name, or the core's own `first+second+...` shorthand
+        return "+".join(pfs)  # one name, or the core's own `first+second+...` shorthand
     stacked = pfs[-1]
     for p in reversed(pfs[:-1]):
         stacked = {"name": "stack", "first": p, "second": stacked}
-    return policy, stacked
+    return stacked
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
