@@ -151,6 +151,20 @@ def test_cli_mrc_refuses_options_of_other_methods_and_reads_components_as_sim_do
         assert [r["prefetch_issued"] for r in rows] == list(api["prefetch_issued"]), spelled
 
 
+@pytest.mark.parametrize("method", ["exact", "mini", "full"])
+def test_a_share_is_the_blocks_sim_gives_it_and_has_sims_bounds(method):
+    # ARC OLTP: 1% of a 23,361-block footprint is 233 blocks, truncated as libCacheSim does (mrc said 234).
+    tr = ps.open_trace(shared_trace("arc/OLTP.lis.zst"))
+    sim = ps.simulate(tr, size="1%").levels[0]["capacity_blocks"]
+    assert sim == 233
+    kw = {"rate": 1.0} if method == "mini" else {}
+    assert list(ps.mrc(tr, ["1%", 0.01], method=method, limit=1000, **kw)["capacity_blocks"]) == [sim, sim]
+    # A share above 100% is sim's error (mrc ran 200% as 46,722 blocks).
+    for size in ("200%", 2.0, "0%"):
+        with pytest.raises(ps.ConfigError, match=r"sizes: .*a share of the footprint must be in \(0, 1\]"):
+            ps.mrc(tr, [size], method=method)
+
+
 def test_more_points_than_blocks_give_each_size_once():
     # 2^63 points panicked with "capacity overflow" while the sizes were laid out.
     tr = ps.synthetic("oltp-like", requests=300, seed=1)

@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import _core
-from ._sim import _as_trace, _dumps, simulate_many
+from ._sim import _as_trace, _dumps, share_blocks, simulate_many
 from ._trace import Trace
 
 METHODS = ("exact", "shards", "mini", "full")
@@ -67,8 +67,23 @@ def check_options(method: str, given: Mapping[str, Any], spell: Callable[[str], 
 _MAX_U64 = 2**64 - 1
 
 
+def _share(size: float | str) -> float | int:
+    """A size written as text or a float, read by the core as a level's size is read (so ``mrc`` takes
+    the spellings and bounds ``sim`` takes: a share in (0, 1], ``"5%"``, ``"1000"`` blocks): the share,
+    or blocks."""
+    try:
+        parsed = json.loads(_core.canonical_config(json.dumps({"level": [{"size": size}]})))["level"][0]["size"]
+    except (_core.ConfigError, ValueError) as e:
+        raise _core.ConfigError(f"sizes: {size!r}: {str(e).removeprefix('level[0].size: ')}") from None
+    if "Footprint" in parsed:
+        return float(parsed["Footprint"])
+    if "Blocks" in parsed:
+        return int(parsed["Blocks"])
+    raise _core.ConfigError(f"sizes: {size!r}: a curve's sizes are blocks or shares of the footprint")
+
+
 def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None, list[float] | None]:
-    """Split ``sizes`` into blocks (ints) or shares of the footprint (floats below 1, or ``"5%"``)."""
+    """Split ``sizes`` into blocks (ints) or shares of the footprint (floats up to 1, or ``"5%"``)."""
     if sizes is None:
         return None, None
     if isinstance(sizes, (str, bytes, int, float)):
@@ -78,26 +93,37 @@ def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None,
     for s in sizes:
         if isinstance(s, bool):
             raise TypeError(f"sizes: {s!r} is not a size")
-        if isinstance(s, str) and s.strip().endswith("%"):
-            try:
-                shares.append(float(s.strip()[:-1]) / 100.0)
-            except ValueError:
-                raise _core.ConfigError(f"sizes: {s!r} is not a share such as '5%'") from None
-        elif isinstance(s, int):
+        if isinstance(s, (str, float)):
+            s = _share(s)
+            if isinstance(s, float):
+                shares.append(s)
+                continue
+        if isinstance(s, int):
             if s < 1:
                 raise _core.ConfigError(f"sizes: {s} blocks; a cache holds at least 1 block")
             if s > _MAX_U64:
                 raise _core.ConfigError(f"sizes: {s} blocks is more than a block number can count (2^64 - 1)")
             blocks.append(s)
-        elif isinstance(s, float) and 0.0 < s < 1.0:
-            shares.append(s)
         else:
-            raise _core.ConfigError(f"sizes: {s!r} is neither blocks (an int) nor a share (0 < x < 1 or 'N%')")
+            raise _core.ConfigError(f"sizes: {s!r} is neither blocks (an int) nor a share (0 < x <= 1 or 'N%')")
     if blocks and shares:
         raise _core.ConfigError("sizes: give either blocks or shares of the footprint, not both")
     if not blocks and not shares:
         raise _core.ConfigError("sizes: empty")
     return (blocks or None), (shares or None)
+
+
+def _capacities(shares: list[float], footprint: int) -> list[int]:
+    """Shares of the footprint in blocks as `sim` sizes a level (`share_blocks`); a share under one
+    block is an error, as there."""
+    out = []
+    for s in shares:
+        n = share_blocks(s, footprint)
+        if n < 1:
+            raise _core.ConfigError(f"sizes: {s * 100:g}% of the footprint ({footprint:,} blocks) is less than "
+                                    "one block")
+        out.append(n)
+    return out
 
 
 def _component(value: str | Mapping[str, Any], params: Mapping[str, Any] | None) -> str | dict[str, Any]:
@@ -191,6 +217,12 @@ def mrc(
     seed = 0 if seed is None else seed
     cpu0, wall0 = time.process_time(), time.perf_counter()
     attrs: dict[str, Any] = {"method": method, "trace": tr.path}
+    if shares is not None and method != "shards":
+        # The blocks `sim` gives a share: truncated, of the whole trace's footprint (a pass the trace
+        # remembers). SHARDS takes shares of the footprint it estimates, in the core.
+        fp = tr.footprint()
+        attrs["footprint"] = fp
+        blocks, shares = _capacities(shares, fp), None
     if method in ("exact", "shards"):
         if method == "exact":
             sampling: dict[str, Any] = {}
@@ -208,12 +240,10 @@ def mrc(
         attrs.update(footprint=raw["footprint"], references=raw["references"], requests=raw["requests"],
                      rate=raw["rate"], skipped_records=raw["skipped_records"])
     else:
-        if blocks is None:
+        if blocks is None:  # `points` sizes evenly spaced up to the footprint
             fp = tr.footprint()
             attrs["footprint"] = fp
-            if shares is None:
-                shares = [i / points for i in range(1, points + 1)]
-            blocks = sorted({max(1, round(s * fp)) for s in shares})
+            blocks = sorted({max(1, round(i / points * fp)) for i in range(1, points + 1)})
         level = {"policy": _component("lru" if policy is None else policy, policy_params),
                  "prefetcher": _component("none" if prefetcher is None else prefetcher, prefetcher_params)}
         if method == "full":
