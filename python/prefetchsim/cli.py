@@ -533,7 +533,7 @@ def _table_columns(df, axes: Sequence[str]) -> list[str]:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from ._store import Store, export, is_database, read_results
+    from ._store import Store, export, is_database, read_results, unmatched
 
     if args.failures or args.sessions:
         if len(args.db) != 1 or not is_database(args.db[0]):
@@ -562,6 +562,10 @@ def cmd_results(args: argparse.Namespace) -> int:
         sys.stderr.write(f"prefetchsim: {added} rows added to {args.export}\n")
         return 0
     df = read_results(args.db, args.filter or ())
+    if df.empty and args.filter:
+        # An empty table is an answer, but a text value no row has is most likely misspelt: say what there is.
+        for line in unmatched(read_results(args.db), args.filter):
+            sys.stderr.write(f"prefetchsim: {line}\n")
     if args.export:
         export(df, args.export)
         sys.stderr.write(f"prefetchsim: {len(df)} rows written to {args.export}\n")
