@@ -560,3 +560,13 @@ def test_the_run_bar_uses_tqdm_when_installed_and_a_plain_line_otherwise(monkeyp
     bar.update(8)
     bar.close()
     assert calls == [("init", 10, 2, "run"), ("postfix", "3.0M requests in running tasks"), ("update", 8), ("close",)]
+
+
+def test_the_cli_says_when_a_sweep_has_nothing_left_to_run(tmp_path):
+    # Re-running a finished sweep said "2 runs in s.sqlite", though the docs promise it says nothing is left.
+    path = write_spec(tmp_path / "s.toml", '[trace]\npath = "zipf"\nformat = "synthetic"\nparams = { requests = 500 }\n'
+                                           '[[level]]\nsize = 10\n[sweep]\n"level[0].policy" = ["lru", "arc"]\n')
+    first = cli("sweep", path, "--workers", "1", cwd=tmp_path)
+    assert first.returncode == 0 and "2 runs in s.sqlite (2 run now" in first.stderr, first.stderr
+    again = cli("sweep", path, "--workers", "1", cwd=tmp_path)
+    assert again.returncode == 0 and "nothing left to run: all 2 runs are in s.sqlite" in again.stderr, again.stderr

@@ -500,6 +500,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             client = distributed.Client(args.scheduler)
         executor = client
     sys.stderr.write(f"prefetchsim: sweep {p.name!r}: {where} runs{note}; results in {db}\n")
+    done_before = set()
+    if os.path.exists(db):
+        with Store(db, readonly=True) as st:
+            done_before = st.done_ids()
+    left = sum(r.run_id not in done_before for r in p.runs)
     t0 = time.monotonic()
     try:
         df = sweep(p, executor, db=db, workers=args.workers, threads=args.threads, batch_size=args.batch_size,
@@ -510,8 +515,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    sys.stderr.write(f"prefetchsim: {df.run_id.nunique() if len(df) else 0} runs in {db} "
-                     f"({time.monotonic() - t0:.1f} s)\n")
+    n = df.run_id.nunique() if len(df) else 0
+    if left == 0:
+        sys.stderr.write(f"prefetchsim: nothing left to run: all {n} runs are in {db}\n")
+    else:
+        sys.stderr.write(f"prefetchsim: {n} runs in {db} ({left} run now, {time.monotonic() - t0:.1f} s)\n")
     if args.output_format or args.output:
         with _output(args) as out:
             fmt = args.output_format or ("csv" if str(args.output).endswith(".csv") else "table")
@@ -838,12 +846,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` were parsed for: ``trace convert``'s for ``trace convert``."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            return parser
+        parser = subs[0].choices[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # `sim` and `run` build their own parser only: the whole one (20 commands, their imports and
     # argparse's message look-ups) took longer than a simulation of a million requests.
     parser = build_parser(argv[0] if argv and argv[0] in ("sim", "run") else None)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # The command's own usage, not the top level's (which, for sim and run, lists just that command).
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         _refuse_inputs_as_outputs(args)
         return int(args.func(args) or 0)
