@@ -104,7 +104,8 @@ def test_trace_convert_refuses_to_write_over_the_trace_it_reads(tmp_path):
         assert t.read_bytes() == before
     # A merge member too.
     with pytest.raises(ps.TraceError, match="is the trace being converted"):
-        ps.merge_traces(ps.open_trace(str(t), "arc"), ps.open_trace(str(t), "arc")).convert(str(tmp_path / "hard.lis"))
+        both = ps.merge_traces(ps.open_trace(str(t), "arc"), ps.open_trace(str(t), "arc"))
+        both.convert(str(tmp_path / "hard.lis"), to="csv")
 
 
 def test_an_output_naming_an_input_is_refused_before_any_work(tmp_path):
@@ -175,3 +176,39 @@ def test_the_guide_names_every_registered_format_policy_prefetcher_and_generator
     for registry in (ps.formats, ps.policies, ps.prefetchers, ps.generators):
         for name in registry():
             assert f"`{name}`" in guide, f"the guide (docs/guide) does not mention `{name}`"
+
+
+def test_an_unknown_option_shows_the_commands_usage(lirs_trace, capsys):
+    # `sim ... --limt 100` printed the top-level usage, cut to `{sim,run}`.
+    for argv, usage in [(["sim", lirs_trace, "lirs", "lru", "4", "--limt", "100"], "usage: prefetchsim sim "),
+                        (["run", "--limt", "100"], "usage: prefetchsim run "),
+                        (["trace", "info", lirs_trace, "--limt", "1"], "usage: prefetchsim trace info ")]:
+        with pytest.raises(SystemExit) as e:
+            main(argv)
+        err = capsys.readouterr().err
+        assert e.value.code == 2 and err.startswith(usage) and "unrecognized arguments: --limt" in err, (argv, err)
+
+
+def test_the_table_names_a_merged_trace_by_all_its_members(tmp_path, capsys):
+    a, b = tmp_path / "P6.lis", tmp_path / "P12.lis"
+    a.write_text("1 2 0 1\n5 3 0 2\n")
+    b.write_text("9 1 0 1\n")
+    cfg = tmp_path / "m.toml"
+    cfg.write_text(f'[trace]\nmerge = [{{ path = "{a}" }}, {{ path = "{b}" }}]\n[[level]]\nsize = 4\n')
+    assert main(["run", str(cfg)]) == 0
+    table = capsys.readouterr().out
+    assert "P6.lis + P12.lis" in table
+    assert main(["run", str(cfg), "-f", "csv"]) == 0
+    assert f"{a} + {b}" in capsys.readouterr().out
+
+
+def test_convert_refuses_an_output_name_it_does_not_know(spc_trace, tmp_path):
+    # `trace convert P6.lis.zst p6.txt` wrote oracleGeneral binary into p6.txt.
+    p = cli("trace", "convert", spc_trace, str(tmp_path / "p6.txt"))
+    assert p.returncode == 2 and "p6.txt: unknown output name; end it in .csv, .oracleGeneral" in p.stderr, p.stderr
+    assert "--to" in p.stderr and not (tmp_path / "p6.txt").exists()
+    with pytest.raises(ps.ConfigError, match="unknown output name"):
+        ps.open_trace(spc_trace).convert(tmp_path / "p6.txt")
+    assert cli("trace", "convert", spc_trace, str(tmp_path / "p6.txt"), "--to", "csv").returncode == 0
+    for name in ("p.oracleGeneral", "p.oracleGeneral.bin.zst", "p.bin.gz", "p.csv.zst"):
+        assert cli("trace", "convert", spc_trace, str(tmp_path / name)).returncode == 0, name

@@ -109,6 +109,17 @@ def test_extent_sampling_keeps_about_rate_of_the_references():
     ({"sizes": [2**64]}, "sizes"),
     ({"sizes": [2**64], "method": "shards"}, "sizes"),
     ({"sizes": None, "points": 2**64}, "points"),
+    # An option the method does not use is an error naming it and the methods it applies to.
+    ({"method": "shards", "unit": "extent"}, "unit: applies to method mini only, not 'shards'"),
+    ({"method": "exact", "rate": 0.5}, "rate: applies to method shards or mini only, not 'exact'"),
+    ({"method": "exact", "rate": 1.0}, "rate: applies to method shards or mini"),
+    ({"method": "exact", "max_samples": 5}, "max_samples: applies to method shards only"),
+    ({"method": "mini", "adjust": False}, "adjust: applies to method shards only"),
+    ({"method": "full", "seed": 3}, "seed: applies to method shards or mini only"),
+    ({"method": "full", "extent_bytes": 4096}, "extent_bytes: applies to method mini only"),
+    ({"method": "mini", "threads": 2}, "threads: applies to method full only"),
+    ({"method": "shards", "policy": "lru"}, "policy: applies to method mini or full only"),
+    ({"points": 5}, "points: applies only when no sizes are given"),
 ])
 def test_bad_parameters_name_the_field(kwargs, field):
     tr = ps.synthetic("oltp-like", requests=100, seed=1)
@@ -116,6 +127,42 @@ def test_bad_parameters_name_the_field(kwargs, field):
     sizes = kwargs.pop("sizes", [10])
     with pytest.raises(ps.ConfigError, match=field.replace("[", r"\[").replace("]", r"\]")):
         ps.mrc(tr, sizes, **kwargs)
+
+
+def test_cli_mrc_refuses_options_of_other_methods_and_reads_components_as_sim_does(tmp_path, capsys):
+    p = tmp_path / "t.lirs"
+    p.write_text("".join(f"{(i * 7) % 50}\n" for i in range(500)))
+    for args, needle in [(["--method", "shards", "--unit", "extent"], "--unit: applies to method mini only"),
+                         (["--method", "exact", "--rate", "0.5"], "--rate: applies to method shards or mini"),
+                         (["--method", "full", "--no-adjust"], "--adjust/--no-adjust: applies to method shards"),
+                         (["--method", "exact", "--prefetcher", "obl"], "--prefetcher: applies to method mini or full"),
+                         (["--sizes", "5", "--points", "3"], "--points: applies only when no --sizes")]:
+        assert main(["mrc", str(p), "--format", "lirs", *args]) == 2, args
+        assert needle in capsys.readouterr().err, args
+    tr = ps.open_trace(str(p), "lirs")
+    for spelled, table in [("mithril(preset=libcachesim)", {"name": "mithril", "preset": "libcachesim"}),
+                           ("obl+mithril(lookahead=4)", {"name": "stack", "first": "obl",
+                                                          "second": {"name": "mithril", "lookahead": 4}})]:
+        assert main(["mrc", str(p), "--format", "lirs", "--method", "full", "--sizes", "5,20",
+                     "--policy", "splitlru(up_ratio=0.5)", "--prefetcher", spelled, "-f", "json"]) == 0, spelled
+        rows = [json.loads(line) for line in capsys.readouterr().out.splitlines()]
+        api = ps.mrc(tr, [5, 20], method="full", policy={"name": "splitlru", "up_ratio": 0.5}, prefetcher=table)
+        assert [r["hit_ratio"] for r in rows] == list(api["hit_ratio"]), spelled
+        assert [r["prefetch_issued"] for r in rows] == list(api["prefetch_issued"]), spelled
+
+
+@pytest.mark.parametrize("method", ["exact", "mini", "full"])
+def test_a_share_is_the_blocks_sim_gives_it_and_has_sims_bounds(method):
+    # ARC OLTP: 1% of a 23,361-block footprint is 233 blocks, truncated as libCacheSim does (mrc said 234).
+    tr = ps.open_trace(shared_trace("arc/OLTP.lis.zst"))
+    sim = ps.simulate(tr, size="1%").levels[0]["capacity_blocks"]
+    assert sim == 233
+    kw = {"rate": 1.0} if method == "mini" else {}
+    assert list(ps.mrc(tr, ["1%", 0.01], method=method, limit=1000, **kw)["capacity_blocks"]) == [sim, sim]
+    # A share above 100% is sim's error (mrc ran 200% as 46,722 blocks).
+    for size in ("200%", 2.0, "0%"):
+        with pytest.raises(ps.ConfigError, match=r"sizes: .*a share of the footprint must be in \(0, 1\]"):
+            ps.mrc(tr, [size], method=method)
 
 
 def test_more_points_than_blocks_give_each_size_once():

@@ -69,6 +69,31 @@ def test_several_rows_on_one_point_name_the_column_that_varies(sweep_db):
         plot.mrc(ps.results(sweep_db), hue="policy")
 
 
+def _two_seeds():
+    """MRC rows of a sweep over two seeds: a share gives each seed a slightly different capacity."""
+    rows = []
+    for seed, caps in ((1, (532, 2660, 10643)), (2, (528, 2643, 10572))):
+        for size, cap in zip(("1%", "5%", "20%"), caps):
+            for policy in ("lru", "arc"):
+                rows.append({"trace": "oltp-like", "trace_params_seed": seed, "level0_size": size, "level": 0,
+                             "policy": policy, "capacity_blocks": cap,
+                             "miss_ratio": 0.9 - cap / 20000 - seed / 100 - (policy == "arc") / 10})
+    return pd.DataFrame(rows)
+
+
+def test_a_line_through_rows_that_differ_in_another_column_is_an_error_naming_it():
+    with pytest.raises(ValueError, match="the rows of one line differ in trace_params_seed, not only in capacity_blocks"):
+        plot.mrc(_two_seeds())
+    with pytest.raises(ValueError, match="several rows share one point.*differ in trace_params_seed"):
+        plot.line(_two_seeds(), "level0_size", "miss_ratio", "policy")
+    ax = plot.mrc(_two_seeds(), hue=["policy", "trace_params_seed"])
+    assert len(ax.lines) == 4 and all(len(line.get_xdata()) == 3 for line in ax.lines)
+    # 528 and 532 would print on top of each other: one tick stands for both.
+    assert [int(t) for t in ax.get_xticks()] == [528, 2643, 10572]
+    one = plot.mrc(_two_seeds()[lambda d: d.trace_params_seed == 1])
+    assert [line.get_xdata().tolist() for line in one.lines] == [[532, 2660, 10643]] * 2
+
+
 def test_a_share_axis_is_drawn_in_percent():
     df = pd.DataFrame({"share": [0.01, 0.05, 0.2], "hit_ratio": [0.1, 0.2, 0.4]})
     ax = plot.mrc(df, x="share", y="hit_ratio")

@@ -184,6 +184,27 @@ def test_filters_in_python_and_on_the_command_line(db, capsys):
     assert "nope" in capsys.readouterr().err
 
 
+def test_a_text_filter_on_a_number_column_is_an_error_and_an_unmatched_text_value_is_named(db, tmp_path, capsys):
+    # `hit_ratio=>0.5` was equality with the text ">0.5": an empty table, exit 0.
+    with pytest.raises(ps.ConfigError, match=r"column hit_ratio holds numbers and '>0.5' is not one; to compare, "
+                                             r"write hit_ratio>=0.5"):
+        ps.results(db, ["hit_ratio=>0.5"])
+    assert main(["results", str(db), "--filter", "hit_ratio=>0.5"]) == 2
+    assert "write hit_ratio>=0.5" in capsys.readouterr().err
+    assert main(["results", str(db), "--filter", "level=x,1"]) == 2
+    assert "column level holds numbers and 'x' is not one" in capsys.readouterr().err
+    csv_path = tmp_path / "r.csv"
+    assert main(["results", str(db), "--export", str(csv_path)]) == 0
+    with pytest.raises(ps.ConfigError, match="column hit_ratio holds numbers"):
+        ps.results(csv_path, ["hit_ratio=>0.5"])
+    # A text value no row has: the empty table, exit 0, and the values the column has on stderr.
+    capsys.readouterr()
+    assert main(["results", str(db), "--filter", "level1_policy=LRU", "-f", "csv"]) == 0
+    out, err = capsys.readouterr()
+    assert len(out.splitlines()) <= 1
+    assert "--filter level1_policy=LRU: no row has level1_policy = LRU; its values: arc, lru" in err
+
+
 def test_export_to_csv_and_json_lines_round_trips(db, tmp_path):
     for name in ("r.csv", "r.jsonl"):
         assert main(["results", str(db), "--export", str(tmp_path / name)]) == 0

@@ -89,6 +89,27 @@ def test_named_axes_set_several_keys_and_label_the_rows():
     assert arc["policy"] == "arc" and arc["prefetcher"] == "obl"
 
 
+def test_whole_hierarchies_are_an_axis_recorded_in_the_hierarchy_column():
+    two = [{"size": 100}, {"size": "2x"}]
+    pfc = [{"size": 100}, {"size": "2x", "pfc": {"version": "A"}}]
+    p = ps.sweep_plan({"trace": ZIPF, "level": two, "sweep": {"level": [two, pfc]}})
+    assert [r.config["level"] for r in p.runs] == [two, pfc]
+    assert p.columns == ["hierarchy"]
+    assert [r.labels["hierarchy"] for r in p.runs] == [
+        '[{"size":100},{"size":"2x"}]', '[{"size":100},{"pfc":{"version":"A"},"size":"2x"}]']
+
+
+def test_any_level_key_is_an_axis_even_when_the_base_does_not_set_it():
+    p = ps.sweep_plan({"trace": ZIPF, "level": [{"size": 100}, {"size": "2x"}],
+                       "sweep": {"level[1].pfc": [{"version": "A"}, {"version": "B"}], "level[1].instances": [1, 2],
+                                 "level[0].per_client": [False, True], "level[1].pfc.mode": ["full"]}})
+    assert len(p) == 8
+    assert p.runs[-1].config["level"] == [{"size": 100, "per_client": True},
+                                          {"size": "2x", "pfc": {"version": "B", "mode": "full"}, "instances": 2}]
+    with pytest.raises(ps.ConfigError, match=r"level\[1\]\.pfc\.bogus.*unknown field.*version"):
+        ps.sweep_plan({"trace": ZIPF, "level": [{"size": 100}, {"size": "2x"}], "sweep": {"level[1].pfc.bogus": [1]}})
+
+
 def test_a_parameter_axis_turns_a_component_name_into_a_table():
     p = ps.sweep_plan({"trace": ZIPF, "level": [{"size": 100, "policy": "splitlru"}],
                        "sweep": {"level[0].policy.up_ratio": [0.5, "2/3"]}})
@@ -539,3 +560,13 @@ def test_the_run_bar_uses_tqdm_when_installed_and_a_plain_line_otherwise(monkeyp
     bar.update(8)
     bar.close()
     assert calls == [("init", 10, 2, "run"), ("postfix", "3.0M requests in running tasks"), ("update", 8), ("close",)]
+
+
+def test_the_cli_says_when_a_sweep_has_nothing_left_to_run(tmp_path):
+    # Re-running a finished sweep said "2 runs in s.sqlite", though the docs promise it says nothing is left.
+    path = write_spec(tmp_path / "s.toml", '[trace]\npath = "zipf"\nformat = "synthetic"\nparams = { requests = 500 }\n'
+                                           '[[level]]\nsize = 10\n[sweep]\n"level[0].policy" = ["lru", "arc"]\n')
+    first = cli("sweep", path, "--workers", "1", cwd=tmp_path)
+    assert first.returncode == 0 and "2 runs in s.sqlite (2 run now" in first.stderr, first.stderr
+    again = cli("sweep", path, "--workers", "1", cwd=tmp_path)
+    assert again.returncode == 0 and "nothing left to run: all 2 runs are in s.sqlite" in again.stderr, again.stderr

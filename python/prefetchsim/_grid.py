@@ -4,9 +4,10 @@ stable identities.
 The rules (the README's "Sweeps" section says the same for users):
 
 * Axes are exactly the entries of the ``[sweep]`` table: an axis path (``"level[0].size"``,
-  ``"level[1].policy"``, ``"engine.warmup_requests"``, ``"trace"``, ``"trace.params.seed"``) mapped to a
-  list of values. Every value outside ``[sweep]`` is taken literally, lists included, so a config value
-  that is a list never becomes an axis by accident.
+  ``"level[1].policy"``, ``"level[1].pfc"``, ``"level"``, ``"engine.warmup_requests"``, ``"trace"``,
+  ``"trace.params.seed"``) mapped to a list of values; a ``level`` axis is the column ``hierarchy``. Every
+  value outside ``[sweep]`` is taken literally, lists included, so a config value that is a list never
+  becomes an axis by accident.
 * ``[sweep.named.COLUMN]`` is an axis of labelled bundles (``LRU = { "level[0].policy" = "lru" }``): each
   label sets several paths at once, and the rows get a column ``COLUMN`` holding the label.
 * ``[[sweep.exclude]]`` drops the grid points that match every key of one rule (a key is an axis path or
@@ -31,7 +32,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -87,8 +88,14 @@ def parse_path(path: str) -> list[str | int]:
     return parts
 
 
+#: The column of a ``level`` axis (whole hierarchies): ``level`` is the results column of each row's level.
+HIERARCHY_COLUMN = "hierarchy"
+
+
 def column_name(path: str) -> str:
-    """The results column of an axis: ``level[0].size`` -> ``level0_size``."""
+    """The results column of an axis: ``level[0].size`` -> ``level0_size``, ``level`` -> ``hierarchy``."""
+    if path == "level":
+        return HIERARCHY_COLUMN
     return re.sub(r"\[(\d+)\]", r"\1", path).replace(".", "_").replace("-", "_")
 
 
@@ -96,9 +103,12 @@ def _is_component(v: Any) -> bool:
     return isinstance(v, dict) and set(v) == {"name", "params"}
 
 
-def check_path(path: str, parts: list[str | int], canonical: Mapping[str, Any]) -> None:
-    """Fail unless ``path`` names a key of the config (the core's canonical form lists every key,
-    defaults included) or a parameter of a component."""
+def check_path(path: str, parts: list[str | int], canonical: Mapping[str, Any],
+               core_reason: Callable[[], str | None] = lambda: "") -> None:
+    """Fail unless ``path`` names a key of the config or a parameter of a component. The core's
+    canonical form lists most keys with their defaults, but leaves out optional ones at their default
+    (a level's ``pfc``, ``per_client``, ``instances``, ...): for a key it does not list, ``core_reason``
+    asks the core whether it takes the axis's value there (None) or why not."""
     if parts[0] == "trace":
         if len(parts) >= 2 and parts[1] not in _TRACE_KEYS:
             raise _err(f"sweep: unknown axis {path!r}: a trace has keys {', '.join(_TRACE_KEYS)}")
@@ -122,6 +132,11 @@ def check_path(path: str, parts: list[str | int], canonical: Mapping[str, Any]) 
         if not isinstance(node, dict):
             raise _err(f"sweep: unknown axis {path!r}: {walked} is a value, not a table")
         if p not in node:
+            reason = core_reason()
+            if reason is None:
+                return
+            if reason:
+                raise _err(f"sweep: axis {path!r}: {reason}")
             where = walked or "a run config"
             keys = ", ".join(sorted(k for k in node)) if walked else ", ".join(["trace", *sorted(node)])
             raise _err(f"sweep: unknown axis {path!r}: {where} has no key {p!r}; its keys: {keys}")
@@ -415,11 +430,16 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
 
     # Check every path against the config as the core reads it (defaults filled in), with whole-table
     # axes (`level`, `engine`, ...) at their first value.
+    first: dict[str, Any] = {k: v[0] for k, v in ax.axes.items()}
+    for bundles in ax.named.values():
+        for sets in bundles.values():
+            for p, v in sets.items():
+                first.setdefault(p, v)
     base = {k: v for k, v in doc.items() if k != "trace"}
-    for k, vals in ax.axes.items():
+    for k, v in first.items():
         parts = parse_path(k)
         if len(parts) == 1 and parts[0] != "trace":
-            base[parts[0]] = copy.deepcopy(vals[0])
+            base[parts[0]] = copy.deepcopy(v)
     if "level" not in base:
         raise _err("level: the sweep spec has no [[level]] table and no 'level' axis")
     try:
@@ -427,7 +447,8 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
     except _core.ConfigError as e:
         raise _err(f"sweep: the base config: {e}") from None
     for p in owner:
-        check_path(p, parse_path(p), canon0)
+        parts = parse_path(p)
+        check_path(p, parts, canon0, lambda: _core_reason(base, parts, first[p], p))
 
     # Columns: one per plain axis (the trace axis is the `trace` column), one per named axis.
     columns: list[str] = []
@@ -546,6 +567,18 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
     traces = {t.trace_id: t for t in traces_by_key.values()}
     return SweepPlan(runs, traces, columns, name, {**doc, "sweep": dict(sweep_tbl)}, preset, duplicates,
                      excluded=excluded)
+
+
+def _core_reason(base: Mapping[str, Any], parts: list[str | int], value: Any, path: str) -> str | None:
+    """None when the core takes ``value`` at ``parts`` of the base config, else its reason (which names
+    the key and the keys that table has)."""
+    doc = _clone(dict(base))
+    set_path(doc, parts, value, path)
+    try:
+        _core.canonical_config(json.dumps(doc))
+    except _core.ConfigError as e:
+        return str(e)
+    return None
 
 
 def _resolve_trace(value: Any, base_dir: str | None) -> TraceRef:

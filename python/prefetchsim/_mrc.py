@@ -29,18 +29,61 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import _core
-from ._sim import _as_trace, _dumps, simulate_many
+from ._sim import _as_trace, _dumps, share_blocks, simulate_many
 from ._trace import Trace
 
 METHODS = ("exact", "shards", "mini", "full")
 UNITS = ("block", "extent")
+#: The methods each option applies to. An option given to another method is an error naming both rather
+#: than ignored (`--unit` with shards ran as if it were not there). None means "not given".
+APPLIES = {
+    "rate": ("shards", "mini"),
+    "max_samples": ("shards",),
+    "adjust": ("shards",),
+    "seed": ("shards", "mini"),
+    "policy": ("mini", "full"),
+    "prefetcher": ("mini", "full"),
+    "policy_params": ("mini", "full"),
+    "prefetcher_params": ("mini", "full"),
+    "unit": ("mini",),
+    "extent_bytes": ("mini",),
+    "threads": ("full",),
+}
+
+
+def check_options(method: str, given: Mapping[str, Any], spell: Callable[[str], str] = str) -> None:
+    """Refuse an option (a key of `APPLIES` whose value is not None) that ``method`` does not use; the
+    message names it as ``spell`` writes it (``--max-samples`` on the command line)."""
+    if method not in METHODS:
+        raise _core.ConfigError(f"method: unknown value {method!r}; choose one of {', '.join(METHODS)}")
+    for key, value in given.items():
+        if value is None or method in APPLIES[key]:
+            continue
+        why = f" ({method!r} computes LRU without prefetching)" if "policy" in key or "prefetcher" in key else ""
+        raise _core.ConfigError(f"{spell(key)}: applies to method {' or '.join(APPLIES[key])} only, "
+                                f"not {method!r}{why}")
 
 
 _MAX_U64 = 2**64 - 1
 
 
+def _share(size: float | str) -> float | int:
+    """A size written as text or a float, read by the core as a level's size is read (so ``mrc`` takes
+    the spellings and bounds ``sim`` takes: a share in (0, 1], ``"5%"``, ``"1000"`` blocks): the share,
+    or blocks."""
+    try:
+        parsed = json.loads(_core.canonical_config(json.dumps({"level": [{"size": size}]})))["level"][0]["size"]
+    except (_core.ConfigError, ValueError) as e:
+        raise _core.ConfigError(f"sizes: {size!r}: {str(e).removeprefix('level[0].size: ')}") from None
+    if "Footprint" in parsed:
+        return float(parsed["Footprint"])
+    if "Blocks" in parsed:
+        return int(parsed["Blocks"])
+    raise _core.ConfigError(f"sizes: {size!r}: a curve's sizes are blocks or shares of the footprint")
+
+
 def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None, list[float] | None]:
-    """Split ``sizes`` into blocks (ints) or shares of the footprint (floats below 1, or ``"5%"``)."""
+    """Split ``sizes`` into blocks (ints) or shares of the footprint (floats up to 1, or ``"5%"``)."""
     if sizes is None:
         return None, None
     if isinstance(sizes, (str, bytes, int, float)):
@@ -50,21 +93,19 @@ def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None,
     for s in sizes:
         if isinstance(s, bool):
             raise TypeError(f"sizes: {s!r} is not a size")
-        if isinstance(s, str) and s.strip().endswith("%"):
-            try:
-                shares.append(float(s.strip()[:-1]) / 100.0)
-            except ValueError:
-                raise _core.ConfigError(f"sizes: {s!r} is not a share such as '5%'") from None
-        elif isinstance(s, int):
+        if isinstance(s, (str, float)):
+            s = _share(s)
+            if isinstance(s, float):
+                shares.append(s)
+                continue
+        if isinstance(s, int):
             if s < 1:
                 raise _core.ConfigError(f"sizes: {s} blocks; a cache holds at least 1 block")
             if s > _MAX_U64:
                 raise _core.ConfigError(f"sizes: {s} blocks is more than a block number can count (2^64 - 1)")
             blocks.append(s)
-        elif isinstance(s, float) and 0.0 < s < 1.0:
-            shares.append(s)
         else:
-            raise _core.ConfigError(f"sizes: {s!r} is neither blocks (an int) nor a share (0 < x < 1 or 'N%')")
+            raise _core.ConfigError(f"sizes: {s!r} is neither blocks (an int) nor a share (0 < x <= 1 or 'N%')")
     if blocks and shares:
         raise _core.ConfigError("sizes: give either blocks or shares of the footprint, not both")
     if not blocks and not shares:
@@ -72,8 +113,25 @@ def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None,
     return (blocks or None), (shares or None)
 
 
-def _component(name: str, params: Mapping[str, Any] | None) -> dict[str, Any]:
-    return {"name": name, **dict(params or {})}
+def _capacities(shares: list[float], footprint: int) -> list[int]:
+    """Shares of the footprint in blocks as `sim` sizes a level (`share_blocks`); a share under one
+    block is an error, as there."""
+    out = []
+    for s in shares:
+        n = share_blocks(s, footprint)
+        if n < 1:
+            raise _core.ConfigError(f"sizes: {s * 100:g}% of the footprint ({footprint:,} blocks) is less than "
+                                    "one block")
+        out.append(n)
+    return out
+
+
+def _component(value: str | Mapping[str, Any], params: Mapping[str, Any] | None) -> str | dict[str, Any]:
+    """A policy or prefetcher as a run config takes it: a name (``"obl"``, ``"mithril+amp"``) or a table
+    (``{"name": "mithril", "preset": "libcachesim"}``), with ``params`` over the table's."""
+    if isinstance(value, Mapping):
+        return {**value, **dict(params or {})}
+    return {"name": value, **params} if params else value
 
 
 def mrc(
@@ -81,19 +139,19 @@ def mrc(
     sizes: Sequence[int | float | str] | None = None,
     *,
     method: str = "exact",
-    points: int = 100,
+    points: int | None = None,
     rate: float | None = None,
     max_samples: int | None = None,
-    adjust: bool = True,
-    seed: int = 0,
-    policy: str = "lru",
-    prefetcher: str = "none",
+    adjust: bool | None = None,
+    seed: int | None = None,
+    policy: str | Mapping[str, Any] | None = None,
+    prefetcher: str | Mapping[str, Any] | None = None,
     policy_params: Mapping[str, Any] | None = None,
     prefetcher_params: Mapping[str, Any] | None = None,
-    unit: str = "extent",
-    extent_bytes: int = 256 * 1024,
+    unit: str | None = None,
+    extent_bytes: int | None = None,
     limit: int | None = None,
-    threads: int = 1,
+    threads: int | None = None,
     progress: Callable[[int], Any] | None = None,
 ):
     """The miss-ratio curve of ``trace``: one row per cache size.
@@ -101,18 +159,22 @@ def mrc(
     Args:
         trace: a `Trace` or a path (format detected).
         sizes: cache sizes in blocks (ints) or shares of the footprint (``0.05``, ``"5%"``); default
-            ``points`` sizes evenly spaced up to the footprint.
+            ``points`` sizes (100) evenly spaced up to the footprint.
         method: ``"exact"`` (LRU, one pass), ``"shards"`` (LRU, sampled), ``"mini"`` (any policy and
             prefetcher on a spatial sample, caches scaled) or ``"full"`` (one simulation per size).
-        rate: sampling rate in (0, 1]: SHARDS default 0.01 (the start rate with ``max_samples``),
-            ``mini`` default 0.1.
-        max_samples: fixed-size SHARDS: at most this many sampled blocks.
-        adjust: SHARDS_adj correction (fixed-rate SHARDS).
-        seed: seed of the sampling hash.
-        policy, prefetcher, policy_params, prefetcher_params: what ``mini`` and ``full`` simulate.
-        unit: ``mini``: hash each ``"block"`` or each ``"extent"`` of ``extent_bytes``.
+        rate: ``shards``/``mini``: sampling rate in (0, 1]: SHARDS default 0.01 (the start rate with
+            ``max_samples``), ``mini`` default 0.1.
+        max_samples: ``shards``: fixed-size SHARDS, at most this many sampled blocks.
+        adjust: ``shards``: SHARDS_adj correction (fixed-rate SHARDS; default True).
+        seed: ``shards``/``mini``: seed of the sampling hash (default 0).
+        policy, prefetcher, policy_params, prefetcher_params: what ``mini`` and ``full`` simulate (default
+            ``lru``, ``none``): a name or a table ``{"name": ..., params}``, as a run config takes them.
+        unit: ``mini``: hash each ``"block"`` or each ``"extent"`` (default) of ``extent_bytes`` (256 KiB).
         limit: read only the first ``limit`` requests.
         threads: ``full``: parallel runs (1 by default, so CPU time compares with the other methods).
+
+        An option the method does not use (``unit`` with ``shards``, ``points`` with ``sizes``) is a
+        ConfigError naming it and the methods it applies to, not ignored.
         progress: called about ten times a second with the requests read so far.
 
     Returns:
@@ -138,29 +200,35 @@ def mrc(
     import pandas as pd
 
     tr = _as_trace(trace)
-    if method not in METHODS:
-        raise _core.ConfigError(f"method: unknown value {method!r}; choose one of {', '.join(METHODS)}")
+    check_options(method, {"rate": rate, "max_samples": max_samples, "adjust": adjust, "seed": seed,
+                           "policy": policy, "prefetcher": prefetcher, "policy_params": policy_params,
+                           "prefetcher_params": prefetcher_params, "unit": unit, "extent_bytes": extent_bytes,
+                           "threads": threads})
     if progress is not None and not callable(progress):
         raise TypeError(f"progress must be callable, not {type(progress).__name__}")
     blocks, shares = _sizes(sizes)
+    if points is not None and (blocks is not None or shares is not None):
+        raise _core.ConfigError("points: applies only when no sizes are given")
+    points = 100 if points is None else points
     if blocks is None and shares is None and (isinstance(points, bool) or not isinstance(points, int) or points < 1):
         raise _core.ConfigError(f"points: {points!r}; a curve needs at least 1 size (or give sizes)")
     if blocks is None and shares is None and points > _MAX_U64:
         raise _core.ConfigError(f"points: {points}; at most 2^64 - 1 (a curve has at most one point per block)")
-    if method in ("exact", "shards") and (policy != "lru" or prefetcher != "none"):
-        raise _core.ConfigError(
-            f"method: {method!r} computes LRU without prefetching; use method='mini' or 'full' for "
-            f"policy={policy!r}, prefetcher={prefetcher!r}")
+    seed = 0 if seed is None else seed
     cpu0, wall0 = time.process_time(), time.perf_counter()
     attrs: dict[str, Any] = {"method": method, "trace": tr.path}
+    if shares is not None and method != "shards":
+        # The blocks `sim` gives a share: truncated, of the whole trace's footprint (a pass the trace
+        # remembers). SHARDS takes shares of the footprint it estimates, in the core.
+        fp = tr.footprint()
+        attrs["footprint"] = fp
+        blocks, shares = _capacities(shares, fp), None
     if method in ("exact", "shards"):
         if method == "exact":
-            if rate not in (None, 1, 1.0) or max_samples is not None:
-                raise _core.ConfigError("method: 'exact' takes no rate or max_samples (use method='shards')")
             sampling: dict[str, Any] = {}
         else:
             sampling = {"rate": 0.01 if rate is None and max_samples is None else (1.0 if rate is None else rate),
-                        "adjust": adjust, "seed": seed}
+                        "adjust": adjust is not False, "seed": seed}
             if max_samples is not None:
                 sampling["max_samples"] = max_samples
         raw = json.loads(_core.mrc_curve(tr._json(), _dumps("sampling", sampling), blocks, shares, points, limit,
@@ -172,20 +240,22 @@ def mrc(
         attrs.update(footprint=raw["footprint"], references=raw["references"], requests=raw["requests"],
                      rate=raw["rate"], skipped_records=raw["skipped_records"])
     else:
-        if blocks is None:
+        if blocks is None:  # `points` sizes evenly spaced up to the footprint
             fp = tr.footprint()
             attrs["footprint"] = fp
-            if shares is None:
-                shares = [i / points for i in range(1, points + 1)]
-            blocks = sorted({max(1, round(s * fp)) for s in shares})
-        level = {"policy": _component(policy, policy_params), "prefetcher": _component(prefetcher, prefetcher_params)}
+            blocks = sorted({max(1, round(i / points * fp)) for i in range(1, points + 1)})
+        level = {"policy": _component("lru" if policy is None else policy, policy_params),
+                 "prefetcher": _component("none" if prefetcher is None else prefetcher, prefetcher_params)}
         if method == "full":
             engine = {"limit": limit} if limit is not None else {}
             docs = [{"level": [{"size": b, **level}], "engine": engine} for b in blocks]
+            threads = 1 if threads is None else threads
             results = [r.raw for r in simulate_many(tr, docs, progress=progress, threads=threads)]
             scaled = blocks
             attrs["rate"] = 1.0
         else:
+            unit = "extent" if unit is None else unit
+            extent_bytes = 256 * 1024 if extent_bytes is None else extent_bytes
             if unit not in UNITS:
                 raise _core.ConfigError(f"sample.unit: unknown value {unit!r}; choose one of {', '.join(UNITS)}")
             r = 0.1 if rate is None else rate

@@ -8,7 +8,7 @@ from typing import Any
 
 from . import _core
 from ._argtypes import count
-from ._mrc import METHODS, UNITS, mrc
+from ._mrc import APPLIES, METHODS, UNITS, check_options, mrc
 from ._table import emit
 
 _COLUMNS = ["method", "capacity_blocks", "cache_bytes", "miss_ratio", "hit_ratio", "request_miss_ratio",
@@ -34,17 +34,30 @@ def _sizes(text: str | None) -> list[Any] | None:
     return out
 
 
+def _option(key: str) -> str:
+    """An option of `ps.mrc` as the command line spells it (``max_samples`` -> ``--max-samples``)."""
+    return "--adjust/--no-adjust" if key == "adjust" else "--" + key.replace("_", "-")
+
+
 def cmd_mrc(args: argparse.Namespace) -> int:
     from ._progress import Progress
-    from .cli import _open, _output
+    from .cli import _component, _open, _output, _prefetcher, _split_top
 
+    # Options are None unless given: one the method does not use is an error naming it, before any work.
+    options = {k: getattr(args, k) for k in APPLIES if hasattr(args, k)}
+    check_options(args.method, options, _option)
+    sizes = _sizes(args.sizes)
+    if args.points is not None and sizes is not None:
+        raise _core.ConfigError("--points: applies only when no --sizes are given")
+    # Policies and prefetchers are spelled as `sim` spells them: "splitlru(up_ratio=0.5)", "mithril+amp".
+    if args.policy is not None:
+        options["policy"] = _component(args.policy, "--policy")
+    if args.prefetcher is not None:
+        options["prefetcher"] = _prefetcher(_split_top(args.prefetcher, "+"), "--prefetcher")
     trace = _open(args)
     prog = Progress(None, progress=args.progress)
     try:
-        df = mrc(trace, _sizes(args.sizes), method=args.method, points=args.points, rate=args.rate,
-                 max_samples=args.max_samples, adjust=args.adjust, seed=args.seed, policy=args.policy,
-                 prefetcher=args.prefetcher, unit=args.unit, extent_bytes=args.extent_bytes, limit=args.limit,
-                 progress=prog)
+        df = mrc(trace, sizes, method=args.method, points=args.points, limit=args.limit, progress=prog, **options)
     finally:
         prog.close()
     a = df.attrs
@@ -73,15 +86,21 @@ def add_parser(sub: Any, add_trace_options: Any, add_output_options: Any) -> Non
     m.add_argument("--format", default=None, help="trace format name (default: detect), or 'synthetic'")
     m.add_argument("--method", choices=METHODS, default="exact", help="exact (default), shards, mini or full")
     m.add_argument("--sizes", metavar="S,...", help="blocks (1000), shares (0.05) or '5%%'; default --points sizes")
-    m.add_argument("--points", type=count, default=100, help="sizes up to the footprint when --sizes is not given")
-    m.add_argument("--rate", type=float, default=None, help="sampling rate (shards: 0.01, mini: 0.1)")
-    m.add_argument("--max-samples", type=count, default=None, help="fixed-size SHARDS: sampled blocks kept")
-    m.add_argument("--adjust", action=argparse.BooleanOptionalAction, default=True, help="SHARDS_adj correction")
-    m.add_argument("--seed", type=count, default=0, help="seed of the sampling hash")
-    m.add_argument("--policy", default="lru", help="mini/full: replacement policy")
-    m.add_argument("--prefetcher", default="none", help="mini/full: prefetcher")
-    m.add_argument("--unit", choices=UNITS, default="extent", help="mini: sample by block or by extent")
-    m.add_argument("--extent-bytes", type=count, default=256 * 1024, help="mini: extent size (default 256 KiB)")
+    # Method options default to None (not given): one the method does not use is an error (check_options).
+    m.add_argument("--points", type=count, default=None,
+                   help="sizes up to the footprint when --sizes is not given (default 100)")
+    m.add_argument("--rate", type=float, default=None, help="shards/mini: sampling rate (shards: 0.01, mini: 0.1)")
+    m.add_argument("--max-samples", type=count, default=None, help="shards: fixed-size SHARDS, sampled blocks kept")
+    m.add_argument("--adjust", action=argparse.BooleanOptionalAction, default=None,
+                   help="shards: SHARDS_adj correction (default on)")
+    m.add_argument("--seed", type=count, default=None, help="shards/mini: seed of the sampling hash (default 0)")
+    m.add_argument("--policy", default=None,
+                   help="mini/full: replacement policy as sim spells it, e.g. 'splitlru(up_ratio=0.5)' (default lru)")
+    m.add_argument("--prefetcher", default=None,
+                   help="mini/full: prefetcher as sim spells it, e.g. 'mithril(preset=libcachesim)' (default none)")
+    m.add_argument("--unit", choices=UNITS, default=None, help="mini: sample by block or by extent (default)")
+    m.add_argument("--extent-bytes", type=count, default=None, help="mini: extent size (default 256 KiB)")
+    m.add_argument("--threads", type=count, default=None, help="full: parallel runs (default 1)")
     m.add_argument("--limit", type=count, default=None, help="read only the first N requests")
     m.add_argument("--plot", metavar="FILE.png", help="also draw the curve to this file")
     add_trace_options(m)

@@ -237,6 +237,13 @@ def _trace_from_table(tr: Mapping[str, Any], base: str | None, key: str = "trace
     return open_trace(path, fmt, **t, **params)
 
 
+def share_blocks(share: float, footprint: int) -> int:
+    """A share of the footprint in blocks as the core resolves a level's size (``SizeSpec::resolve``):
+    truncated, as libCacheSim does (1% of 23,361 blocks is 233). The core does not expose its
+    resolution; callers that measured the footprint once (a sweep's workers, ``mrc``) use this one copy."""
+    return math.floor(share * footprint)
+
+
 def _dumps(what: str, value: Any) -> str:
     """JSON for the core; NaN and infinity (which JSON cannot hold) are a ConfigError naming the field."""
     try:

@@ -345,21 +345,10 @@ def parse_filters(filters: Iterable[str] | Mapping[str, Any], columns: set[str],
     """SQL for ``k=v`` filters (``=`` with a comma list means any of them; also ``!=``, ``<``, ``<=``,
     ``>``, ``>=``). An unknown column is a ConfigError naming it; so is an order comparison on a column
     that ``holds_text`` says holds text (SQLite orders text after every number: ``trace<5`` matched no
-    row, ``trace>5`` every row)."""
-    items: list[tuple[str, str, Any]] = []
-    if isinstance(filters, Mapping):
-        items = [(k, "=", v) for k, v in filters.items()]
-    else:
-        for f in filters:
-            for op in _OPS:
-                k, sep, v = f.partition(op)
-                if sep and k.strip():
-                    items.append((k.strip(), op, v.strip()))
-                    break
-            else:
-                raise _core.ConfigError(f"--filter: expected KEY=VALUE (or !=, <, <=, >, >=), got {f!r}")
+    row, ``trace>5`` every row), and ``=`` or ``!=`` with text on a column that holds no text
+    (``hit_ratio=>0.5`` compared each ratio with the text ">0.5" and matched no row)."""
     clauses, params = [], []
-    for k, op, v in items:
+    for k, op, v in filter_items(filters):
         if k not in columns:
             raise _core.ConfigError(f"--filter {k}: no such column; columns: {', '.join(sorted(columns))}")
         if op == "=" and isinstance(v, (list, tuple)):
@@ -368,6 +357,12 @@ def parse_filters(filters: Iterable[str] | Mapping[str, Any], columns: set[str],
             vals = [_filter_value(x.strip()) for x in v.split(",")]
         else:
             vals = None
+        text = [x for x in (vals if vals is not None else [_filter_value(v) if isinstance(v, str) else v])
+                if isinstance(x, str)]
+        if text and op in ("=", "!=") and holds_text is not None and not holds_text(k):
+            rest = text[0].lstrip("<>=!")
+            hint = f"; to compare, write {k}>={rest} (or >, <=, <)" if rest != text[0] else ""
+            raise _core.ConfigError(f"--filter {k}{op}{v}: column {k} holds numbers and {text[0]!r} is not one{hint}")
         if vals is not None:
             clauses.append(f"{_q(k)} IN ({', '.join('?' * len(vals))})")
             params += vals
@@ -382,6 +377,40 @@ def parse_filters(filters: Iterable[str] | Mapping[str, Any], columns: set[str],
             clauses.append(f"{_q(k)} {op} ?")
             params.append(value)
     return " AND ".join(clauses), params
+
+
+def filter_items(filters: Iterable[str] | Mapping[str, Any]) -> list[tuple[str, str, Any]]:
+    """``["policy=lru", "hit_ratio>=0.5"]`` (or ``{"policy": "lru"}``) -> ``[(column, op, value)]``."""
+    if isinstance(filters, Mapping):
+        return [(k, "=", v) for k, v in filters.items()]
+    items = []
+    for f in filters:
+        for op in _OPS:
+            k, sep, v = f.partition(op)
+            if sep and k.strip():
+                items.append((k.strip(), op, v.strip()))
+                break
+        else:
+            raise _core.ConfigError(f"--filter: expected KEY=VALUE (or !=, <, <=, >, >=), got {f!r}")
+    return items
+
+
+def unmatched(df, filters: Iterable[str] | Mapping[str, Any], most: int = 10) -> list[str]:
+    """For each ``=`` filter on a text column of ``df`` (the unfiltered results) naming a value no row
+    has: a line saying which values the column has (at most ``most``), for a filter that matched
+    nothing (``level0_policy=LRU`` where the column holds ``lru``)."""
+    out = []
+    for k, op, v in filter_items(filters):
+        if op != "=" or k not in df.columns or not df[k].map(lambda x: isinstance(x, str)).any():
+            continue
+        want = list(v) if isinstance(v, (list, tuple)) else [x.strip() for x in str(v).split(",")]
+        have = [str(x) for x in dict.fromkeys(df[k].dropna())]
+        missing = [w for w in want if str(w) not in have]
+        if missing:
+            more = f" (and {len(have) - most} more)" if len(have) > most else ""
+            out.append(f"--filter {k}={v}: no row has {k} = {', '.join(map(str, missing))}; "
+                       f"its values: {', '.join(have[:most])}{more}")
+    return out
 
 
 # ------------------------------------------------------------------ results files

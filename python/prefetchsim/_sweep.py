@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 import datetime as _dt
-import math
 import multiprocessing as mp
 import os
 import queue as _queue
@@ -34,6 +33,7 @@ from typing import Any
 from . import _core
 from ._grid import SweepPlan, Task, _dumps, plan
 from ._progress import Progress
+from ._sim import share_blocks
 from ._store import Store, level_record_keys, now
 from ._trace import Trace
 
@@ -76,8 +76,8 @@ def _resolved_sizes(config: dict[str, Any], shares: list[float | None], trace: T
     fp = trace.footprint()
     levels = [dict(lv) for lv in config["level"]]
     for lv, share in zip(levels, shares):
-        if share is not None and math.floor(share * fp) >= 1:
-            lv["size"] = math.floor(share * fp)
+        if share is not None and share_blocks(share, fp) >= 1:
+            lv["size"] = share_blocks(share, fp)
     return {**config, "level": levels}
 
 

@@ -24,8 +24,10 @@ def emit(rows: list[dict[str, Any]], fmt: str, out: io.TextIOBase, columns: Sequ
             w.writerows(rows)
         return
     cols = [c for c in (columns or (list(rows[0].keys()) if rows else [])) if not rows or c in rows[0]]
-    # Tables are for eyes: a trace is shown by its file name (CSV and JSON keep the path).
-    rows = [{**r, "trace": os.path.basename(str(r["trace"]))} if "trace" in r else r for r in rows]
+    # Tables are for eyes: a trace is shown by its file name (CSV and JSON keep the path); a merged one by
+    # its members' ("P6.lis.zst + P12.lis.zst", not the last member's alone).
+    rows = [{**r, "trace": " + ".join(os.path.basename(m) for m in str(r["trace"]).split(" + "))} if "trace" in r
+            else r for r in rows]
 
     def cell(v: Any) -> str:
         if isinstance(v, float):

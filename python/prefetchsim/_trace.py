@@ -114,7 +114,7 @@ class Trace:
 
         out = os.fspath(output)
         if to is None:
-            to = "csv" if out.lower().endswith((".csv", ".csv.gz", ".csv.gzip", ".csv.zst", ".csv.zstd")) else "oracle_general"
+            to = _output_format(out)
         summary = json.loads(_core.convert(self._json(), out, to, per_block, rebase_time))
         multi = summary.get("multi_block_requests", 0)
         if multi and not per_block and to.lower().replace("-", "_") in ("oracle_general", "oraclegeneral"):
@@ -199,6 +199,25 @@ def open_trace(
         spec["cache"] = False
     _client_from(spec, client_from)
     return Trace(spec)
+
+
+#: Output names `convert` knows, after a compression suffix; any other name needs ``to=`` (``--to``).
+_OUTPUT_NAMES = ((".csv", "csv"), (".oraclegeneral", "oracle_general"), (".oraclegeneral.bin", "oracle_general"),
+                 (".bin", "oracle_general"))
+# Read-only compressions too: the core then says it cannot write them.
+_COMPRESSIONS = (".zst", ".zstd", ".gz", ".gzip", ".bz2", ".xz")
+
+
+def _output_format(out: str) -> str:
+    """The format an output's name asks for (``p6.txt`` silently became oracleGeneral binary)."""
+    stem = out.lower()
+    for c in _COMPRESSIONS:
+        stem = stem.removesuffix(c)
+    for suffix, fmt in _OUTPUT_NAMES:
+        if stem.endswith(suffix):
+            return fmt
+    raise _core.ConfigError(f"{out}: unknown output name; end it in .csv, .oracleGeneral, .oracleGeneral.bin or "
+                            ".bin (compressed: add .zst or .gz), or name the format (to=, --to csv|oracle_general)")
 
 
 def merge_traces(*traces: Trace, label: str | None = None) -> Trace:

@@ -244,20 +244,26 @@ def _component(text: str, what: str) -> Any:
 
 def _algo(text: str, default_prefetcher: str) -> tuple[Any, Any]:
     """One ``ALGOS`` entry: ``POLICY[(k=v,...)][+PREFETCHER[(k=v,...)][+PREFETCHER2...]]`` -> (policy,
-    prefetcher) as a run config takes them: two prefetchers make a ``stack``, more a stack whose second
-    is a stack of the rest (as the core reads ``a+b+c``; three with parameters were refused, three
-    without accepted)."""
+    prefetcher) as a run config takes them (see `_prefetcher`)."""
     parts = _split_top(text, "+")
     policy = _component(parts[0], "policy")
-    pfs = [_component(p, "prefetcher") for p in parts[1:]]
-    if not pfs:
+    if len(parts) == 1:
         return policy, default_prefetcher
+    return policy, _prefetcher(parts[1:], "prefetcher")
+
+
+def _prefetcher(parts: list[str], what: str) -> Any:
+    """``PREFETCHER[(k=v,...)]`` texts (an algo split at ``+``) as a run config takes them: two
+    prefetchers make a ``stack``, more a stack whose second is a stack of the rest (as the core reads
+    ``a+b+c``; three with parameters were refused, three without accepted). `mrc --prefetcher` reads
+    the same spellings."""
+    pfs = [_component(p, what) for p in parts]
     if all(isinstance(p, str) for p in pfs):
-        return policy, "+".join(pfs)  # one name, or the core's own `first+second+...` shorthand
+        return "+".join(pfs)  # one name, or the core's own `first+second+...` shorthand
     stacked = pfs[-1]
     for p in reversed(pfs[:-1]):
         stacked = {"name": "stack", "first": p, "second": stacked}
-    return policy, stacked
+    return stacked
 
 
 def cmd_sim(args: argparse.Namespace) -> int:
@@ -494,6 +500,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
             client = distributed.Client(args.scheduler)
         executor = client
     sys.stderr.write(f"prefetchsim: sweep {p.name!r}: {where} runs{note}; results in {db}\n")
+    done_before = set()
+    if os.path.exists(db):
+        with Store(db, readonly=True) as st:
+            done_before = st.done_ids()
+    left = sum(r.run_id not in done_before for r in p.runs)
     t0 = time.monotonic()
     try:
         df = sweep(p, executor, db=db, workers=args.workers, threads=args.threads, batch_size=args.batch_size,
@@ -504,8 +515,11 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     finally:
         if client is not None:
             client.close()
-    sys.stderr.write(f"prefetchsim: {df.run_id.nunique() if len(df) else 0} runs in {db} "
-                     f"({time.monotonic() - t0:.1f} s)\n")
+    n = df.run_id.nunique() if len(df) else 0
+    if left == 0:
+        sys.stderr.write(f"prefetchsim: nothing left to run: all {n} runs are in {db}\n")
+    else:
+        sys.stderr.write(f"prefetchsim: {n} runs in {db} ({left} run now, {time.monotonic() - t0:.1f} s)\n")
     if args.output_format or args.output:
         with _output(args) as out:
             fmt = args.output_format or ("csv" if str(args.output).endswith(".csv") else "table")
@@ -527,7 +541,7 @@ def _table_columns(df, axes: Sequence[str]) -> list[str]:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from ._store import Store, export, is_database, read_results
+    from ._store import Store, export, is_database, read_results, unmatched
 
     if args.failures or args.sessions:
         if len(args.db) != 1 or not is_database(args.db[0]):
@@ -556,6 +570,10 @@ def cmd_results(args: argparse.Namespace) -> int:
         sys.stderr.write(f"prefetchsim: {added} rows added to {args.export}\n")
         return 0
     df = read_results(args.db, args.filter or ())
+    if df.empty and args.filter:
+        # An empty table is an answer, but a text value no row has is most likely misspelt: say what there is.
+        for line in unmatched(read_results(args.db), args.filter):
+            sys.stderr.write(f"prefetchsim: {line}\n")
     if args.export:
         export(df, args.export)
         sys.stderr.write(f"prefetchsim: {len(df)} rows written to {args.export}\n")
@@ -828,12 +846,25 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return p
 
 
+def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.ArgumentParser:
+    """The parser of the (sub)command ``args`` were parsed for: ``trace convert``'s for ``trace convert``."""
+    while True:
+        subs = [a for a in parser._actions if isinstance(a, argparse._SubParsersAction)]
+        name = getattr(args, subs[0].dest, None) if subs else None
+        if name not in (subs[0].choices if subs else {}):
+            return parser
+        parser = subs[0].choices[name]
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else list(argv)
     # `sim` and `run` build their own parser only: the whole one (20 commands, their imports and
     # argparse's message look-ups) took longer than a simulation of a million requests.
     parser = build_parser(argv[0] if argv and argv[0] in ("sim", "run") else None)
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # The command's own usage, not the top level's (which, for sim and run, lists just that command).
+        _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         _refuse_inputs_as_outputs(args)
         return int(args.func(args) or 0)

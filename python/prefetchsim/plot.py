@@ -18,7 +18,8 @@ scales where the quantity spans decades. matplotlib is imported on first use
 
 Defaults follow the results schema: single-level plots use level 0 when a ``level`` column is present,
 and the hue is whichever of ``scheme``, ``policy``, ``prefetcher`` and ``trace`` vary. When several rows
-fall on one point of one line the function says which columns still vary, instead of drawing a zigzag.
+fall on one point of one line, or the rows of one line differ in a column other than x and the one
+that moves x (two seeds), the function says which columns still vary, instead of drawing a zigzag.
 """
 
 from __future__ import annotations
@@ -190,12 +191,45 @@ def _check_unique(df, keys: list[str], what: str) -> None:
     if not dup.any():
         return
     sub = df[dup]
-    cand = [c for c in sub.columns if c not in keys and c not in _NOT_CASES and sub[c].dtype == object
+    cases = set(_case_cols(sub, keys))  # axes of any type (a seed is a number)
+    cand = [c for c in sub.columns if c not in keys and c not in _NOT_CASES
+            and (sub[c].dtype == object or c.startswith("level") or c in cases)
             and sub.groupby(keys, dropna=False)[c].nunique(dropna=False).max() > 1]
-    cand += [c for c in sub.columns if c not in keys and c not in cand and c not in _NOT_CASES and c.startswith("level")
-             and sub.groupby(keys, dropna=False)[c].nunique(dropna=False).max() > 1]
     hint = f"; the rows differ in {', '.join(cand[:6])}: add one to hue= or filter" if cand else ""
     raise ValueError(f"{what}: several rows share one point ({', '.join(keys)}){hint}")
+
+
+def _check_lines(df, x: str, exclude: Sequence[str], lab, what: str) -> None:
+    """Rows of one line may differ only in ``x`` and in the one column that moves it (the size axis
+    behind ``capacity_blocks``): another column that varies along a line (two seeds, whose shares give
+    slightly different capacities) would be drawn as a zigzag between its values. Columns of fractional
+    numbers are taken as measurements (a response time beside the curve's), not as cases."""
+    x_is_case = x in _case_cols(df, [])
+    rank = df[x].rank(method="dense")
+    extra: list[str] = []
+    for s in dict.fromkeys(lab):
+        sub = df[lab == s]
+        varying = _case_cols(sub, [x, *exclude])
+        if varying and not x_is_case:
+            # The column that explains x best (least spread of x within its values) is the line's own.
+            own = min(varying, key=lambda c: rank[sub.index].groupby(sub[c], dropna=False).var(ddof=0).mean())
+            varying.remove(own)
+        extra += [c for c in varying if c not in extra and sub[c].dtype.kind != "f"]
+    if extra:
+        raise ValueError(f"{what}: the rows of one line differ in {', '.join(extra)}, not only in {x}: add "
+                         f"{'it' if len(extra) == 1 else 'them'} to hue= or filter (e.g. --filter {extra[0]}=...)")
+
+
+def _tick_labels(ax, texts: list[str]) -> None:
+    """Category labels rotated as they need: slanted when a few long ones would touch, upright when many
+    would."""
+    room = sum(len(t) for t in texts)
+    if len(texts) > 12 or room > 80:
+        ax.set_xticklabels(texts, rotation=90, fontsize="small")
+    elif len(texts) > 6 or room > 40:
+        ax.set_xticklabels(texts, rotation=30, ha="right")
+    else:
+        ax.set_xticklabels(texts)
 
 
 def _logscale(values) -> bool:
@@ -214,7 +248,13 @@ def _log_axis(axis, set_scale, values: list[float]) -> None:
     set_scale("log")
     fmt = FuncFormatter(lambda v, _: f"{v:g}")
     if 0 < len(values) <= 12:
-        axis.set_ticks(values)
+        # Values closer than 1/12 of the span (528 and 532 blocks) would print on top of each other.
+        gap = math.log(max(values) / min(values)) / 12
+        ticks = [values[0]]
+        for v in values[1:]:
+            if math.log(v / ticks[-1]) >= gap:
+                ticks.append(v)
+        axis.set_ticks(ticks)
         axis.set_minor_formatter(NullFormatter())
     axis.set_major_formatter(fmt)
 
@@ -269,8 +309,10 @@ def line(df, x: str, y: str | Sequence[str], hue: str | Sequence[str] | None = N
     df = _level(df, level)
     ax = _axes(ax)
     hue_cols = _hue_cols(df, hue, [x, *ys])
-    _check_unique(df, [x, *hue_cols], f"plot of {', '.join(ys)} against {x}")
+    what = f"plot of {', '.join(ys)} against {x}"
+    _check_unique(df, [x, *hue_cols], what)
     lab, series = _hue_values(df, hue_cols)
+    _check_lines(df, x, [*hue_cols, *ys], lab, what)
     share = _is_share(x)
     from pandas.api.types import is_numeric_dtype
 
@@ -316,6 +358,10 @@ def line(df, x: str, y: str | Sequence[str], hue: str | Sequence[str] | None = N
     if logx:
         vals = sorted({float(v) * (100 if share else 1) for v in df[x] if v == v and float(v) > 0})
         _log_axis(ax.xaxis, ax.set_xscale, vals)
+    if not numeric_x:
+        cats = list(dict.fromkeys(df[x].astype(str)))
+        ax.set_xticks(range(len(cats)))
+        _tick_labels(ax, cats)
     if logy:
         ax.set_yscale("log", nonpositive="mask")
     if ylabel is None and len(ys) > 1:
@@ -346,15 +392,7 @@ def _bars(ax, df, x: str, y: str, hue_cols: list[str]) -> int:
         pos = [j + (i - (n - 1) / 2) * width for j in range(len(cats))]
         ax.bar(pos, [vals.get(c, float("nan")) for c in cats], width=width * 0.95, label=s or None)
     ax.set_xticks(range(len(cats)))
-    texts = [str(c) for c in cats]
-    # Rotate as the labels need: slanted when a few long ones would touch, upright when many would.
-    room = sum(len(t) for t in texts)
-    if len(cats) > 12 or room > 80:
-        ax.set_xticklabels(texts, rotation=90, fontsize="small")
-    elif len(cats) > 6 or room > 40:
-        ax.set_xticklabels(texts, rotation=30, ha="right")
-    else:
-        ax.set_xticklabels(texts)
+    _tick_labels(ax, [str(c) for c in cats])
     return len(series)
 
 
