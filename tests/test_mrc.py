@@ -112,13 +112,12 @@ def test_extent_sampling_keeps_about_rate_of_the_references():
     # An option the method does not use is an error naming it and the methods it applies to.
     ({"method": "shards", "unit": "extent"}, "unit: applies to method mini only, not 'shards'"),
     ({"method": "exact", "rate": 0.5}, "rate: applies to method shards or mini only, not 'exact'"),
-    ({"method": "exact", "rate": 1.0}, "rate: applies to method shards or mini"),
     ({"method": "exact", "max_samples": 5}, "max_samples: applies to method shards only"),
     ({"method": "mini", "adjust": False}, "adjust: applies to method shards only"),
     ({"method": "full", "seed": 3}, "seed: applies to method shards or mini only"),
     ({"method": "full", "extent_bytes": 4096}, "extent_bytes: applies to method mini only"),
     ({"method": "mini", "threads": 2}, "threads: applies to method full only"),
-    ({"method": "shards", "policy": "lru"}, "policy: applies to method mini or full only"),
+    ({"method": "shards", "policy": "arc"}, "policy: applies to method mini or full only"),
     ({"points": 5}, "points: applies only when no sizes are given"),
 ])
 def test_bad_parameters_name_the_field(kwargs, field):
@@ -127,6 +126,15 @@ def test_bad_parameters_name_the_field(kwargs, field):
     sizes = kwargs.pop("sizes", [10])
     with pytest.raises(ps.ConfigError, match=field.replace("[", r"\[").replace("]", r"\]")):
         ps.mrc(tr, sizes, **kwargs)
+
+
+def test_an_option_saying_what_the_method_computes_anyway_is_accepted():
+    # Scripts written before options were checked pass policy="lru" to exact; that is what it computes.
+    tr = ps.synthetic("oltp-like", requests=2000, seed=1)
+    plain = ps.mrc(tr, [10, 40])
+    for method, kw in [("exact", {"policy": "lru", "prefetcher": "none", "rate": 1}),
+                       ("shards", {"policy": "lru", "prefetcher": "none", "rate": 1.0})]:
+        assert list(ps.mrc(tr, [10, 40], method=method, **kw)["miss_ratio"]) == list(plain["miss_ratio"])
 
 
 def test_cli_mrc_refuses_options_of_other_methods_and_reads_components_as_sim_does(tmp_path, capsys):
@@ -163,6 +171,9 @@ def test_a_share_is_the_blocks_sim_gives_it_and_has_sims_bounds(method):
     for size in ("200%", 2.0, "0%"):
         with pytest.raises(ps.ConfigError, match=r"sizes: .*a share of the footprint must be in \(0, 1\]"):
             ps.mrc(tr, [size], method=method)
+    # SHARDS takes shares of the footprint it measures: at rate 1 that is the trace's, truncated the same.
+    if method == "exact":
+        assert list(ps.mrc(tr, ["1%"], method="shards", rate=1.0)["capacity_blocks"]) == [sim]
 
 
 def test_more_points_than_blocks_give_each_size_once():

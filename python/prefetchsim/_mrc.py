@@ -51,13 +51,22 @@ APPLIES = {
 }
 
 
+#: What a method computes anyway: saying it again is not an error (``policy="lru"`` with ``exact``, as
+#: scripts written before options were checked do).
+IMPLIED = {"exact": {"policy": "lru", "prefetcher": "none", "rate": 1}, "shards": {"policy": "lru", "prefetcher": "none"}}
+
+
 def check_options(method: str, given: Mapping[str, Any], spell: Callable[[str], str] = str) -> None:
-    """Refuse an option (a key of `APPLIES` whose value is not None) that ``method`` does not use; the
-    message names it as ``spell`` writes it (``--max-samples`` on the command line)."""
+    """Refuse an option (a key of `APPLIES` whose value is not None) that ``method`` does not use, unless
+    it says what the method computes anyway (`IMPLIED`); the message names it as ``spell`` writes it
+    (``--max-samples`` on the command line)."""
     if method not in METHODS:
         raise _core.ConfigError(f"method: unknown value {method!r}; choose one of {', '.join(METHODS)}")
+    implied = IMPLIED.get(method, {})
     for key, value in given.items():
         if value is None or method in APPLIES[key]:
+            continue
+        if key in implied and not isinstance(value, bool) and value == implied[key]:
             continue
         why = f" ({method!r} computes LRU without prefetching)" if "policy" in key or "prefetcher" in key else ""
         raise _core.ConfigError(f"{spell(key)}: applies to method {' or '.join(APPLIES[key])} only, "
@@ -172,10 +181,11 @@ def mrc(
         unit: ``mini``: hash each ``"block"`` or each ``"extent"`` (default) of ``extent_bytes`` (256 KiB).
         limit: read only the first ``limit`` requests.
         threads: ``full``: parallel runs (1 by default, so CPU time compares with the other methods).
-
-        An option the method does not use (``unit`` with ``shards``, ``points`` with ``sizes``) is a
-        ConfigError naming it and the methods it applies to, not ignored.
         progress: called about ten times a second with the requests read so far.
+
+    An option the method does not use (``unit`` with ``shards``, ``points`` with ``sizes``) is a
+    ConfigError naming it and the methods it applies to, not ignored; one that says what the method
+    computes anyway (``policy="lru"``, ``prefetcher="none"`` with ``exact`` or ``shards``) is accepted.
 
     Returns:
         A ``pandas.DataFrame``: ``method``, ``capacity_blocks``, ``cache_bytes``, ``miss_ratio``,

@@ -3,7 +3,7 @@
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
-use prefetchsim_core::config::HierarchyConfig;
+use prefetchsim_core::config::{HierarchyConfig, SizeSpec};
 use prefetchsim_core::engine::{RequestSource, SourceError, SourceReport, VecSource};
 use prefetchsim_core::mrc::{self, SampleConfig, SampledSource, ShardsConfig};
 use prefetchsim_core::Request;
@@ -91,7 +91,18 @@ fn mrc_curve(
     let (hist, rate, rep) = out.map_err(|e| source_err(&e))?;
     let at: Vec<u64> = match (sizes, shares) {
         (Some(s), _) => s,
-        (None, Some(sh)) => sh.iter().map(|f| ((f * hist.footprint()).round() as u64).max(1)).collect(),
+        // A share is sized as a level's (truncated, at least one block), of the footprint this pass
+        // measured (SHARDS: estimated); it was rounded here, one block off `sim`'s size.
+        (None, Some(sh)) => {
+            let fp = hist.footprint().round() as u64;
+            sh.iter()
+                .map(|&f| {
+                    SizeSpec::Footprint(f)
+                        .resolve(spec.block_size, Some(fp), None)
+                        .map_err(|m| ConfigError::new_err(format!("sizes: {m} (footprint {fp} blocks)")))
+                })
+                .collect::<PyResult<_>>()?
+        }
         (None, None) => hist.default_sizes(points),
     };
     let curve = hist.curve(&at);
