@@ -190,11 +190,15 @@ def test_a_callback_that_raises_stops_the_run_with_a_plugin_error_and_its_traceb
 
 
 @pytest.mark.parametrize(("ret", "needle"), [
-    ('"7"', "on_access returned '7' (<class 'str'>) where a block number (int) was expected"),
     ("[block + 1, 2.5]", "on_access returned 2.5 (<class 'float'>)"),
     ("True", "on_access returned True (<class 'bool'>)"),
     ("-1", "on_access returned block -1, outside 0 to 2**64-1"),
     ("object()", "expected None, a block number or an iterable of block numbers"),
+    # Text is iterable but holds no blocks: b"ab" prefetched blocks 97 and 98, "12" was refused as '1'.
+    ('b"ab"', "on_access returned b'ab' (<class 'bytes'>); expected None, a block number or an iterable"),
+    ('"12"', "on_access returned '12' (<class 'str'>); expected None"),
+    ("__import__('numpy').float64(3.0)", "expected None, a block number or an iterable of block numbers"),
+    ("[__import__('numpy').bool_(True)]", "where a block number (int) was expected"),
     ("range(-3, 2)", "negative blocks"),
     # Runs beyond what one trace request may span: a range of 10**9 blocks used to hang the run.
     ("range(block + 1, block + 10**9)", "on_access returned 999999999 or more blocks; one call may prefetch at most"),
@@ -247,3 +251,37 @@ def test_real_trace_counters_match_the_builtin(tmp_path):
     plugin = ps.simulate(tr, size="1%", prefetcher={"name": "plugin_examples:NextN", "n": 2}, **kw)
     builtin = ps.simulate(tr, size="1%", prefetcher={"name": "ra", "mode": "pa", "p": 2}, **kw)
     assert counters(plugin) == counters(builtin)
+
+
+def test_numpy_integers_are_block_numbers_like_ints(oltp, tmp_path, monkeypatch):
+    # np.arange and np.int64 answers were refused ("where a block number (int) was expected").
+    mod = _module(tmp_path, monkeypatch, "numpy_answers", """
+        import numpy as np
+        class Arange:
+            def on_access(self, block, nblocks, misses, prefetch_hits):
+                return np.arange(block + nblocks, block + nblocks + 4)
+        class Scalar:
+            def on_access(self, block, nblocks, misses, prefetch_hits):
+                return np.int64(block + nblocks)
+        class Ints:
+            def on_access(self, block, nblocks, misses, prefetch_hits):
+                return range(block + nblocks, block + nblocks + 4)
+        class Int:
+            def on_access(self, block, nblocks, misses, prefetch_hits):
+                return block + nblocks
+    """)
+    for np_cls, plain in (("Arange", "Ints"), ("Scalar", "Int")):
+        got = counters(run(oltp, size=100, prefetcher=f"{mod}:{np_cls}"))
+        assert got == counters(run(oltp, size=100, prefetcher=f"{mod}:{plain}")) and got[0]["prefetch_issued"] > 0
+
+
+def test_a_prefetch_of_the_last_block_number_is_the_devices_error_not_a_silent_no_read(oltp, tmp_path, monkeypatch):
+    # Block 2**64-1: the fetch's end wrapped to 0, so it passed the device's bounds check and was counted
+    # as issued but never read (device_requests_prefetch 0).
+    mod = _module(tmp_path, monkeypatch, "last_block", """
+        class Last:
+            def on_access(self, block, nblocks, misses, prefetch_hits):
+                return 2**64 - 1
+    """)
+    with pytest.raises(ps.ConfigError, match="device: block 18446744073709551615 .* lies past the end of device"):
+        run(oltp, TIMED, size=100, prefetcher=f"{mod}:Last")

@@ -36,6 +36,11 @@ def test_the_schema_lists_what_a_result_holds(engine):
     for level in r.raw["levels"]:
         _check(schema["level"], level)
     assert level_record_keys() == tuple(r.raw["levels"][0])
+    # A timed run's run-level metrics were in no part of the schema.
+    if engine == "timed":
+        _check(schema["timing"], r.raw["timing"])
+        assert {f["name"] for f in schema["timing"]} >= set(r.summary) - {f["name"] for f in schema["run"]} - set(
+            r.raw["levels"][0]) - {"trace", "trace_requests", "trace_blocks", "trace_skipped"}
 
 
 def test_the_exceptions_are_prefetchsim_classes_everywhere():

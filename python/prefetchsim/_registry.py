@@ -43,5 +43,6 @@ def _schema() -> dict[str, list[dict[str, Any]]]:
 def result_schema() -> dict[str, list[dict[str, str]]]:
     """The fields of a result, as the core defines them: ``{"run": [...], "level": [...]}``, each field
     ``{"name", "kind", "meaning"}`` in record order (``kind``: int, float, text, bool or textlist).
-    ``run`` are a result's totals, ``level`` the keys of each level's record (`Result.levels`)."""
+    ``run`` are a result's totals, ``level`` the keys of each level's record (`Result.levels`),
+    ``timing`` a timed run's run-level metrics (what `Result.summary` adds for a timed run)."""
     return {part: [dict(f) for f in fields] for part, fields in _schema().items()}

@@ -14,7 +14,9 @@ use prefetchsim_core::prefetch::{Capabilities, LevelGeometry, Outcome, PrefetchC
 use prefetchsim_trace::spec::MAX_REQUEST_BLOCKS;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
-use pyo3::types::{PyBool, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PyRangeMethods, PySet, PyTuple};
+use pyo3::types::{
+    PyBool, PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PyRangeMethods, PySet, PyString, PyTuple,
+};
 
 /// Make config names `module:Class` build Python plugins in this process.
 pub(crate) fn register() {
@@ -126,17 +128,33 @@ fn callback(
     }
 }
 
-/// A block number from a callback's result: a non-negative int (not a bool).
-fn block_of(item: &Bound<'_, PyAny>, callback: &str) -> PyResult<u64> {
-    if item.is_instance_of::<PyBool>() || !item.is_instance_of::<PyInt>() {
-        return Err(PyTypeError::new_err(format!(
-            "{callback} returned {} ({}) where a block number (int) was expected",
-            item.repr().map_or_else(|_| "?".to_string(), |r| r.to_string()),
-            item.get_type()
-        )));
+/// Whether `item` is an integer a block number may be: an int, or a scalar integer type that says so
+/// with `__index__` (NumPy's `int64`, which `np.arange` yields; not an array, which has `__index__` too
+/// but is iterable), and not a bool.
+fn is_integer(item: &Bound<'_, PyAny>) -> bool {
+    let name = item.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+    if item.is_instance_of::<PyBool>() || matches!(name.as_str(), "bool" | "bool_") {
+        return false;
     }
-    item.extract::<u64>()
-        .map_err(|_| PyValueError::new_err(format!("{callback} returned block {item}, outside 0 to 2**64-1")))
+    item.is_instance_of::<PyInt>()
+        || (item.hasattr("__index__").unwrap_or(false) && !item.hasattr("__iter__").unwrap_or(true))
+}
+
+/// A block number from a callback's result: a non-negative integer (see [`is_integer`]).
+fn block_of(item: &Bound<'_, PyAny>, callback: &str) -> PyResult<u64> {
+    let int = if item.is_instance_of::<PyInt>() { Ok(item.clone()) } else { item.call_method0("__index__") };
+    let int = match int {
+        Ok(i) if is_integer(item) => i,
+        _ => {
+            return Err(PyTypeError::new_err(format!(
+                "{callback} returned {} ({}) where a block number (int) was expected",
+                item.repr().map_or_else(|_| "?".to_string(), |r| r.to_string()),
+                item.get_type()
+            )))
+        }
+    };
+    int.extract::<u64>()
+        .map_err(|_| PyValueError::new_err(format!("{callback} returned block {int}, outside 0 to 2**64-1")))
 }
 
 /// Consecutive ascending blocks of a prefetcher's answer, gathered into runs (one I/O each, nearest block
@@ -202,9 +220,18 @@ fn add_prefetches(out: &Bound<'_, PyAny>, ctx: &mut PrefetchCtx<'_>) -> PyResult
             return Ok(());
         }
     }
-    if out.is_instance_of::<PyInt>() && !out.is_instance_of::<PyBool>() {
+    if is_integer(out) {
         ctx.prefetch(block_of(out, WHAT)?, 1);
         return Ok(());
+    }
+    // Text is iterable, but its items are not blocks: b"ab" prefetched blocks 97 and 98, and "12" was
+    // refused as '1'.
+    if out.is_instance_of::<PyString>() || out.is_instance_of::<PyBytes>() || out.is_instance_of::<PyByteArray>() {
+        return Err(PyTypeError::new_err(format!(
+            "{WHAT} returned {} ({}); expected None, a block number or an iterable of block numbers",
+            out.repr().map_or_else(|_| "?".to_string(), |r| r.to_string()),
+            out.get_type()
+        )));
     }
     let mut runs = Runs { ctx, run: None, named: 0 };
     if let Ok(t) = out.cast::<PyTuple>() {

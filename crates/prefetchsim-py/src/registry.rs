@@ -62,5 +62,5 @@ pub(crate) fn canonical_config(config_json: &str) -> PyResult<String> {
 /// "meaning"}` in record order (`metrics::schema`); `kind` is int, float, text, bool or textlist.
 #[pyfunction]
 pub(crate) fn result_schema() -> String {
-    json!({"run": schema::run_fields(), "level": schema::level_fields()}).to_string()
+    json!({"run": schema::run_fields(), "level": schema::level_fields(), "timing": schema::timing_fields()}).to_string()
 }

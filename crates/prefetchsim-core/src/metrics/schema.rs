@@ -84,6 +84,59 @@ pub fn level_fields() -> Vec<Field> {
     v
 }
 
+/// The fields of a timed run's run-level record ([`TimingReport::record`](super::TimingReport::record), a
+/// result's `timing`, what `r.summary` gains in Python), in record order; measured after the warm-up.
+#[must_use]
+pub fn timing_fields() -> Vec<Field> {
+    use FieldKind::{Float, Int, Text};
+    // The response-time summary of reads or writes: its count, then mean, median, p95, p99 and max.
+    let rt = |count: &'static str, stats: [&'static str; 5], what: &str| -> Vec<Field> {
+        let mut v = vec![field(count, Int, &format!("{what} requests completed (measured)."))];
+        let says = ["mean", "median", "95th percentile of the", "99th percentile of the", "largest"];
+        v.extend(stats.into_iter().zip(says).map(|(name, stat)| {
+            field(name, Float, &format!("The {stat} {} response time, ms (issue to last block).", what.to_lowercase()))
+        }));
+        v
+    };
+    let mut v = vec![
+        field("engine", Text, "The engine: timed."),
+        field("replay", Text, "open (at the trace's times) or closed (each stream waits for its request)."),
+    ];
+    v.extend(rt("rt_requests", ["rt_mean_ms", "rt_p50_ms", "rt_p95_ms", "rt_p99_ms", "rt_max_ms"], "Read"));
+    let write = ["write_rt_mean_ms", "write_rt_p50_ms", "write_rt_p95_ms", "write_rt_p99_ms", "write_rt_max_ms"];
+    v.extend(rt("write_requests", write, "Write"));
+    v.extend([
+        field("makespan_ms", Float, "Last application completion minus the start of measurement, ms."),
+        field("sim_time_ms", Float, "Simulated time from the start of measurement to the last event, ms."),
+        field("stall_ms", Float, "Sum of read response times (STEP's time out of the box), ms."),
+        field("device", Text, "The device model's name."),
+        field("device_requests", Int, "Requests dispatched to the device after merging."),
+        field("device_requests_demand", Int, "Of those, requests carrying demand blocks only."),
+        field("device_requests_prefetch", Int, "Of those, requests carrying prefetched blocks only."),
+        field("device_requests_mixed", Int, "Of those, requests carrying both."),
+        field("device_sectors", Int, "512-byte sectors the device transferred."),
+        field("device_sectors_demand", Int, "Of those, in demand-only requests."),
+        field("device_sectors_prefetch", Int, "Of those, in prefetch-only requests."),
+        field("device_sectors_mixed", Int, "Of those, in mixed requests."),
+        field("device_blocks_read", Int, "device_sectors in cache blocks."),
+        field("device_service_mean_ms", Float, "Mean service time of a device request, ms."),
+        field("device_busy_ms", Float, "Time the device spent serving requests, summed over its channels, ms."),
+        field("device_utilization", Float, "device_busy_ms / (sim_time_ms x the device's parallel channels)."),
+        field("sched_bios", Int, "Block I/Os the scheduler received before merging."),
+        field("sched_merges", Int, "Of those, merged into a queued request."),
+        field("sched_expired", Int, "Requests dispatched because their deadline expired."),
+        field("sched_wait_mean_ms", Float, "Mean time a request waited in the scheduler's queue, ms."),
+        field("sched_queue_mean", Float, "Time-average length of the scheduler's queue."),
+        field("sched_queue_max", Int, "Longest the scheduler's queue was."),
+        field("net_messages", Int, "Messages over the links between levels."),
+        field("net_pages", Int, "Pages those messages carried."),
+        field("admission_wait_mean_ms", Float, "Open loop with max_outstanding: mean wait for admission, ms."),
+        field("admission_wait_max_ms", Float, "Open loop with max_outstanding: longest wait for admission, ms."),
+        field("requests_incomplete", Int, "Requests issued but not completed when the run stopped (0 when draining)."),
+    ]);
+    v
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -117,5 +170,22 @@ mod tests {
         }
         let demand = fields.iter().find(|f| f.name == "demand_accesses").unwrap();
         assert!(demand.meaning.contains("at L1; the demand blocks of a request"), "{}", demand.meaning);
+    }
+
+    #[test]
+    fn the_timing_schema_is_what_a_timed_record_holds() {
+        let record = crate::metrics::TimingReport::default().record();
+        let fields = timing_fields();
+        let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
+        let keys: Vec<&str> = record.iter().map(|(k, _)| *k).collect();
+        assert_eq!(names, keys);
+        for (f, (_, v)) in fields.iter().zip(&record) {
+            let kind = match v {
+                Value::Int(_) => FieldKind::Int,
+                Value::Float(_) => FieldKind::Float,
+                Value::Text(_) => FieldKind::Text,
+            };
+            assert_eq!(f.kind, kind, "{}", f.name);
+        }
     }
 }

@@ -20,7 +20,8 @@
 //! those used are allowed.
 //!
 //! The `twitter` format is this reader preset for the Twitter cache traces as libCacheSim ships them
-//! (`# time, object, size, next_access_vtime`): time-col 1, obj-id-col 2, obj-size-col 3, header.
+//! (`# time, object, size, next_access_vtime`): time-col 1, obj-id-col 2, obj-size-col 3; the `#` header
+//! line is skipped, a file without it is read from its first line.
 
 use std::io::BufRead;
 
@@ -378,9 +379,11 @@ pub(crate) fn open(
     Ok(reader(path, input, cols))
 }
 
-/// The Twitter preset (options in `spec.params` override it).
+/// The Twitter preset (options in `spec.params` override it). No `has-header`: the header libCacheSim's
+/// copies carry starts with `#` and is skipped as such, while `has-header` dropped the first record of a
+/// file without one, unreported.
 pub(crate) const TWITTER: &[(&str, &str)] =
-    &[("time-col", "1"), ("obj-id-col", "2"), ("obj-size-col", "3"), ("has-header", "true"), ("delimiter", ",")];
+    &[("time-col", "1"), ("obj-id-col", "2"), ("obj-size-col", "3"), ("delimiter", ",")];
 
 /// A Twitter cache-trace reader over `input`.
 pub(crate) fn open_twitter(

@@ -142,21 +142,24 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     /// by it as orphans) have waiters on `g`; waiting could tie two held reads in a cycle.
     pub(super) fn read(&mut self, g: u32, all_kept: bool, held: bool, now: u64) -> Result<(), SourceError> {
         let f = self.fl.jobs[g];
-        let end = f.first + u64::from(f.len);
         let cap = self.io.dev.capacity();
-        if end.checked_mul(self.io.spb).is_none_or(|e| e > cap) {
+        // Checked: a fetch ending at block 2^64 - 1 (a plugin's prefetch) wrapped to 0, passed this test
+        // and was counted as issued but never read.
+        let end =
+            f.first.checked_add(u64::from(f.len)).filter(|e| e.checked_mul(self.io.spb).is_some_and(|s| s <= cap));
+        let Some(end) = end else {
             return Err(ConfigError::new(
                 "device",
                 format!(
                     "block {} ({} sectors of 512 B each) lies past the end of device '{}' ({cap} sectors); \
                      choose a larger device or a trace that fits",
-                    end - 1,
+                    f.first.saturating_add(u64::from(f.len).saturating_sub(1)),
                     self.io.spb,
                     self.io.dev.name()
                 ),
             )
             .into());
-        }
+        };
         if all_kept && self.fl.orphans.is_empty() && !self.shared_bottom {
             // (A held read with `all_kept`: its blocks stayed pinned under it, nobody read them since.)
             // The usual case: nothing to deduplicate.

@@ -227,6 +227,11 @@ fn twitter_preset_skips_the_hash_header_and_trims_fields() {
     assert_malformed_err(e, &p, line(3), "obj_size (column 3)", "'x'");
     let p = dir.file("tw2.csv", b"# time, object, size, next_access_vtime\n3, 18446744073709551615, 737, 13\n");
     assert_eq!(read_all(&p, "twitter").unwrap(), [rec(3_000_000_000, Op::Read, u64::MAX, 737, 0, 0)]);
+    // Without the header the first line is a record: it was dropped, unreported (a `has-header` preset).
+    let p = dir.file("tw3.csv", b"1, 5, 100, 3\n2, 6, 200, -1\n3, 5, 100, -1\n");
+    let got = read_all(&p, "twitter").unwrap();
+    assert_eq!(got.len(), 3);
+    assert_eq!(got[0], rec(1_000_000_000, Op::Read, 5, 100, 0, 0));
 }
 
 #[test]
