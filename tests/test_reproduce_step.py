@@ -119,6 +119,16 @@ def test_verdict_and_paper_comparison(results):
         assert isinstance(r["distance"], float) and r["paper"] and r["ours"]
 
 
+def test_the_distance_is_the_part_of_ours_outside_the_papers_range():
+    assert step.distance((0.5, 1.0), 0.0, 2.0) == 0.0
+    assert step.distance((-3.0, 1.0), 0.0, 2.0) == -3.0
+    assert step.distance((1.0, 4.5), 0.0, 2.0) == 2.5
+    assert step.distance((5.0, 9.0), 0.0, None) == 0.0  # a bound: >= 0
+    # Past both ends: the farther (it was the lower end's -1.3 though the upper end was passed by 3.5).
+    assert step.distance((-2.6, 5.9), -1.3, 2.4) == pytest.approx(3.5)
+    assert step.distance((-9.0, 3.0), -1.3, 2.4) == pytest.approx(-7.7)
+
+
 def test_csv_and_plots_are_written(results):
     _, out = results
     for f in ("step.csv", "step-verdict.csv", "step-paper.csv", "step-gains.png"):

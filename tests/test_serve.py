@@ -142,12 +142,19 @@ def test_sigterm_stops_cleanly_and_record_is_complete(tmp_path: Path) -> None:
     config = write_config(tmp_path / "c.toml", FAMILIES["ra"])
     backing = make_backing(tmp_path / "disk.img", MiB)
     with Server(config, backing, tmp_path) as srv:
+        # A connection that never completes the handshake (a second server probing the socket) is not a
+        # client: it made the report say 2 clients for 1.
+        import socket
+
+        probe = socket.socket(socket.AF_UNIX)
+        probe.connect(str(srv.socket))
+        probe.close()
         c = NbdClient(srv.address)
         c.read(0, 8192)
         c.write(8192, b"x" * 100)
         c.close()
         report = srv.stop(signal.SIGTERM)
-    assert report["requests"] == 2
+    assert report["requests"] == 2 and report["clients"] == 1
     lines = srv.record.read_text().splitlines()
     assert lines[0] == "# prefetchsim trace: block_size=1" and len(lines) == 4, lines
     assert lines[2].split(",")[1:] == ["read", "0", "8192", "0", "0"]

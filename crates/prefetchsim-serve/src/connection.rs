@@ -7,6 +7,7 @@
 //! unknown command gets an error reply and the connection goes on. A client that disconnects in the middle
 //! of a request only ends its own connection.
 
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, WriteHalf};
@@ -38,9 +39,17 @@ fn within(offset: u64, length: u32, size: u64) -> bool {
 }
 
 /// Serve connection number `client` on `stream` until the client disconnects, breaks the protocol, or
-/// `shutdown` turns true (then the requests in service finish first).
-pub async fn serve<S>(stream: S, cache: Arc<Cache>, client: u32, block: u32, mut shutdown: watch::Receiver<bool>)
-where
+/// `shutdown` turns true (then the requests in service finish first). `served` counts the connections
+/// that completed the handshake: the clients the report names (a connection that only probes whether the
+/// socket is live is not one).
+pub async fn serve<S>(
+    stream: S,
+    cache: Arc<Cache>,
+    client: u32,
+    block: u32,
+    served: Arc<AtomicU32>,
+    mut shutdown: watch::Receiver<bool>,
+) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
     let mut stream = stream;
@@ -52,9 +61,9 @@ where
         _ = shutdown.wait_for(|s| *s) => return,
     };
     match negotiated {
-        Ok(Negotiated::Go) => {}
+        Ok(Negotiated::Go) => served.fetch_add(1, Ordering::Relaxed),
         Ok(Negotiated::Closed) | Err(_) => return,
-    }
+    };
     let (mut rd, wr) = tokio::io::split(stream);
     let wr: Writer<S> = Arc::new(Mutex::new(wr));
     let mut tasks = JoinSet::new();

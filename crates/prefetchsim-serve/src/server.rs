@@ -2,7 +2,7 @@
 //! connections, the requests in service finish, the backing file is synced, the recorded trace closed.
 
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -87,6 +87,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         let (down_tx, down_rx) = watch::channel(false);
         let mut conns = JoinSet::new();
         let mut next_client = 0u32;
+        let served = Arc::new(AtomicU32::new(0));
         let block = u32::try_from(opts.block_size).unwrap_or(u32::MAX);
         loop {
             while conns.try_join_next().is_some() {}
@@ -98,7 +99,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
             match &listener {
                 Listener::Unix(l, _) => tokio::select! {
                     r = l.accept() => if let Ok((s, _)) = r {
-                        conns.spawn(crate::connection::serve(s, c, next_client, block, rx));
+                        conns.spawn(crate::connection::serve(s, c, next_client, block, Arc::clone(&served), rx));
                         next_client += 1;
                     },
                     () = tick => {}
@@ -106,7 +107,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
                 Listener::Tcp(l) => tokio::select! {
                     r = l.accept() => if let Ok((s, _)) = r {
                         let _ = s.set_nodelay(true);
-                        conns.spawn(crate::connection::serve(s, c, next_client, block, rx));
+                        conns.spawn(crate::connection::serve(s, c, next_client, block, Arc::clone(&served), rx));
                         next_client += 1;
                     },
                     () = tick => {}
@@ -126,7 +127,8 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         }
         cache.flush().await.map_err(|e| format!("{}: final sync failed (errno {e})", opts.backing.display()))?;
         let mut report = cache.finish()?;
-        report["clients"] = Value::from(next_client);
+        // Connections that completed the handshake (a second server probing the socket is not a client).
+        report["clients"] = Value::from(served.load(Ordering::Relaxed));
         Ok(report)
     })
 }
