@@ -38,16 +38,15 @@ fn within(offset: u64, length: u32, size: u64) -> bool {
     offset.checked_add(u64::from(length)).is_some_and(|end| end <= size)
 }
 
-/// Serve connection number `client` on `stream` until the client disconnects, breaks the protocol, or
-/// `shutdown` turns true (then the requests in service finish first). `served` counts the connections
-/// that completed the handshake: the clients the report names (a connection that only probes whether the
-/// socket is live is not one).
+/// Serve a connection on `stream` until the client disconnects, breaks the protocol, or `shutdown` turns
+/// true (then the requests in service finish first). `clients` counts the connections that completed the
+/// handshake, and this one's client id is its number among them: a connection that only probes whether
+/// the socket is live (a second server) is no client and takes no id.
 pub async fn serve<S>(
     stream: S,
     cache: Arc<Cache>,
-    client: u32,
     block: u32,
-    served: Arc<AtomicU32>,
+    clients: Arc<AtomicU32>,
     mut shutdown: watch::Receiver<bool>,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
@@ -60,8 +59,8 @@ pub async fn serve<S>(
         // A client still negotiating when the server stops is dropped.
         _ = shutdown.wait_for(|s| *s) => return,
     };
-    match negotiated {
-        Ok(Negotiated::Go) => served.fetch_add(1, Ordering::Relaxed),
+    let client = match negotiated {
+        Ok(Negotiated::Go) => clients.fetch_add(1, Ordering::Relaxed),
         Ok(Negotiated::Closed) | Err(_) => return,
     };
     let (mut rd, wr) = tokio::io::split(stream);

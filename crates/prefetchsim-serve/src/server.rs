@@ -86,8 +86,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         };
         let (down_tx, down_rx) = watch::channel(false);
         let mut conns = JoinSet::new();
-        let mut next_client = 0u32;
-        let served = Arc::new(AtomicU32::new(0));
+        let clients = Arc::new(AtomicU32::new(0));
         let block = u32::try_from(opts.block_size).unwrap_or(u32::MAX);
         loop {
             while conns.try_join_next().is_some() {}
@@ -99,16 +98,14 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
             match &listener {
                 Listener::Unix(l, _) => tokio::select! {
                     r = l.accept() => if let Ok((s, _)) = r {
-                        conns.spawn(crate::connection::serve(s, c, next_client, block, Arc::clone(&served), rx));
-                        next_client += 1;
+                        conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx));
                     },
                     () = tick => {}
                 },
                 Listener::Tcp(l) => tokio::select! {
                     r = l.accept() => if let Ok((s, _)) = r {
                         let _ = s.set_nodelay(true);
-                        conns.spawn(crate::connection::serve(s, c, next_client, block, Arc::clone(&served), rx));
-                        next_client += 1;
+                        conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx));
                     },
                     () = tick => {}
                 },
@@ -128,7 +125,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         cache.flush().await.map_err(|e| format!("{}: final sync failed (errno {e})", opts.backing.display()))?;
         let mut report = cache.finish()?;
         // Connections that completed the handshake (a second server probing the socket is not a client).
-        report["clients"] = Value::from(served.load(Ordering::Relaxed));
+        report["clients"] = Value::from(clients.load(Ordering::Relaxed));
         Ok(report)
     })
 }
