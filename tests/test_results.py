@@ -210,6 +210,8 @@ def test_export_to_csv_and_json_lines_round_trips(db, tmp_path):
         assert main(["results", str(db), "--export", str(tmp_path / name)]) == 0
         back = ps.results(tmp_path / name)
         assert len(back) == 12 and list(back.hits) == list(ps.results(db).hits)
+        # Every float exactly (JSON lines kept 10 significant digits).
+        assert list(back.hit_ratio) == list(ps.results(db).hit_ratio), name
     # CSV results filter like a database.
     assert len(ps.results(tmp_path / "r.csv", ["level=0"])) == 6
 

@@ -162,6 +162,27 @@ size = 8
     assert df[df.trace == "local.spc"].demand_accesses.iloc[0] == 100
 
 
+def test_a_timed_sweep_keeps_the_response_times_and_plots_them(tmp_path):
+    # The rows held the levels' counters only: no rt_* column, so `plot response-time` on a timed sweep
+    # said "the instant engine has no time" though the runs were timed.
+    pytest.importorskip("matplotlib")
+    doc = {**spec(**{"level[0].prefetcher": ["none", "obl"]}), "engine": {"kind": "timed", "limit": 2000},
+           "device": {"name": "cheetah9lp"}}
+    db = str(tmp_path / "t.sqlite")
+    df = ps.sweep(doc, ThreadPoolExecutor(2), db=db)
+    single = ps.simulate(ps.synthetic("zipf", requests=5000, seed=1), size="5%", prefetcher="obl",
+                         engine={"kind": "timed", "limit": 2000}, device="cheetah9lp")
+    row = df[df.level0_prefetcher == "obl"].iloc[0]
+    for k in ("rt_mean_ms", "rt_p99_ms", "makespan_ms", "device_requests", "device_utilization"):
+        assert row[k] == single.summary[k], k
+    assert ps.results(db).rt_mean_ms.notna().all()
+    assert single.to_pandas().rt_mean_ms.iloc[0] == single.summary["rt_mean_ms"]
+    out = tmp_path / "rt.png"
+    assert main(["plot", "response-time", db, "-o", str(out)]) == 0 and out.stat().st_size > 0
+    # A time-free sweep has no such columns.
+    assert "rt_mean_ms" not in ps.sweep(spec(**{"level[0].size": ["5%"]}), db=None).columns
+
+
 def test_the_example_spec_of_the_guide_expands():
     from conftest import REPO
 
@@ -364,9 +385,10 @@ def _rows_in(db: Path) -> int:
         con.close()
 
 
-def _kill_and_resume(tmp_path: Path, text: str, runs: int, kill_at: int, levels: int = 1) -> None:
-    """Run the sweep CLI, SIGINT it once ``kill_at`` runs are stored, run it again: the grid must end
-    complete, each run executed once, and the sessions must say so."""
+def _kill_and_resume(tmp_path: Path, text: str, runs: int, kill_at: int, levels: int = 1,
+                     sig: int = signal.SIGINT) -> None:
+    """Run the sweep CLI, send it ``sig`` once ``kill_at`` runs are stored, run it again: the grid must
+    end complete, each run executed once, and the sessions must say so."""
     path = write_spec(tmp_path / "kill.toml", text)
     db = tmp_path / "kill.sqlite"
     cmd = [sys.executable, "-m", "prefetchsim", "sweep", path, "--workers", "2", "--batch-size", "1"]
@@ -376,7 +398,7 @@ def _kill_and_resume(tmp_path: Path, text: str, runs: int, kill_at: int, levels:
         time.sleep(0.05)
     assert p.poll() is None, "the sweep finished before it could be interrupted"
     t0 = time.monotonic()
-    p.send_signal(signal.SIGINT)
+    p.send_signal(sig)
     out, err = p.communicate(timeout=60)
     assert p.returncode == 130, err
     assert time.monotonic() - t0 < 10, "Ctrl-C must stop the workers promptly"
@@ -415,6 +437,21 @@ size = "5%"
 "level[0].size" = ["1%", "2%", "4%", "8%", "16%", "32%"]
 "level[0].policy" = ["lru", "arc", "fifo", "clock"]
 """, runs=24, kill_at=4)
+
+
+def test_sigterm_ends_a_sweep_as_ctrl_c_does(tmp_path):
+    # SIGTERM (timeout, a batch system) killed the sweep at once and left its session "running".
+    _kill_and_resume(tmp_path, """
+[trace]
+path = "zipf"
+format = "synthetic"
+params = { requests = 1000000, seed = 3 }
+[[level]]
+size = "5%"
+[sweep]
+"level[0].size" = ["1%", "2%", "4%", "8%"]
+"level[0].policy" = ["lru", "arc"]
+""", runs=8, kill_at=2, sig=signal.SIGTERM)
 
 
 def _workers_of(pid: int) -> list[int]:

@@ -148,11 +148,12 @@ class Result:
         return {"summary": self.summary, "levels": self.levels, "config": self.config}
 
     def to_pandas(self):
-        """One row per level, with the run totals repeated on each row."""
+        """One row per level, with the run totals, and a timed run's response times and device figures
+        (`timing`), repeated on each row."""
         import pandas as pd
 
         base = {k: v for k, v in self.summary.items() if k in ("trace", "requests", "blocks", "warmup_requests")}
-        return pd.DataFrame([{**base, **lv} for lv in self.levels])
+        return pd.DataFrame([{**base, **(self.timing or {}), **lv} for lv in self.levels])
 
     def __repr__(self) -> str:
         rows = [

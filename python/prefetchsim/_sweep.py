@@ -34,7 +34,7 @@ from . import _core
 from ._grid import SweepPlan, Task, _dumps, plan
 from ._progress import Progress
 from ._sim import share_blocks
-from ._store import Store, level_record_keys, now
+from ._store import Store, level_record_keys, now, timing_metric_keys
 from ._trace import Trace
 
 _AUTO = "auto"
@@ -243,7 +243,10 @@ def _rows(p: SweepPlan, t: Task, result: Mapping[str, Any]) -> tuple[list[dict[s
                 "grid_index": run.index,
                 "version": _core.__version__, "host": result["host"], "pid": result["pid"],
                 "task_wall_s": result["wall_s"], "finished_at": finished}
-        rows += [{**base, **lv, **tail} for lv in raw["levels"]]
+        # A timed run's response times and device figures, on each of its level rows (they were dropped,
+        # so a timed sweep could not plot response times).
+        timing = {k: raw["timing"][k] for k in timing_metric_keys()} if raw.get("timing") else {}
+        rows += [{**base, **lv, **timing, **tail} for lv in raw["levels"]]
         attempts.append({"run_id": rid, "status": "done", **info})
     for rid, err in result["errors"]:
         attempts.append({"run_id": rid, "status": "failed", "error": err, **info})
@@ -252,7 +255,7 @@ def _rows(p: SweepPlan, t: Task, result: Mapping[str, Any]) -> tuple[list[dict[s
 
 def _kinds(p: SweepPlan) -> dict[str, str]:
     k = {c: "axis" for c in p.columns}
-    k.update({c: "metric" for c in level_record_keys() if c != "level"})
+    k.update({c: "metric" for c in (*level_record_keys(), *timing_metric_keys()) if c != "level"})
     k.update({c: "total" for c in ("trace_requests", "trace_blocks", "warmup_requests", "stopped_early")})
     return k
 

@@ -507,8 +507,9 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     left = sum(r.run_id not in done_before for r in p.runs)
     t0 = time.monotonic()
     try:
-        df = sweep(p, executor, db=db, workers=args.workers, threads=args.threads, batch_size=args.batch_size,
-                   progress=args.progress)
+        with _term_as_interrupt():
+            df = sweep(p, executor, db=db, workers=args.workers, threads=args.threads, batch_size=args.batch_size,
+                       progress=args.progress)
     except KeyboardInterrupt:
         sys.stderr.write(f"prefetchsim: finished runs are kept in {db}; run the same command again to resume\n")
         raise
@@ -854,6 +855,28 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         if name not in (subs[0].choices if subs else {}):
             return parser
         parser = subs[0].choices[name]
+
+
+@contextlib.contextmanager
+def _term_as_interrupt() -> Iterator[None]:
+    """SIGTERM (`timeout`, a batch system's stop, `kill`) ends the block as Ctrl-C does, so a sweep keeps
+    its finished runs and marks its session interrupted; it died at once and the session stayed
+    "running"."""
+    import signal
+    import threading
+
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def interrupt(signum: int, frame: Any) -> None:
+        raise KeyboardInterrupt
+
+    old = signal.signal(signal.SIGTERM, interrupt)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, old)
 
 
 def main(argv: Sequence[str] | None = None) -> int:
