@@ -19,6 +19,21 @@ pub struct Identity {
     pub text: String,
 }
 
+/// The file's device and inode, and its status-change time (ns). Size and mtime alone let an edit that
+/// keeps both (the mtime put back by `touch -d`, `cp -p`, `rsync -t`, a tar) reuse the old decoding: a
+/// wrong result. The ctime cannot be set back and changes with every write, and a replaced file has
+/// another inode. (0 where the platform has neither.)
+#[cfg(unix)]
+fn inode_and_ctime(meta: &std::fs::Metadata) -> (String, i128) {
+    use std::os::unix::fs::MetadataExt;
+    (format!("{}:{}", meta.dev(), meta.ino()), i128::from(meta.ctime()) * 1_000_000_000 + i128::from(meta.ctime_nsec()))
+}
+
+#[cfg(not(unix))]
+fn inode_and_ctime(_meta: &std::fs::Metadata) -> (String, i128) {
+    (String::new(), 0)
+}
+
 impl Identity {
     /// The identity of the trace file `spec` names, as it is now on disk, with the format it resolves
     /// to. Options that change no request (the cache switch itself) are left out.
@@ -28,6 +43,7 @@ impl Identity {
         let meta = std::fs::metadata(&canonical).map_err(io)?;
         let mtime_ns =
             meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+        let (inode, ctime_ns) = inode_and_ctime(&meta);
         let mut options = serde_json::to_value(spec).map_err(|e| TraceError::option("trace", e.to_string()))?;
         if let Value::Object(o) = &mut options {
             o.remove("path");
@@ -40,6 +56,8 @@ impl Identity {
             "path": canonical.to_string_lossy(),
             "size": meta.len(),
             "mtime_ns": mtime_ns.to_string(),
+            "inode": inode.to_string(),
+            "ctime_ns": ctime_ns.to_string(),
             "options": options,
         });
         Ok(Self { text: v.to_string() })

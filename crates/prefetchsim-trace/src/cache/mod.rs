@@ -6,7 +6,8 @@
 //! - **Where**: `$PREFETCHSIM_CACHE_DIR`, else `$XDG_CACHE_HOME/prefetchsim`, else
 //!   `~/.cache/prefetchsim` (traces often sit in read-only directories, so never beside the trace), in
 //!   its `decoded/` folder.
-//! - **Key**: the trace's identity ([`key::Identity`]): its canonical path, size and modification time,
+//! - **Key**: the trace's identity ([`key::Identity`]): its canonical path, size, modification time, inode and
+//!   status-change time (which no `touch` can set back),
 //!   every option of the spec that changes what is decoded, the cache format's version and the
 //!   package's version. A changed trace or option is another key, never a stale hit.
 //! - **Trust**: a file is used only if its header names the same identity and its footer and trailer

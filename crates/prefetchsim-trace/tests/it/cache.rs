@@ -67,15 +67,24 @@ fn a_second_run_replays_the_cached_decoding_with_the_same_requests_and_report() 
     assert_eq!(files.len(), 1, "one complete file and no temporary one: {files:?}");
     assert_eq!(read_all(cache::open(&sp, &st).unwrap()), want, "the cached run");
 
-    // Proof that the second run read the copy: new content under the same size and time is still a
-    // hit (size and modification time are the identity, as for make).
+    // Proof that the second run read the copy: a hit marks the file as recently used.
+    let file = cached_files(&st).pop().unwrap();
+    let long_ago = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_000_000);
+    std::fs::File::options().write(true).open(&file).unwrap().set_modified(long_ago).unwrap();
+    assert_eq!(read_all(cache::open(&sp, &st).unwrap()), want);
+    assert!(std::fs::metadata(&file).unwrap().modified().unwrap() > long_ago, "the run read the copy");
+
+    // New content under the same size and modification time is a miss: it was a stale hit (the identity
+    // was path, size and mtime, and `touch -d`, `cp -p` or `rsync -t` put the mtime back).
     let mtime = std::fs::metadata(&path).unwrap().modified().unwrap();
     let swapped =
         msr_trace(50_000, 0).replace(",hm,0,", ",hm,X,").replace(",hm,1,", ",hm,0,").replace(",hm,X,", ",hm,1,");
     std::fs::write(&path, swapped.as_bytes()).unwrap();
-    assert_ne!(uncached(&sp), want, "the swapped disks decode differently");
     std::fs::File::options().write(true).open(&path).unwrap().set_modified(mtime).unwrap();
-    assert_eq!(read_all(cache::open(&sp, &st).unwrap()), want);
+    assert_eq!(std::fs::metadata(&path).unwrap().modified().unwrap(), mtime);
+    let fresh = uncached(&sp);
+    assert_ne!(fresh, want, "the swapped disks decode differently");
+    assert_eq!(read_all(cache::open(&sp, &st).unwrap()), fresh);
 }
 
 #[test]
