@@ -25,7 +25,7 @@ COUNTERS = (
     "requests", "demand_accesses", "hits", "prefetch_hits", "misses", "late_prefetch", "inflight_demand_joins",
     "upper_prefetch_accesses", "upper_prefetch_hits", "prefetch_issued", "prefetch_used", "second_issued",
     "second_used", "unused_evicted", "unused_resident_end", "prefetch_inflight_end", "prefetch_dropped",
-    "prefetch_invalidated", "evictions", "fetches", "fetched_blocks", "demoted_in", "silent_hits", "bypass_reads",
+    "prefetch_invalidated", "evictions", "fetches", "fetched_blocks", "demoted_in", "silent_hits", "bypass_pending", "bypass_reads",
     "readmore_blocks", "readmore_issued", "readmore_used", "readmore_unused_evicted",
 )
 
@@ -180,6 +180,7 @@ def _apply(cache: Cache, kind: str, block: int, length: int, origin: str, timed:
         c["silent_hits"] += 1
         _use(cache, _resident(cache, block, kind, pinned=False))
     elif kind == "bypass_pending":
+        c["bypass_pending"] += 1
         _use(cache, _resident(cache, block, kind, pinned=True))
     elif kind == "bypass_read":
         _absent(cache, block, kind)

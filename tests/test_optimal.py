@@ -128,3 +128,14 @@ def test_reproduce_mithril_has_the_bound_and_mithrils_share():
                            for k, v in {"LRU": 0.2, "Mithril-LRU": 0.3, "MIN-Mithril": 0.6, "AMP": 0.25}.items()])
     (row,) = mithril.gains(curves)
     assert row["Mithril-LRU share of MIN-Mithril gain"] == pytest.approx(0.25)
+
+
+def test_a_cache_larger_than_the_trace_costs_the_trace_not_the_cache():
+    # The tables were sized by cache_blocks: 2**32 blocks allocated 146 GB up front and aborted the
+    # interpreter on a trace of a few thousand requests. Such a cache holds the whole trace: every
+    # schedule misses only the first reference of each block.
+    tr = ps.synthetic("oltp-like", requests=2000, seed=2)
+    big = optimal.integrated(tr, 2**32, 2)
+    whole = optimal.integrated(tr, tr.footprint(), 2)
+    assert big == whole
+    assert big["min_demand"]["fetches"] == tr.footprint()

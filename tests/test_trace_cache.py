@@ -37,6 +37,19 @@ def _files(cache_dir: Path) -> list[Path]:
     return sorted(d.iterdir()) if d.is_dir() else []
 
 
+def test_a_cache_folder_that_cannot_be_used_is_said_so_not_called_damaged(tmp_path: Path) -> None:
+    # A cache "folder" that is a file: the message said a cache file was "damaged ... removed".
+    trace = _trace(tmp_path)
+    not_a_dir = tmp_path / "afile"
+    not_a_dir.write_text("x")
+    args = ["sim", trace, "msr", "lru", "100", "--skip-bad", "1", "-f", "csv"]
+    p = _cli(not_a_dir, *args)
+    assert "damaged" not in p.stderr and "removed" not in p.stderr, p.stderr
+    assert "decoded-trace cache in" in p.stderr and "cannot be used" in p.stderr, p.stderr
+    assert p.stdout == _cli(tmp_path / "cache", *args).stdout
+    assert not_a_dir.read_text() == "x"
+
+
 def test_the_second_run_reads_the_cached_decoding_and_prints_the_same_results(tmp_path: Path) -> None:
     trace, cache = _trace(tmp_path), tmp_path / "cache"
     sim = ["sim", trace, "msr", "lru,fifo,clock", "500", "--skip-bad", "1", "-f", "csv", "--threads", "1"]

@@ -96,6 +96,9 @@ counters! {
     demoted_in,
     /// PFC: bypassed blocks found here and served without the policy or prefetcher seeing them.
     silent_hits,
+    /// PFC (timed runs): bypassed blocks found here in flight: the request waits for their read, with no
+    /// new I/O and without the policy or prefetcher seeing them (neither a silent hit nor a bypass read).
+    bypass_pending,
     /// PFC: bypassed blocks read from below and not cached here.
     bypass_reads,
     /// PFC: blocks appended to requests by readmore.

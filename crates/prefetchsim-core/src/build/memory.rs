@@ -32,7 +32,8 @@ pub fn check_memory(cfg: &HierarchyConfig, caps: &[u64], memory: Option<u64>) ->
             return Err(ConfigError::new(
                 format!("level[{i}].size"),
                 format!(
-                    "{cap} blocks need about {:.1} GiB of cache metadata ({per} B per block of '{}'{}), more than                      this machine's {:.1} GiB of memory",
+                    "{cap} blocks need about {:.1} GiB of cache metadata ({per} B per block of '{}'{}), more than \
+                     this machine's {:.1} GiB of memory",
                     gib(cap.saturating_mul(per)),
                     l.policy.name,
                     if i > 0 { ", with the levels above" } else { "" },
@@ -55,6 +56,7 @@ mod tests {
         let e = check_memory(&cfg, &[1000, 4_000_000_000], Some(24 << 30)).unwrap_err();
         assert_eq!(e.path, "level[1].size");
         assert!(e.message.contains("4000000000 blocks need about 372.5 GiB"), "{e}");
+        assert!(e.message.contains("more than this machine's 24.0 GiB"), "one space, not a run of them: {e}");
         assert!(check_memory(&cfg, &[1000, 1_000_000], Some(24 << 30)).is_ok());
         assert!(check_memory(&cfg, &[1000, 4_000_000_000], None).is_ok(), "no check where memory is unknown");
         assert!(physical_memory().is_none_or(|m| m > 1 << 20));

@@ -23,7 +23,7 @@ pub trait Coordination {
     fn insert_cold(&mut self, block: u64);
     /// Count blocks a coordinator served from this level without the policy seeing them (PFC's silent
     /// hits) and blocks it read around the level (bypassed, not cached).
-    fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64);
+    fn count_coordinated(&mut self, silent_hits: u64, bypass_pending: u64, bypass_reads: u64, readmore: u64);
     /// The bypassed `block`, resident or in flight here, was served to the level above without the policy
     /// seeing it (a silent hit): count the use of a prefetched or readmore block. Accounting only.
     fn silent_use(&mut self, block: u64);
@@ -54,8 +54,9 @@ impl<P: Policy> Coordination for Level<P> {
         self.admit_ready(block, Placement::Lru);
     }
 
-    fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
+    fn count_coordinated(&mut self, silent_hits: u64, bypass_pending: u64, bypass_reads: u64, readmore: u64) {
         self.counters.silent_hits += silent_hits;
+        self.counters.bypass_pending += bypass_pending;
         self.counters.bypass_reads += bypass_reads;
         self.counters.readmore_blocks += readmore;
     }

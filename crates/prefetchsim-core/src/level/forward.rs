@@ -217,10 +217,10 @@ macro_rules! forward_level {
         }
     };
     (@one $f:ident count_coordinated) => {
-        fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
+        fn count_coordinated(&mut self, silent_hits: u64, bypass_pending: u64, bypass_reads: u64, readmore: u64) {
             #[allow(unused_imports)]
             use $crate::level::Coordination as _;
-            self.$f.count_coordinated(silent_hits, bypass_reads, readmore)
+            self.$f.count_coordinated(silent_hits, bypass_pending, bypass_reads, readmore)
         }
     };
     (@one $f:ident silent_use) => {
@@ -367,11 +367,11 @@ macro_rules! forward_level {
         }
     };
     (@opt $get:ident $get_mut:ident count_coordinated) => {
-        fn count_coordinated(&mut self, silent_hits: u64, bypass_reads: u64, readmore: u64) {
+        fn count_coordinated(&mut self, silent_hits: u64, bypass_pending: u64, bypass_reads: u64, readmore: u64) {
             #[allow(unused_imports)]
             use $crate::level::Coordination as _;
             if let Some(l) = self.$get_mut() {
-                l.count_coordinated(silent_hits, bypass_reads, readmore);
+                l.count_coordinated(silent_hits, bypass_pending, bypass_reads, readmore);
             }
         }
     };

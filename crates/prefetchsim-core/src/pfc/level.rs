@@ -129,7 +129,7 @@ impl PfcLevel {
         // Bypass prefix.
         let base = out.len();
         let demand_end = s + u64::from(demand_len);
-        let (mut silent, mut bypass_reads) = (0u64, 0u64);
+        let (mut silent, mut pending, mut bypass_reads) = (0u64, 0u64, 0u64);
         let mut run: Option<u64> = None;
         let push = |out: &mut Vec<Fetch>, a: u64, b: u64| {
             out.push(Fetch {
@@ -147,6 +147,7 @@ impl PfcLevel {
                         self.note(EventKind::BypassPending, b, 1);
                         self.inner.silent_use(b);
                         self.pending.push(tag);
+                        pending += 1;
                         Outcome::Pending
                     }
                     None => {
@@ -206,7 +207,7 @@ impl PfcLevel {
                 self.inner.mark_readmore(d.start_pfc, e + 1, readmore as u32);
             }
         }
-        self.inner.count_coordinated(silent, bypass_reads, readmore);
+        self.inner.count_coordinated(silent, pending, bypass_reads, readmore);
         if self.params.cache_bypassed && !self.timed {
             // Read at once: cached after the native access, at the eviction end (timed: on arrival).
             for f in &out[base..base + self.bypass_fetches] {

@@ -32,6 +32,14 @@ pub fn open(spec: &TraceSpec, settings: &CacheSettings) -> Result<Box<dyn Reques
             return Ok(Box::new(Cached::new(opened, spec.clone(), path)));
         }
         Ok(None) => {}
+        // A file that cannot even be opened (the cache folder is a file, no permission) is not damaged:
+        // nothing is removed, and the message said "damaged ... removed".
+        Err(e) if !matches!(e.kind(), std::io::ErrorKind::InvalidData | std::io::ErrorKind::UnexpectedEof) => {
+            eprintln!(
+                "prefetchsim: the decoded-trace cache in {} cannot be used ({e}); the trace itself is read",
+                settings.dir.display()
+            );
+        }
         Err(e) => damaged(&path, &e.to_string()),
     }
     let src = spec.open_file()?;
