@@ -1,0 +1,37 @@
+"""A run config's ``[trace]`` table (TOML file, config dict, sweep spec, merge member): every key it
+documents is accepted, and a wrong type is a ConfigError naming the key, never a traceback."""
+
+from __future__ import annotations
+
+import prefetchsim as ps
+import pytest
+from prefetchsim.cli import main
+
+WRONG_TYPES = [
+    ("block_size", "'4k'"), ("block_size", "4096.0"), ("block_size", "true"), ("sector_size", "'x'"),
+    ("skip_bad", "'x'"), ("params", "5"), ("path", "5"), ("format", "5"),
+]
+
+
+def _toml(tmp_path, trace_table: str, size: int = 4) -> str:
+    cfg = tmp_path / "cfg.toml"
+    cfg.write_text(f"[trace]\n{trace_table}\n[[level]]\nsize = {size}\n")
+    return str(cfg)
+
+
+@pytest.mark.parametrize("key,value", WRONG_TYPES)
+def test_a_wrong_type_in_a_run_config_exits_2_naming_the_key(lirs_trace, tmp_path, capsys, key, value):
+    # They crashed with a TypeError traceback (exit 1): "open_trace() argument after ** must be a mapping".
+    table = f"{key} = {value}" if key == "path" else f"path = {lirs_trace!r}\n{key} = {value}"
+    assert main(["run", _toml(tmp_path, table)]) == 2
+    assert f"error: trace.{key}: " in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("key,value", [("block_size", "4k"), ("params", 5), ("path", 5), ("format", 5)])
+def test_a_wrong_type_in_a_config_dict_or_merge_member_is_a_config_error(lirs_trace, key, value):
+    table = {"path": lirs_trace, key: value}
+    with pytest.raises(ps.ConfigError, match=rf"^trace\.{key}: "):
+        ps.simulate(config={"trace": table, "level": [{"size": 4}]})
+    with pytest.raises(ps.ConfigError, match=rf"^trace\.merge\[0\]\.{key}: "):
+        ps.simulate(config={"trace": {"merge": [table]}, "level": [{"size": 4}]})
+
