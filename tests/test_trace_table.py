@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import prefetchsim as ps
 import pytest
+from prefetchsim._sim import load_config
 from prefetchsim.cli import main
 
 WRONG_TYPES = [
@@ -35,3 +36,13 @@ def test_a_wrong_type_in_a_config_dict_or_merge_member_is_a_config_error(lirs_tr
     with pytest.raises(ps.ConfigError, match=rf"^trace\.merge\[0\]\.{key}: "):
         ps.simulate(config={"trace": {"merge": [table]}, "level": [{"size": 4}]})
 
+
+@pytest.mark.parametrize("value", ["'false'", "0", "1"])
+def test_cache_takes_only_true_or_false(lirs_trace, tmp_path, capsys, value):
+    # cache = "false" is a true Python value: the decoded-trace cache silently stayed on.
+    assert main(["run", _toml(tmp_path, f"path = {lirs_trace!r}\ncache = {value}")]) == 2
+    assert "error: trace.cache: " in capsys.readouterr().err
+    with pytest.raises(TypeError, match="cache must be True or False"):
+        ps.open_trace(lirs_trace, cache="false")
+    _, off = load_config(_toml(tmp_path, f"path = {lirs_trace!r}\ncache = false"))
+    assert off.spec["cache"] is False
