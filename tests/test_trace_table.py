@@ -10,7 +10,7 @@ from prefetchsim.cli import main
 
 WRONG_TYPES = [
     ("block_size", "'4k'"), ("block_size", "4096.0"), ("block_size", "true"), ("sector_size", "'x'"),
-    ("skip_bad", "'x'"), ("params", "5"), ("path", "5"), ("format", "5"),
+    ("skip_bad", "'x'"), ("params", "5"), ("path", "5"), ("format", "5"), ("id_bytes", "'64k'"),
 ]
 
 
@@ -35,6 +35,19 @@ def test_a_wrong_type_in_a_config_dict_or_merge_member_is_a_config_error(lirs_tr
         ps.simulate(config={"trace": table, "level": [{"size": 4}]})
     with pytest.raises(ps.ConfigError, match=rf"^trace\.merge\[0\]\.{key}: "):
         ps.simulate(config={"trace": {"merge": [table]}, "level": [{"size": 4}]})
+
+
+def test_id_bytes_is_accepted_in_a_run_config_and_a_merge_member(lirs_trace, tmp_path):
+    # docs/guide/configs.md lists it, but a config refused it: "trace.id_bytes: unknown key".
+    want = ps.simulate(ps.open_trace(lirs_trace, "lirs", id_bytes=65536), size=64).summary
+    plain = ps.simulate(ps.open_trace(lirs_trace, "lirs"), size=64).summary
+    assert want["blocks"] == 16 * plain["blocks"]
+    table = f"path = {lirs_trace!r}\nformat = 'lirs'\nid_bytes = 65536"
+    assert want["hits"] > 0  # ids of 16 blocks: a re-read id hits 16 times
+    got = ps.simulate(config=_toml(tmp_path, table, 64)).summary
+    assert (got["blocks"], got["hits"]) == (want["blocks"], want["hits"])
+    merged = ps.simulate(config=_toml(tmp_path, f"merge = [{{ {table.replace(chr(10), ', ')} }}]", 64)).summary
+    assert (merged["blocks"], merged["hits"]) == (want["blocks"], want["hits"])
 
 
 @pytest.mark.parametrize("value", ["'false'", "0", "1"])

@@ -248,6 +248,7 @@ _TRACE_KEYS: dict[str, tuple[tuple[type, ...], str] | None] = {
     "block_size": ((int,), "a whole number of bytes"),
     "sector_size": ((int,), "a whole number of bytes"),
     "skip_bad": ((int,), "a whole number of records"),
+    "id_bytes": ((int, type(None)), "a whole number of bytes"),
     "cache": ((bool,), "a boolean (true or false, unquoted)"),
     "mode": None,
     "ops": None,
