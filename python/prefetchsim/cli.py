@@ -289,8 +289,9 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from ._cache import cache_dir, cached_files, temporary_files
+    from ._cache import cache_dir, cached_files, check_settings, temporary_files
 
+    check_settings()
     folder = cache_dir()
     if folder is None:
         print("decoded-trace cache: off (PREFETCHSIM_CACHE=0, or no HOME)")
