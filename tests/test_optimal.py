@@ -67,7 +67,7 @@ def test_reproduce_optimal_prints_the_table(lirs_trace, capsys):
         assert scheme in out
     # Fetch times are whole numbers: 2.7 was cut to 2, nan failed without naming the option.
     for opt, value in [("--fetch-times", "2.7"), ("--sensitivity", "nan"), ("--fetch-times", "-1")]:
-        assert main(["reproduce", "optimal", lirs_trace, "--format", "lirs", opt, value, "--no-plot"]) == 2
+        assert main(["reproduce", "optimal", lirs_trace, "--format", "lirs", opt, value]) == 2
         assert opt in capsys.readouterr().err, (opt, value)
 
 

@@ -434,8 +434,11 @@ def _add_reproduce_parsers(sub: Any) -> None:
         e = rsub.add_parser(name, help=module.SUMMARY, description=reproduce.description(module),
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(e)
-        e.add_argument("--out", default=None, metavar="DIR", help="directory for the CSV files and the plots")
-        e.add_argument("--no-plot", action="store_true", help="do not draw plots (with --out)")
+        if getattr(module, "PLOTS", True):
+            e.add_argument("--out", default=None, metavar="DIR", help="directory for the CSV files and the plots")
+            e.add_argument("--no-plot", action="store_true", help="do not draw plots (with --out)")
+        else:  # no --no-plot for an experiment that draws none (it was accepted and did nothing)
+            e.add_argument("--out", default=None, metavar="DIR", help="directory for the CSV file(s)")
         _add_output_options(e)
         e.set_defaults(func=cmd_reproduce, experiment_module=module)
 

@@ -75,6 +75,8 @@ def run(
 # --- `prefetchsim reproduce optimal` (the convention of `reproduce/__init__.py`) ---
 
 SUMMARY = "Belady's MIN and Cao et al.'s Aggressive/Conservative: each scheme's share of the optimal gain"
+#: ``--out DIR`` writes the one CSV; docs/optimal.md describes tables only, so there is no plot.
+PLOTS = False
 
 
 def add_arguments(parser) -> None:
