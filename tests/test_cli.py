@@ -10,7 +10,7 @@ import sys
 
 import prefetchsim as ps
 import pytest
-from prefetchsim.cli import _parse_kv, main
+from prefetchsim.cli import _parse_kv, build_parser, main
 
 
 def cli(*args: str) -> subprocess.CompletedProcess:
@@ -212,3 +212,19 @@ def test_convert_refuses_an_output_name_it_does_not_know(spc_trace, tmp_path):
     assert cli("trace", "convert", spc_trace, str(tmp_path / "p6.txt"), "--to", "csv").returncode == 0
     for name in ("p.oracleGeneral", "p.oracleGeneral.bin.zst", "p.bin.gz", "p.csv.zst"):
         assert cli("trace", "convert", spc_trace, str(tmp_path / name)).returncode == 0, name
+
+
+def test_the_command_line_page_lists_every_command_and_experiment():
+    # Its summary left out mrc, serve and cache, and its reproduce line left out optimal.
+    import argparse
+    import re
+    from pathlib import Path
+
+    from prefetchsim import reproduce
+
+    page = (Path(__file__).resolve().parents[1] / "docs" / "guide" / "command-line.md").read_text()
+    summary = page.split("```text\n", 1)[1].split("```", 1)[0]
+    sub = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    assert {m.group(1) for m in re.finditer(r"^prefetchsim (\w+)", summary, re.M)} == set(sub.choices)
+    line = next(ln for ln in summary.splitlines() if ln.startswith("prefetchsim reproduce"))
+    assert line.rsplit(": ", 1)[1].split(", ") == list(reproduce.EXPERIMENTS)

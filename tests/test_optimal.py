@@ -48,6 +48,17 @@ def test_integrated_bounds_agree_with_the_simulator(lirs_trace):
         optimal.integrated(tr, 2, 0)
 
 
+@pytest.mark.parametrize("fetch_time", [-1, 0, 2**32 + 1])
+def test_a_fetch_time_out_of_range_states_the_range_taken(lirs_trace, fetch_time):
+    # -1 said "out of range (0 to 4294967296)", though 0 is refused too.
+    tr = ps.open_trace(lirs_trace, "lirs")
+    for call in (lambda: optimal.integrated(tr, 2, fetch_time), lambda: optimal.single_disk(tr, ps.Level(2), fetch_time),
+                 lambda: optimal.bounds_table(tr, 2, ["obl"], fetch_time)):
+        with pytest.raises(ps.ConfigError, match=rf"^fetch_time: {fetch_time} is out of range \(1 to 4294967296\)"):
+            call()
+    assert optimal.integrated(tr, 2, 1)["min_demand"]["requests"] == 8
+
+
 def test_bounds_and_shares_on_a_real_trace():
     tr = ps.open_trace(shared_trace("lirs/sprite.trace.gz"), "lirs")
     rows = {r["scheme"]: r for r in optimal.bounds_table(tr, 500, ["obl"], 10, limit=20_000)}
@@ -66,8 +77,9 @@ def test_reproduce_optimal_prints_the_table(lirs_trace, capsys):
     for scheme in ("lru+obl", "opt+obl", "aggressive", "conservative", "optimum, lowest possible"):
         assert scheme in out
     # Fetch times are whole numbers: 2.7 was cut to 2, nan failed without naming the option.
-    for opt, value in [("--fetch-times", "2.7"), ("--sensitivity", "nan"), ("--fetch-times", "-1")]:
-        assert main(["reproduce", "optimal", lirs_trace, "--format", "lirs", opt, value, "--no-plot"]) == 2
+    for opt, value in [("--fetch-times", "2.7"), ("--sensitivity", "nan"), ("--fetch-times", "-1"),
+                       ("--fetch-times", "0")]:
+        assert main(["reproduce", "optimal", lirs_trace, "--format", "lirs", opt, value]) == 2
         assert opt in capsys.readouterr().err, (opt, value)
 
 

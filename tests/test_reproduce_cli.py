@@ -72,3 +72,14 @@ def test_a_negative_or_non_numeric_count_is_an_error_naming_the_option(argv, cap
     assert e.value.code == 2
     option = next(a for a in argv if a.startswith("--"))
     assert f"argument {option}" in capsys.readouterr().err
+
+
+def test_optimal_promises_no_plot_it_does_not_draw(capsys):
+    # Its --out help promised "the CSV files and the plots" and --no-plot was accepted, but it writes one
+    # CSV only (docs/optimal.md describes tables, no figure).
+    text = " ".join(_help(capsys, "reproduce", "optimal").split())
+    assert "--out DIR directory for the CSV file(s)" in text and "plot" not in text
+    with pytest.raises(SystemExit) as e:
+        main(["reproduce", "optimal", "t.lis", "--no-plot"])
+    assert e.value.code == 2 and "unrecognized arguments: --no-plot" in capsys.readouterr().err
+    assert "--no-plot" in _help(capsys, "reproduce", "split")

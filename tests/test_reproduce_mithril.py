@@ -128,3 +128,12 @@ def test_id_bytes_groups_ids_into_larger_blocks(lirs_trace):
     assert ps.open_trace(lirs_trace, "lirs", block_size=65536).footprint() == 5
     with pytest.raises(ps.ConfigError, match="trace.id_bytes"):
         ps.open_trace(lirs_trace, "lirs", id_bytes=0)
+
+
+def test_no_studies_writes_no_studies_csv(tmp_path):
+    # --no-studies wrote mithril-studies.csv holding one newline (an empty frame has no header either).
+    tr = ps.synthetic("associations", requests=5_000, groups=200, **mithril.BUILTIN)
+    curves, studies = mithril.run(traces=[tr], shares=(0.05,), studies=False, out_dir=str(tmp_path), plot=False,
+                                  setup="shipped")
+    assert studies.empty and not curves.empty
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mithril-curves.csv"]

@@ -69,3 +69,20 @@ def test_paper_figures_are_printed_beside_ours_with_the_distance(results):
     out = io.StringIO()
     split.write_tables(results, out)
     assert "beside the paper's stated figures" in out.getvalue()
+
+
+def test_stdout_csv_leaves_the_stall_columns_empty_as_the_out_csv_does(tmp_path, capsys):
+    # -f csv printed "nan" for single_disk_stall and bound_stall off the highlighted sizes; split.csv (--out)
+    # leaves them empty.
+    import csv
+    import io
+
+    from prefetchsim.cli import main
+
+    out = tmp_path / "out"
+    assert main(["reproduce", "split", "--requests", "2000", "-f", "csv", "--out", str(out), "--no-plot"]) == 0
+    printed = list(csv.DictReader(io.StringIO(capsys.readouterr().out)))
+    written = list(csv.DictReader(io.StringIO((out / "split.csv").read_text())))
+    assert [r["single_disk_stall"] for r in printed] == [r["single_disk_stall"] for r in written]
+    assert [r["bound_stall"] for r in printed] == [r["bound_stall"] for r in written]
+    assert "" in [r["bound_stall"] for r in printed] and "nan" not in [r["bound_stall"] for r in printed]

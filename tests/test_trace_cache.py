@@ -92,3 +92,17 @@ def test_a_cache_variable_it_cannot_read_is_an_error_naming_it(tmp_path: Path) -
         assert p.returncode != 0 and var in p.stderr and value in p.stderr, (var, args, p.stderr)
         assert "Traceback" not in p.stderr
     assert _files(tmp_path / "cache") == []
+
+
+def test_cache_info_and_clear_refuse_the_variables_sim_refuses(tmp_path: Path) -> None:
+    # `cache info` and `cache clear` exited 0 with PREFETCHSIM_CACHE_MAX_MB=4G, which `sim` refuses.
+    trace = _trace(tmp_path)
+    for var, value in [("PREFETCHSIM_CACHE_MAX_MB", "4G"), ("PREFETCHSIM_CACHE_MIN_KB", "-1")]:
+        env = {**os.environ, "PREFETCHSIM_CACHE_DIR": str(tmp_path / "cache"), var: value}
+        env.pop("PREFETCHSIM_CACHE", None)
+        errors = []
+        for args in (["sim", trace, "msr", "lru", "10", "--skip-bad", "1"], ["cache", "info"], ["cache", "clear"]):
+            p = subprocess.run([sys.executable, "-m", "prefetchsim", *args], capture_output=True, text=True, env=env)
+            assert p.returncode == 2, (var, args, p.stdout, p.stderr)
+            errors.append(p.stderr)
+        assert errors[0] == errors[1] == errors[2] == f"prefetchsim: error: {var}: '{value}' is not a whole number\n"

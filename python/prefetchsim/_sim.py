@@ -224,18 +224,47 @@ def _trace_from_table(tr: Mapping[str, Any], base: str | None, key: str = "trace
     t = dict(tr)
     if str(t.get("format", "")).lower() == "synthetic":
         return Trace(t)
+    unknown = sorted(set(t) - set(_TRACE_KEYS))
+    if unknown:
+        raise _core.ConfigError(
+            f"{key}.{unknown[0]}: unknown key; valid keys: merge, {', '.join(sorted(_TRACE_KEYS))}"
+        )
+    _check_trace_types(t, key)
     path = os.fspath(t.pop("path"))
     if base is not None and not os.path.isabs(path):
         path = os.path.join(base, path)
     fmt = t.pop("format", None)
     params = t.pop("params", {})
-    known = {"block_size", "mode", "ops", "sector_size", "skip_bad", "client_from", "cache"}
-    unknown = sorted(set(t) - known)
-    if unknown:
-        raise _core.ConfigError(
-            f"{key}.{unknown[0]}: unknown key; valid keys: path, format, params, merge, {', '.join(sorted(known))}"
-        )
     return open_trace(path, fmt, **t, **params)
+
+
+# The keys of a trace file's table and the types they take (None among them: open_trace's default; no
+# types: open_trace checks the value against its choices). A table is a config: a wrong type is a
+# ConfigError naming the key (the CLI's exit 2), not open_trace's TypeError for Python callers.
+_TRACE_KEYS: dict[str, tuple[tuple[type, ...], str] | None] = {
+    "path": ((str, os.PathLike), "a string (the trace file)"),
+    "format": ((str, type(None)), "a string (a format name)"),
+    "params": ((Mapping,), "a table (the format's parameters)"),
+    "block_size": ((int,), "a whole number of bytes"),
+    "sector_size": ((int,), "a whole number of bytes"),
+    "skip_bad": ((int,), "a whole number of records"),
+    "id_bytes": ((int, type(None)), "a whole number of bytes"),
+    "cache": ((bool,), "a boolean (true or false, unquoted)"),
+    "mode": None,
+    "ops": None,
+    "client_from": None,
+}
+
+
+def _check_trace_types(t: Mapping[str, Any], key: str) -> None:
+    """Each key of a trace table has its type; bools are not numbers (``block_size = true``)."""
+    for k, v in t.items():
+        expected = _TRACE_KEYS[k]
+        if expected is None:
+            continue
+        types, what = expected
+        if not isinstance(v, types) or (isinstance(v, bool) and bool not in types):
+            raise _core.ConfigError(f"{key}.{k}: {v!r} is not {what}")
 
 
 def share_blocks(share: float, footprint: int) -> int:

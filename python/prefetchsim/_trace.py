@@ -176,6 +176,8 @@ def open_trace(
     _check_int("trace.skip_bad", skip_bad, 0)
     if format is not None and not isinstance(format, str):
         raise TypeError(f"format must be a string or None, not {type(format).__name__}")
+    if not isinstance(cache, bool):  # "false" is true: the cache stayed on
+        raise TypeError(f"cache must be True or False, not {type(cache).__name__}")
     p = os.fspath(path)
     if not os.path.exists(p):
         raise _core.TraceError(f"{p}: no such file")

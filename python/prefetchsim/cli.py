@@ -289,8 +289,9 @@ def cmd_sim(args: argparse.Namespace) -> int:
 
 
 def cmd_cache(args: argparse.Namespace) -> int:
-    from ._cache import cache_dir, cached_files, temporary_files
+    from ._cache import cache_dir, cached_files, check_settings, temporary_files
 
+    check_settings()
     folder = cache_dir()
     if folder is None:
         print("decoded-trace cache: off (PREFETCHSIM_CACHE=0, or no HOME)")
@@ -433,8 +434,11 @@ def _add_reproduce_parsers(sub: Any) -> None:
         e = rsub.add_parser(name, help=module.SUMMARY, description=reproduce.description(module),
                             formatter_class=argparse.RawDescriptionHelpFormatter)
         module.add_arguments(e)
-        e.add_argument("--out", default=None, metavar="DIR", help="directory for the CSV files and the plots")
-        e.add_argument("--no-plot", action="store_true", help="do not draw plots (with --out)")
+        if getattr(module, "PLOTS", True):
+            e.add_argument("--out", default=None, metavar="DIR", help="directory for the CSV files and the plots")
+            e.add_argument("--no-plot", action="store_true", help="do not draw plots (with --out)")
+        else:  # no --no-plot for an experiment that draws none (it was accepted and did nothing)
+            e.add_argument("--out", default=None, metavar="DIR", help="directory for the CSV file(s)")
         _add_output_options(e)
         e.set_defaults(func=cmd_reproduce, experiment_module=module)
 

@@ -21,6 +21,21 @@ from ._sim import Level, _as_trace, _dumps
 from ._trace import Trace
 
 
+#: The longest fetch time the core takes, in request services (its argument is read as 0 to 2^32, and a
+#: fetch time of 0 is then refused: the range it said, "0 to 4294967296", was not the one it takes).
+FETCH_TIME_MAX = 2**32
+
+
+def _fetch_time(fetch_time: int) -> int:
+    """``fetch_time`` if the single-disk model takes it: a whole number of request services, 1 to 2^32."""
+    if isinstance(fetch_time, bool) or not isinstance(fetch_time, int):
+        raise TypeError(f"fetch_time must be a whole number of request services, not {type(fetch_time).__name__}")
+    if not 1 <= fetch_time <= FETCH_TIME_MAX:
+        raise _core.ConfigError(f"fetch_time: {fetch_time} is out of range (1 to {FETCH_TIME_MAX}): the fetch time F "
+                                "is in request services, at least one")
+    return fetch_time
+
+
 def share_of_gain(value: float, baseline: float, bound: float) -> float:
     """``(value - baseline) / (bound - baseline)``: 0 is no better than the baseline, 1 is all the gain the
     bound shows. Works for quantities to maximise (hit ratio) and to minimise (stall time) alike. NaN when
@@ -41,7 +56,7 @@ def integrated(trace: Trace | str | os.PathLike[str], cache_blocks: int, fetch_t
     and at least Aggressive's divided by min(1 + F/k, 2) and Conservative's divided by 2
     (:func:`optimum_range`)."""
     tr = _as_trace(trace)
-    return json.loads(_core.integrated(tr._json(), cache_blocks, fetch_time, limit))
+    return json.loads(_core.integrated(tr._json(), cache_blocks, _fetch_time(fetch_time), limit))
 
 
 def optimum_range(bounds: Mapping[str, Mapping[str, int]], cache_blocks: int, fetch_time: int) -> tuple[int, int]:
@@ -61,7 +76,7 @@ def single_disk(trace: Trace | str | os.PathLike[str], level: Level | Mapping[st
     fetching stalls ``fetch_time`` per miss; a prefetcher's blocks queue on the one disk."""
     tr = _as_trace(trace)
     doc = {"level": [level.to_config() if isinstance(level, Level) else dict(level)]}
-    return json.loads(_core.single_disk(tr._json(), _dumps("config", doc), fetch_time))
+    return json.loads(_core.single_disk(tr._json(), _dumps("config", doc), _fetch_time(fetch_time)))
 
 
 def bounds_table(trace: Trace | str | os.PathLike[str], cache_blocks: int, prefetchers: Iterable[str],
@@ -80,6 +95,7 @@ def bounds_table(trace: Trace | str | os.PathLike[str], cache_blocks: int, prefe
     Rows for MIN's demand fetching, Conservative, Aggressive and the optimum's lowest possible stall close
     the table."""
     tr = _as_trace(trace)
+    _fetch_time(fetch_time)
     if isinstance(prefetchers, str):
         raise TypeError("prefetchers must be an iterable of names, not a single string")
     pfs = ["none", *[p for p in prefetchers if p != "none"]]

@@ -10,8 +10,9 @@ experiment and only iterates over :data:`EXPERIMENTS`. A module defines:
   ``prefetchsim reproduce NAME --help`` lists just these and an option of another experiment is an
   error. The CLI adds the common ones itself: ``--out DIR``, ``--no-plot``, ``-f/--output-format``,
   ``-o/--output`` and ``--progress``;
-- ``run_from_args(args, progress)``: calls ``run`` with the parsed options (``args.out`` and
-  ``args.no_plot`` included) and the CLI's progress callback; returns the result;
+- ``PLOTS = False`` (optional) when ``--out`` writes CSV files only: the CLI then adds no ``--no-plot``;
+- ``run_from_args(args, progress)``: calls ``run`` with the parsed options (``args.out`` and, unless
+  ``PLOTS = False``, ``args.no_plot``) and the CLI's progress callback; returns the result;
 - ``write_tables(result, out)``: the table view written to the text stream ``out``
   (:func:`prefetchsim._table.emit` formats rows);
 - ``records(result)``: the rows (list of dicts) written for ``-f csv`` / ``-f json``.

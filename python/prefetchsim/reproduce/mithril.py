@@ -350,10 +350,12 @@ def _mean(vals: Sequence[float]) -> float:
 
 
 def _write(out_dir: str, frames: dict[str, Any]) -> None:
-    """Write each frame as CSV, each whole or not at all."""
+    """Write each frame as CSV, each whole or not at all; a frame without rows (the studies under
+    ``--no-studies``) writes no file, as it draws no figure (it was a 1-byte CSV of a newline)."""
     os.makedirs(out_dir, exist_ok=True)
     for name, df in frames.items():
-        write_csv(df, os.path.join(out_dir, name))
+        if not df.empty:
+            write_csv(df, os.path.join(out_dir, name))
 
 
 def _plots(curves, studies, out_dir: str) -> list[str]:

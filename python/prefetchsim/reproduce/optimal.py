@@ -28,14 +28,15 @@ def _floats(text: str, what: str) -> list[float]:
         raise _core.ConfigError(f"{what}: expected a comma list of numbers, got {text!r}") from None
 
 
-def _counts(text: str, what: str) -> list[int]:
-    """A comma list of whole numbers, 0 or more (``2.7`` was cut to 2 and ``nan`` failed unnamed)."""
+def _fetch_times(text: str, what: str) -> list[int]:
+    """A comma list of fetch times, whole numbers from 1 (``2.7`` was cut to 2 and ``nan`` failed unnamed;
+    0 was let through to the core's error)."""
     try:
         values = [int(x) for x in text.split(",") if x.strip()]
     except ValueError:
         raise _core.ConfigError(f"{what}: expected a comma list of whole numbers, got {text!r}") from None
-    if any(v < 0 for v in values):
-        raise _core.ConfigError(f"{what}: {text!r} has a negative fetch time; give 0 or more")
+    if any(v < 1 for v in values):
+        raise _core.ConfigError(f"{what}: {text!r} has a fetch time below 1; give 1 or more (request services)")
     return values
 
 
@@ -75,6 +76,8 @@ def run(
 # --- `prefetchsim reproduce optimal` (the convention of `reproduce/__init__.py`) ---
 
 SUMMARY = "Belady's MIN and Cao et al.'s Aggressive/Conservative: each scheme's share of the optimal gain"
+#: ``--out DIR`` writes the one CSV; docs/optimal.md describes tables only, so there is no plot.
+PLOTS = False
 
 
 def add_arguments(parser) -> None:
@@ -93,7 +96,7 @@ def add_arguments(parser) -> None:
 
 def run_from_args(args, progress):
     return run(args.trace, args.trace_format, _floats(args.cache_shares, "--cache-shares"),
-               _counts(args.fetch_times, "--fetch-times"), _counts(args.sensitivity, "--sensitivity"),
+               _fetch_times(args.fetch_times, "--fetch-times"), _fetch_times(args.sensitivity, "--sensitivity"),
                [p for p in args.prefetchers.split(",") if p], args.limit, args.out)
 
 

@@ -236,4 +236,7 @@ def write_tables(df, out) -> None:
 
 
 def records(df) -> list[dict[str, Any]]:
-    return df.to_dict("records")
+    """The rows for ``-f csv``/``json``: the stall columns off the highlighted sizes are None (CSV: empty,
+    as in ``--out``'s split.csv; JSON: null), not NaN (CSV ``nan``, JSON ``NaN``, which is not JSON)."""
+    return [{k: None if isinstance(v, float) and math.isnan(v) else v for k, v in r.items()}
+            for r in df.to_dict("records")]
