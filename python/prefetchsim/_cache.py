@@ -40,19 +40,10 @@ def cache_dir() -> Path | None:
 
 def check_settings() -> None:
     """Raise the core's own error for a cache variable it cannot read (``PREFETCHSIM_CACHE_MAX_MB=4G``),
-    as ``sim`` does, so ``prefetchsim cache`` does not pass what a run refuses. The core has no call that
-    reads the variables alone, but it reads them when it opens a trace file with the cache on, before the
-    file: opening one that cannot exist (a path under a file) raises their ConfigError, or else only the
-    file's TraceError."""
-    import json
-
+    as ``sim`` does, so ``prefetchsim cache`` does not pass what a run refuses."""
     from . import _core
 
-    nowhere = os.path.join(os.path.dirname(__file__), "__init__.py", "no-trace")
-    try:
-        _core.head(json.dumps({"path": nowhere, "format": "lirs"}), 0)
-    except _core.TraceError:
-        pass
+    _core.check_cache_settings()
 
 
 def cached_files(folder: Path) -> list[Path]:

@@ -18,6 +18,7 @@ __all__ = [
     "simulate_sampled",
     "footprint",
     "head",
+    "check_cache_settings",
     "registry",
     "result_schema",
     "trace_info",
@@ -92,6 +93,7 @@ def convert(
     rebase_time: bool = False,
 ) -> str: ...
 def head(trace_json: str, n: SupportsIndex) -> list[tuple[int, str, int, int, int, int]]: ...
+def check_cache_settings() -> None: ...
 
 # Registries and configs (registry.rs)
 def registry() -> str: ...

@@ -129,3 +129,10 @@ pub(crate) fn head(trace_json: &str, n: &Bound<'_, PyAny>) -> PyResult<Vec<Reque
         })
         .collect())
 }
+
+/// Read the decoded-trace cache's environment variables as a run reads them, so that `prefetchsim cache`
+/// refuses what `sim` refuses (`PREFETCHSIM_CACHE_MAX_MB=4G`): the error names the variable.
+#[pyfunction]
+pub(crate) fn check_cache_settings() -> PyResult<()> {
+    prefetchsim_trace::cache::CacheSettings::from_env().map(drop).map_err(|e| trace_err(&e))
+}

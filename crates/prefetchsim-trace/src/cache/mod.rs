@@ -15,8 +15,9 @@
 //!   fails a check is deleted and the run goes on from the trace itself, at the same request
 //!   ([`source::Cached`]), so a damaged cache never changes a result.
 //! - **Writing**: only a run that reads the trace to its end writes, to a temporary file renamed into
-//!   place when complete (a failed or interrupted write leaves nothing). Then the oldest files are
-//!   removed until the folder is under its size cap (`$PREFETCHSIM_CACHE_MAX_MB`, default 4096).
+//!   place when complete (a failed or interrupted write leaves nothing). Then the least recently used
+//!   files are removed until the folder is under its size cap (`$PREFETCHSIM_CACHE_MAX_MB`, default
+//!   4096), but never the file just written: a decoding larger than the cap stays on its own.
 //! - **Opt-out**: the spec's `cache = false` (`--no-cache`, `open_trace(..., cache=False)`) or
 //!   `PREFETCHSIM_CACHE=0`. Files smaller than `$PREFETCHSIM_CACHE_MIN_KB` (default 1024 KiB) are not
 //!   cached: they decode in milliseconds.
