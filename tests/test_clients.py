@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 import prefetchsim as ps
+from conftest import shared_trace
 
 
 def _gen(seed: int, requests: int = 400) -> ps.Trace:
@@ -84,3 +85,16 @@ def test_bad_client_trace_keys_name_the_key():
         ps.synthetic("zipf", client_from="host")
     with pytest.raises(ps.ConfigError, match=r"trace.merge\[1\].block_size"):
         ps.simulate(ps.merge_traces(_gen(1, 10), ps.synthetic("zipf", block_size=512)), size=8)
+
+
+def test_a_merges_own_keys_reach_its_members_or_are_refused():
+    # id_bytes on the merge was accepted and read by nobody; params on it likewise.
+    sprite = shared_trace("lirs/sprite.trace.gz")
+    member = {"path": sprite, "format": "lirs"}
+    cfg = {"level": [{"size": 200}]}
+    on_merge = ps.simulate(None, {**cfg, "trace": {"merge": [dict(member)], "id_bytes": 65536}})
+    on_member = ps.simulate(None, {**cfg, "trace": {"merge": [{**member, "id_bytes": 65536}]}})
+    plain = ps.simulate(None, {**cfg, "trace": {"merge": [dict(member)]}})
+    assert on_merge.levels[0]["hits"] == on_member.levels[0]["hits"] != plain.levels[0]["hits"]
+    with pytest.raises(ps.ConfigError, match="trace.params: a merge has no parameters of its own"):
+        ps.simulate(None, {**cfg, "trace": {"merge": [dict(member)], "params": {"seed": 1}}})

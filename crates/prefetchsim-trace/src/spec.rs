@@ -80,7 +80,8 @@ pub struct TraceSpec {
     pub client_from: ClientFrom,
     /// Several traces as one, member `i`'s requests as client `i` ([`crate::clients::Merged`]: by time
     /// when every member has timestamps, else round-robin). Each member is a trace table of its own; a
-    /// key it leaves out among `block_size`, `sector_size`, `mode`, `ops` and `skip_bad` is this spec's.
+    /// key it leaves out among `block_size`, `sector_size`, `mode`, `ops`, `skip_bad` and `id_bytes` is this
+    /// spec's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merge: Vec<Map<String, Value>>,
     /// Bytes one id stands for in id-addressed formats (LIRS, the w106 block array, oracleGeneral, CSV
@@ -143,13 +144,17 @@ impl TraceSpec {
         let mut m = self.merge.get(i).cloned().ok_or_else(|| TraceError::option(&key, "no such member"))?;
         // The keys a member inherits, and only those: serialising the whole spec, members included, for
         // each member made opening a merge of n traces cost n^2 (2,000 traces took 7.6 s to open).
-        let inherited = serde_json::json!({
+        let mut inherited = serde_json::json!({
             "block_size": self.block_size,
             "sector_size": self.sector_size,
             "mode": self.mode,
             "ops": self.ops,
             "skip_bad": self.skip_bad,
         });
+        // Set on the merge, `id_bytes` was accepted and then read by nobody.
+        if let (Some(b), Value::Object(o)) = (self.id_bytes, &mut inherited) {
+            o.insert("id_bytes".into(), Value::from(b));
+        }
         for (k, v) in inherited.as_object().into_iter().flatten() {
             m.entry(k.clone()).or_insert_with(|| v.clone());
         }
@@ -221,6 +226,12 @@ impl TraceSpec {
         }
         if !self.merge.is_empty() && self.format.is_some() {
             return Err(TraceError::option("trace.format", "a merge has no format of its own; set it per member"));
+        }
+        if !self.merge.is_empty() && !self.params.is_empty() {
+            return Err(TraceError::option(
+                "trace.params",
+                "a merge has no parameters of its own; set them per member",
+            ));
         }
         for i in 0..self.merge.len() {
             self.member(i)?;
