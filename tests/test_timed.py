@@ -45,9 +45,10 @@ def test_a_timed_run_reports_response_times_and_a_time_free_run_does_not(spc_tra
     assert timed.summary["rt_p50_ms"] <= timed.summary["rt_p99_ms"] <= timed.summary["rt_max_ms"]
     assert sum(n for _, _, n in timed.rt_histogram) == 50
     assert [c["client"] for c in timed.clients] == [0]
-    # Per level, the DataFrame is what it always was: one row per level, no run-level timing columns.
+    # One row per level, the run's timing repeated on each (plots.md: response_time takes to_pandas()).
     df = timed.to_pandas()
-    assert list(df["name"]) == ["L1", "L2"] and "rt_mean_ms" not in df.columns
+    assert list(df["name"]) == ["L1", "L2"] and list(df["rt_mean_ms"]) == [timed.summary["rt_mean_ms"]] * 2
+    assert "rt_mean_ms" not in ps.simulate(tr, levels=levels).to_pandas().columns
     instant = ps.simulate(tr, levels=levels)
     assert instant.timing is None and instant.clients == [] and instant.rt_histogram == []
     assert not (TIMED_FIELDS - {"device"}) & set(instant.summary)
