@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _core
+from ._numbers import as_int, json_default
 from ._events import write_events
 from ._trace import Trace, merge_traces, open_trace
 
@@ -50,6 +51,14 @@ class Level:
         for key in ("policy_params", "prefetcher_params", "options"):
             if not isinstance(getattr(self, key), Mapping):
                 raise TypeError(f"Level.{key} must be a dict, not {type(getattr(self, key)).__name__}")
+        for key in ("policy", "prefetcher"):
+            if "name" in getattr(self, f"{key}_params"):  # it replaced the component (obl ran as amp)
+                raise _core.ConfigError(f"Level.{key}_params: 'name' names the component; give it as {key}=NAME")
+        if not isinstance(self.per_client, bool):  # "false" made a per-client level
+            raise TypeError(f"Level.per_client must be True or False, not {type(self.per_client).__name__}")
+        for key in ("instances", "stripe_blocks"):
+            if as_int(getattr(self, key)) is None:  # instances=True meant 1
+                raise TypeError(f"Level.{key} must be an integer, not {type(getattr(self, key)).__name__}")
         d: dict[str, Any] = {
             "size": self.size,
             "policy": {"name": self.policy, **self.policy_params},
@@ -277,7 +286,7 @@ def share_blocks(share: float, footprint: int) -> int:
 def _dumps(what: str, value: Any) -> str:
     """JSON for the core; NaN and infinity (which JSON cannot hold) are a ConfigError naming the field."""
     try:
-        return json.dumps(value, allow_nan=False)
+        return json.dumps(value, allow_nan=False, default=json_default)
     except TypeError as e:  # a value JSON cannot hold at all
         raise _core.ConfigError(f"{what}: {e}") from None
     except ValueError as e:
@@ -447,8 +456,9 @@ def simulate_many(
     ``events`` (one config only) writes its per-block event log, as in `simulate`.
     """
     tr = _as_trace(trace)
-    if isinstance(threads, bool) or not isinstance(threads, int):
+    if as_int(threads) is None:
         raise TypeError(f"threads must be an integer, not {type(threads).__name__}")
+    threads = as_int(threads)
     if not 0 <= threads <= 4096:
         raise _core.ConfigError(f"threads: {threads} is out of range (0 = all cores, at most 4096)")
     if isinstance(configs, (str, bytes, Mapping)):

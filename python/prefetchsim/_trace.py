@@ -7,18 +7,29 @@ import os
 from typing import Any
 
 from . import _core
+from ._numbers import as_int, json_default
 
 _MODES = ("blocks", "objects")
 _U64_MAX = 2**64 - 1
 
 
-def _check_int(key: str, value: Any, least: int) -> None:
-    """``value`` must be an integer (not a bool) from ``least`` to 2^64-1, else a TypeError or a
-    ConfigError naming ``key``."""
-    if isinstance(value, bool) or not isinstance(value, int):
+def _count(name: str, value: Any) -> int:
+    """A count argument as an int (NumPy's integers too); a bool is not one (``head(True)`` read a row)."""
+    i = as_int(value)
+    if i is None:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    return i
+
+
+def _check_int(key: str, value: Any, least: int) -> int:
+    """``value`` as an int: an integer (not a bool; NumPy's integers too) from ``least`` to 2^64-1, else a
+    TypeError or a ConfigError naming ``key``."""
+    i = as_int(value)
+    if i is None:
         raise TypeError(f"{key} must be an integer, not {type(value).__name__}")
-    if not least <= value <= _U64_MAX:
-        raise _core.ConfigError(f"{key}: {value} is out of range ({least} to 2^64-1)")
+    if not least <= i <= _U64_MAX:
+        raise _core.ConfigError(f"{key}: {i} is out of range ({least} to 2^64-1)")
+    return i
 _OPS = ("all", "reads", "writes")
 _CLIENT_FROM = ("trace", "stream", "asu", "volume", "lun")
 
@@ -60,7 +71,7 @@ class Trace:
 
     def _json(self) -> str:
         try:
-            return json.dumps(self._spec, allow_nan=False)
+            return json.dumps(self._spec, allow_nan=False, default=json_default)
         except ValueError as e:
             raise _core.ConfigError(f"trace: {e} (NaN and infinity are not valid values)") from None
 
@@ -74,7 +85,7 @@ class Trace:
         """Trace statistics (requests, read share, footprint, sizes, span, duration, random share)."""
         if window is None and self._info is not None:
             return dict(self._info)
-        args = {} if window is None else {"window": window}
+        args = {} if window is None else {"window": _count("window", window)}
         info = json.loads(_core.trace_info(self._json(), **args))
         if window is None:
             self._info = info
@@ -85,7 +96,7 @@ class Trace:
         """The first ``n`` requests as a pandas DataFrame."""
         import pandas as pd
 
-        rows = _core.head(self._json(), n)
+        rows = _core.head(self._json(), _count("n", n))
         return pd.DataFrame(rows, columns=["time_ns", "op", "first", "len", "stream", "client"])
 
     def convert(self, output: str | os.PathLike[str], to: str | None = None, per_block: bool = False,
@@ -113,6 +124,9 @@ class Trace:
         import warnings
 
         out = os.fspath(output)
+        for name, flag in (("per_block", per_block), ("rebase_time", rebase_time)):
+            if not isinstance(flag, bool):  # said "'int' object is not an instance of 'bool'"
+                raise TypeError(f"{name} must be True or False, not {type(flag).__name__}")
         if to is None:
             to = _output_format(out)
         summary = json.loads(_core.convert(self._json(), out, to, per_block, rebase_time))
@@ -171,9 +185,11 @@ def open_trace(
         raise _core.ConfigError(f"trace.mode: unknown mode {mode!r}; choose one of {', '.join(_MODES)}")
     if ops not in _OPS:
         raise _core.ConfigError(f"trace.ops: unknown ops filter {ops!r}; choose one of {', '.join(_OPS)}")
-    _check_int("trace.block_size", block_size, 1)
-    _check_int("trace.sector_size", sector_size, 1)
-    _check_int("trace.skip_bad", skip_bad, 0)
+    block_size = _check_int("trace.block_size", block_size, 1)
+    sector_size = _check_int("trace.sector_size", sector_size, 1)
+    skip_bad = _check_int("trace.skip_bad", skip_bad, 0)
+    if isinstance(path, (bytes, bytearray)):  # accepted, then "Object of type bytes is not JSON serializable"
+        raise TypeError("path must be a str or os.PathLike, not bytes")
     if format is not None and not isinstance(format, str):
         raise TypeError(f"format must be a string or None, not {type(format).__name__}")
     if not isinstance(cache, bool):  # "false" is true: the cache stayed on
@@ -195,8 +211,7 @@ def open_trace(
     if format not in (None, "auto"):
         spec["format"] = format
     if id_bytes is not None:
-        _check_int("trace.id_bytes", id_bytes, 1)
-        spec["id_bytes"] = id_bytes
+        spec["id_bytes"] = _check_int("trace.id_bytes", id_bytes, 1)
     if not cache:
         spec["cache"] = False
     _client_from(spec, client_from)
@@ -243,7 +258,7 @@ def synthetic(name: str, *, block_size: int = 4096, client_from: str = "trace", 
     ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in `open_trace`."""
     if not isinstance(name, str):
         raise TypeError(f"generator name must be a string, not {type(name).__name__}")
-    _check_int("trace.block_size", block_size, 1)
+    block_size = _check_int("trace.block_size", block_size, 1)
     spec: dict[str, Any] = {"path": name, "format": "synthetic", "block_size": block_size, "params": params}
     _client_from(spec, client_from)
     return Trace(spec)
