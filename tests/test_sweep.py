@@ -424,34 +424,31 @@ def _kill_and_resume(tmp_path: Path, text: str, runs: int, kill_at: int, levels:
     print(f"{runs} runs: interrupted after {kept}, resumed {sessions[1][2]}; {done_attempts} executions")
 
 
-def test_an_interrupted_sweep_resumes_without_redoing_or_duplicating_runs(tmp_path):
-    # 24 runs of ~0.2 s each over 2 workers; SIGINT once some rows exist, then the same command again.
-    _kill_and_resume(tmp_path, """
+def _zipf_sweep(sizes: list[str], policies: list[str]) -> str:
+    """A sweep spec over a million-request Zipf trace (about 0.2 s a run)."""
+    return f"""
 [trace]
 path = "zipf"
 format = "synthetic"
-params = { requests = 1000000, seed = 3 }
+params = {{ requests = 1000000, seed = 3 }}
 [[level]]
 size = "5%"
 [sweep]
-"level[0].size" = ["1%", "2%", "4%", "8%", "16%", "32%"]
-"level[0].policy" = ["lru", "arc", "fifo", "clock"]
-""", runs=24, kill_at=4)
+"level[0].size" = {sizes!r}
+"level[0].policy" = {policies!r}
+""".replace("'", '"')
+
+
+def test_an_interrupted_sweep_resumes_without_redoing_or_duplicating_runs(tmp_path):
+    # 24 runs over 2 workers; SIGINT once some rows exist, then the same command again.
+    text = _zipf_sweep(["1%", "2%", "4%", "8%", "16%", "32%"], ["lru", "arc", "fifo", "clock"])
+    _kill_and_resume(tmp_path, text, runs=24, kill_at=4)
 
 
 def test_sigterm_ends_a_sweep_as_ctrl_c_does(tmp_path):
     # SIGTERM (timeout, a batch system) killed the sweep at once and left its session "running".
-    _kill_and_resume(tmp_path, """
-[trace]
-path = "zipf"
-format = "synthetic"
-params = { requests = 1000000, seed = 3 }
-[[level]]
-size = "5%"
-[sweep]
-"level[0].size" = ["1%", "2%", "4%", "8%"]
-"level[0].policy" = ["lru", "arc"]
-""", runs=8, kill_at=2, sig=signal.SIGTERM)
+    text = _zipf_sweep(["1%", "2%", "4%", "8%"], ["lru", "arc"])
+    _kill_and_resume(tmp_path, text, runs=8, kill_at=2, sig=signal.SIGTERM)
 
 
 def _workers_of(pid: int) -> list[int]:

@@ -154,12 +154,23 @@ mod tests {
             counters: LevelCounters::default(),
             instances: Vec::new(),
         };
-        let record = report.record();
         let fields = level_fields();
+        assert_fields_describe(&fields, &report.record());
+        let demand = fields.iter().find(|f| f.name == "demand_accesses").unwrap();
+        assert!(demand.meaning.contains("at L1; the demand blocks of a request"), "{}", demand.meaning);
+    }
+
+    #[test]
+    fn the_timing_schema_is_what_a_timed_record_holds() {
+        assert_fields_describe(&timing_fields(), &crate::metrics::TimingReport::default().record());
+    }
+
+    /// `fields` name `record`'s keys in order, with their value types and a meaning each.
+    fn assert_fields_describe(fields: &[Field], record: &[(&str, Value)]) {
         let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
         let keys: Vec<&str> = record.iter().map(|(k, _)| *k).collect();
         assert_eq!(names, keys);
-        for (f, (_, v)) in fields.iter().zip(&record) {
+        for (f, (_, v)) in fields.iter().zip(record) {
             let kind = match v {
                 Value::Int(_) => FieldKind::Int,
                 Value::Float(_) => FieldKind::Float,
@@ -167,25 +178,6 @@ mod tests {
             };
             assert_eq!(f.kind, kind, "{}", f.name);
             assert!(!f.meaning.is_empty() && !f.meaning.starts_with(' '), "{}", f.name);
-        }
-        let demand = fields.iter().find(|f| f.name == "demand_accesses").unwrap();
-        assert!(demand.meaning.contains("at L1; the demand blocks of a request"), "{}", demand.meaning);
-    }
-
-    #[test]
-    fn the_timing_schema_is_what_a_timed_record_holds() {
-        let record = crate::metrics::TimingReport::default().record();
-        let fields = timing_fields();
-        let names: Vec<&str> = fields.iter().map(|f| f.name).collect();
-        let keys: Vec<&str> = record.iter().map(|(k, _)| *k).collect();
-        assert_eq!(names, keys);
-        for (f, (_, v)) in fields.iter().zip(&record) {
-            let kind = match v {
-                Value::Int(_) => FieldKind::Int,
-                Value::Float(_) => FieldKind::Float,
-                Value::Text(_) => FieldKind::Text,
-            };
-            assert_eq!(f.kind, kind, "{}", f.name);
         }
     }
 }
