@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from . import _core
-from ._numbers import as_int
+from ._numbers import as_int, int_arg, is_bool
 from ._sim import _as_trace, _dumps, share_blocks, simulate_many
 from ._trace import Trace
 
@@ -101,7 +101,7 @@ def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None,
     blocks: list[int] = []
     shares: list[float] = []
     for s in sizes:
-        if isinstance(s, bool) or type(s).__name__ in ("bool_", "bool"):
+        if is_bool(s):
             raise TypeError(f"sizes: {s!r} is not a size")
         if as_int(s) is not None:  # NumPy's integers (np.array([100, 1000])) are blocks like ints
             s = as_int(s)
@@ -223,18 +223,12 @@ def mrc(
     if points is not None and (blocks is not None or shares is not None):
         raise _core.ConfigError("points: applies only when no sizes are given")
     points = 100 if points is None else (as_int(points) if as_int(points) is not None else points)
-    if adjust is not None and not isinstance(adjust, bool):
-        if type(adjust).__name__ not in ("bool_", "bool"):  # adjust=0 turned SHARDS_adj on
+    if adjust is not None:
+        if not is_bool(adjust):  # adjust=0 turned SHARDS_adj on
             raise TypeError(f"adjust must be True or False, not {type(adjust).__name__}")
         adjust = bool(adjust)
-    if limit is not None:
-        if as_int(limit) is None:  # limit=True read one request
-            raise TypeError(f"limit must be an integer, not {type(limit).__name__}")
-        limit = as_int(limit)
-    if threads is not None:
-        if as_int(threads) is None:
-            raise TypeError(f"threads must be an integer, not {type(threads).__name__}")
-        threads = as_int(threads)
+    limit = None if limit is None else int_arg("limit", limit)
+    threads = None if threads is None else int_arg("threads", threads)
     if blocks is None and shares is None and (isinstance(points, bool) or not isinstance(points, int) or points < 1):
         raise _core.ConfigError(f"points: {points!r}; a curve needs at least 1 size (or give sizes)")
     if blocks is None and shares is None and points > _MAX_U64:

@@ -8,10 +8,15 @@ import operator
 from typing import Any
 
 
+def is_bool(value: Any) -> bool:
+    """A bool, Python's or NumPy's (``np.bool_``, which is no subclass of ``bool``)."""
+    return isinstance(value, bool) or type(value).__name__ in ("bool_", "bool")
+
+
 def as_int(value: Any) -> int | None:
     """``value`` as a Python int when it is an integer (an int, or a scalar with ``__index__`` such as
     NumPy's integers), else None; bools (Python's and NumPy's) are not integers here."""
-    if isinstance(value, bool) or type(value).__name__ in ("bool_", "bool"):
+    if is_bool(value):
         return None
     if isinstance(value, int):
         return int(value)
@@ -23,6 +28,15 @@ def as_int(value: Any) -> int | None:
     return None
 
 
+def int_arg(name: str, value: Any) -> int:
+    """An integer argument as an int (NumPy's integers too), else a TypeError naming it: a bool is not
+    one (``head(True)`` read a row, ``mrc(limit=True)`` one request)."""
+    i = as_int(value)
+    if i is None:
+        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+    return i
+
+
 def json_default(value: Any) -> Any:
     """``json.dumps``'s hook for what a notebook passes besides Python's own types: NumPy integers,
     floats and bools, and `Level` objects (as their config)."""
@@ -31,7 +45,7 @@ def json_default(value: Any) -> Any:
     i = as_int(value)
     if i is not None:
         return i
-    if type(value).__name__ in ("bool_", "bool"):
+    if is_bool(value):
         return bool(value)
     if hasattr(value, "__float__") and not hasattr(value, "__iter__") and type(value).__module__ == "numpy":
         return float(value)

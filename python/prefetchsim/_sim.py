@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from . import _core
-from ._numbers import as_int, json_default
+from ._numbers import as_int, int_arg, json_default
 from ._events import write_events
 from ._trace import Trace, merge_traces, open_trace
 
@@ -456,9 +456,7 @@ def simulate_many(
     ``events`` (one config only) writes its per-block event log, as in `simulate`.
     """
     tr = _as_trace(trace)
-    if as_int(threads) is None:
-        raise TypeError(f"threads must be an integer, not {type(threads).__name__}")
-    threads = as_int(threads)
+    threads = int_arg("threads", threads)
     if not 0 <= threads <= 4096:
         raise _core.ConfigError(f"threads: {threads} is out of range (0 = all cores, at most 4096)")
     if isinstance(configs, (str, bytes, Mapping)):

@@ -7,18 +7,10 @@ import os
 from typing import Any
 
 from . import _core
-from ._numbers import as_int, json_default
+from ._numbers import as_int, int_arg, json_default
 
 _MODES = ("blocks", "objects")
 _U64_MAX = 2**64 - 1
-
-
-def _count(name: str, value: Any) -> int:
-    """A count argument as an int (NumPy's integers too); a bool is not one (``head(True)`` read a row)."""
-    i = as_int(value)
-    if i is None:
-        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
-    return i
 
 
 def _check_int(key: str, value: Any, least: int) -> int:
@@ -85,7 +77,7 @@ class Trace:
         """Trace statistics (requests, read share, footprint, sizes, span, duration, random share)."""
         if window is None and self._info is not None:
             return dict(self._info)
-        args = {} if window is None else {"window": _count("window", window)}
+        args = {} if window is None else {"window": int_arg("window", window)}
         info = json.loads(_core.trace_info(self._json(), **args))
         if window is None:
             self._info = info
@@ -96,7 +88,7 @@ class Trace:
         """The first ``n`` requests as a pandas DataFrame."""
         import pandas as pd
 
-        rows = _core.head(self._json(), _count("n", n))
+        rows = _core.head(self._json(), int_arg("n", n))
         return pd.DataFrame(rows, columns=["time_ns", "op", "first", "len", "stream", "client"])
 
     def convert(self, output: str | os.PathLike[str], to: str | None = None, per_block: bool = False,
