@@ -289,6 +289,14 @@ mod tests {
     }
 
     #[test]
+    fn a_members_open_errors_name_the_member() {
+        let gen = serde_json::json!({"path": "zipf", "format": "synthetic"});
+        let bad = serde_json::json!({"path": "zipf", "format": "synthetic", "params": {"bogus": 1}});
+        let e = spec(serde_json::json!({"merge": [gen, bad]})).unwrap().open().err().unwrap().to_string();
+        assert!(e.starts_with("trace.merge[1].params.bogus"), "{e}");
+    }
+
+    #[test]
     fn client_from_stream_sets_the_client() {
         let s = spec(serde_json::json!({"path": "multi-like", "format": "synthetic", "client_from": "volume",
                                          "params": {"requests": 200}}))

@@ -9,7 +9,7 @@ use serde_json::{Map, Value};
 use crate::clients::{ClientFrom, Merged, StreamAsClient};
 pub use crate::convert::{Converter, MAX_REQUEST_BLOCKS};
 use crate::error::TraceError;
-use crate::record::{RawRecord, RecordReader};
+use crate::record::{AddrUnit, RawRecord, RecordReader};
 use crate::{compress, detect, formats, synth};
 
 /// How records become cache requests.
@@ -90,10 +90,24 @@ pub struct TraceSpec {
     /// (default): one id = one block, whatever the block size.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_bytes: Option<u64>,
+    /// `id_bytes` came from the merge, not the member: a member whose format has no ids ignores it, where
+    /// an `id_bytes` set on a trace without ids is an error (it would do nothing).
+    #[serde(skip)]
+    pub id_bytes_inherited: bool,
     /// Read and write the decoded-trace cache ([`crate::cache`]; default true). `false` always decodes
     /// the trace file itself.
     #[serde(default = "default_cache", skip_serializing_if = "is_true")]
     pub cache: bool,
+}
+
+/// An option error of merge member `key` (`trace.merge[i]`), renamed from the member's own `trace.KEY`.
+fn in_member(key: &str, e: TraceError) -> TraceError {
+    match e {
+        TraceError::Option { key: k, message } if k.starts_with("trace.") || k == "trace" => {
+            TraceError::Option { key: k.replacen("trace", key, 1), message }
+        }
+        e => e,
+    }
 }
 
 fn default_cache() -> bool {
@@ -120,6 +134,7 @@ impl TraceSpec {
             client_from: ClientFrom::Trace,
             merge: Vec::new(),
             id_bytes: None,
+            id_bytes_inherited: false,
             cache: true,
         }
     }
@@ -155,10 +170,11 @@ impl TraceSpec {
         if let (Some(b), Value::Object(o)) = (self.id_bytes, &mut inherited) {
             o.insert("id_bytes".into(), Value::from(b));
         }
+        let own_id_bytes = m.contains_key("id_bytes");
         for (k, v) in inherited.as_object().into_iter().flatten() {
             m.entry(k.clone()).or_insert_with(|| v.clone());
         }
-        let s: Self = serde_path_to_error::deserialize(Value::Object(m)).map_err(|e| {
+        let mut s: Self = serde_path_to_error::deserialize(Value::Object(m)).map_err(|e| {
             let p = e.path().to_string();
             TraceError::option(
                 if p == "." { key.clone() } else { format!("{key}.{p}") },
@@ -177,12 +193,8 @@ impl TraceSpec {
                 format!("{} differs from the merged trace's block size {}", s.block_size, self.block_size),
             ));
         }
-        s.validate().map_err(|e| match e {
-            TraceError::Option { key: k, message } => {
-                TraceError::Option { key: k.replacen("trace.", &format!("{key}."), 1), message }
-            }
-            e => e,
-        })?;
+        s.validate().map_err(|e| in_member(&key, e))?;
+        s.id_bytes_inherited = s.id_bytes.is_some() && !own_id_bytes;
         Ok(s)
     }
 
@@ -283,7 +295,10 @@ impl TraceSpec {
     pub fn open(&self) -> Result<Box<dyn RequestSource + Send>, TraceError> {
         self.validate()?;
         if !self.merge.is_empty() {
-            let members = (0..self.merge.len()).map(|i| self.member(i)?.open()).collect::<Result<Vec<_>, _>>()?;
+            // A member's own option errors (a generator's parameters, its format's keys) name the member.
+            let members = (0..self.merge.len())
+                .map(|i| self.member(i)?.open().map_err(|e| in_member(&format!("trace.merge[{i}]"), e)))
+                .collect::<Result<Vec<_>, _>>()?;
             return Ok(Box::new(Merged::new(members)));
         }
         let src = self.open_one()?;
@@ -295,6 +310,7 @@ impl TraceSpec {
 
     /// Open one file or generator (no merge, no client relabelling).
     fn open_one(&self) -> Result<Box<dyn RequestSource + Send>, TraceError> {
+        self.check_id_bytes(None)?;
         if self.is_synthetic() {
             let src = synth::open(&self.path, &self.params, self.block_size)?;
             return Ok(match self.ops {
@@ -315,7 +331,33 @@ impl TraceSpec {
         let format = self.resolved_format()?;
         let input = compress::open(&self.path)?;
         let reader = formats::open(format, &self.path, input, self)?;
+        self.check_id_bytes(Some((format, reader.addr_unit())))?;
         Ok(TraceSource::new(reader, self))
+    }
+
+    /// `id_bytes` set where it would do nothing is an error: on a generator, in objects mode, or on a
+    /// format (once known: its name and address unit) that addresses bytes or sectors rather than ids.
+    fn check_id_bytes(&self, format: Option<(&str, AddrUnit)>) -> Result<(), TraceError> {
+        if self.id_bytes.is_none() || self.id_bytes_inherited {
+            return Ok(());
+        }
+        let why = if self.is_synthetic() {
+            "a generator emits blocks, not ids".to_string()
+        } else if self.mode == Mode::Objects {
+            "objects mode takes each id as one object".to_string()
+        } else {
+            match format {
+                Some((name, unit)) if unit != AddrUnit::Ids => {
+                    let by = if unit == AddrUnit::Bytes { "bytes" } else { "sectors" };
+                    format!("the {name} format addresses {by}, not ids")
+                }
+                _ => return Ok(()),
+            }
+        };
+        Err(TraceError::option(
+            "trace.id_bytes",
+            format!("{why}; id_bytes applies to id-addressed formats (LIRS, u32le/u32be, oracleGeneral, CSV ids) in blocks mode"),
+        ))
     }
 }
 

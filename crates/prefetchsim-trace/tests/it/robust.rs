@@ -319,3 +319,30 @@ proptest::proptest! {
         harness::config(&[b"[[level]]\nsize = 16\n".as_slice(), &toml].concat());
     }
 }
+
+#[test]
+fn id_bytes_where_it_would_do_nothing_is_an_error() {
+    let dir = Scratch::new("id_bytes_no_ids");
+    let lirs = dir.file("t.lirs", b"1\n2\n3\n");
+    let msr = dir.file("t.csv", b"128166372003061629,hm,0,Read,4096,4096,100\n");
+    let err = |v: serde_json::Value| match TraceSpec::from_json(v).unwrap().open() {
+        Ok(_) => String::new(),
+        Err(e) => e.to_string(),
+    };
+    // Ids: accepted.
+    assert_eq!(err(serde_json::json!({"path": lirs, "format": "lirs", "id_bytes": 4096})), "");
+    // A byte-addressed format, a generator, objects mode: refused, naming the key.
+    let e = err(serde_json::json!({"path": msr, "format": "msr", "id_bytes": 4096}));
+    assert!(e.starts_with("trace.id_bytes") && e.contains("msr format addresses bytes"), "{e}");
+    let e = err(serde_json::json!({"path": "zipf", "format": "synthetic", "id_bytes": 4096}));
+    assert!(e.starts_with("trace.id_bytes") && e.contains("generator"), "{e}");
+    let e = err(serde_json::json!({"path": lirs, "format": "lirs", "mode": "objects", "id_bytes": 4096}));
+    assert!(e.starts_with("trace.id_bytes") && e.contains("objects mode"), "{e}");
+    // On a merge it reaches the members with ids; a member without ids ignores it, but not its own.
+    let lirs_member = serde_json::json!({"path": lirs, "format": "lirs"});
+    let msr_member = serde_json::json!({"path": msr, "format": "msr"});
+    assert_eq!(err(serde_json::json!({"merge": [lirs_member, msr_member], "id_bytes": 4096})), "");
+    let own = serde_json::json!({"path": msr, "format": "msr", "id_bytes": 4096});
+    let e = err(serde_json::json!({"merge": [lirs_member, own]}));
+    assert!(e.starts_with("trace.merge[1].id_bytes"), "{e}");
+}
