@@ -137,3 +137,34 @@ def test_no_studies_writes_no_studies_csv(tmp_path):
                                   setup="shipped")
     assert studies.empty and not curves.empty
     assert sorted(p.name for p in tmp_path.iterdir()) == ["mithril-curves.csv"]
+
+
+def test_no_studies_removes_an_earlier_runs_studies(tmp_path, capsys):
+    # An earlier run's studies were left beside this run's curves, to be read as this run's.
+    for name in ("mithril-studies.csv", "mithril-associations-lookahead.png", "mithril-other.png"):
+        (tmp_path / name).write_text("old")
+    tr = ps.synthetic("associations", requests=5_000, groups=200, **mithril.BUILTIN)
+    mithril.run(traces=[tr], shares=(0.05,), studies=False, out_dir=str(tmp_path), plot=False, setup="shipped")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["mithril-curves.csv", "mithril-other.png"]
+    assert "mithril-studies.csv" in capsys.readouterr().err
+
+
+def test_a_missing_precision_is_empty_in_csv_and_null_in_json():
+    # The precision of a scheme that prefetched nothing is NaN; CSV printed "nan" and JSON a bare NaN,
+    # which is not JSON.
+    import csv
+    import io
+    import json
+
+    from prefetchsim._table import emit
+
+    rows = [{"scheme": "LRU", "precision": math.nan}, {"scheme": "AMP", "precision": 0.5}]
+    out = io.StringIO()
+    emit(rows, "json", out)
+    assert [json.loads(line)["precision"] for line in out.getvalue().splitlines()] == [None, 0.5]
+    out = io.StringIO()
+    emit(rows, "csv", out)
+    assert [r["precision"] for r in csv.DictReader(io.StringIO(out.getvalue()))] == ["", "0.5"]
+    out = io.StringIO()
+    emit(rows, "table", out)
+    assert "nan" not in out.getvalue()

@@ -208,10 +208,28 @@ def run(traces: Sequence[str | Trace | None] = (None,), shares: Sequence[float] 
                                    **_row(r)})
     curves, study_df = pd.DataFrame(curve_rows), pd.DataFrame(study_rows)
     if out_dir is not None:
+        if not studies:
+            _remove_studies(out_dir)
         _write(out_dir, {"mithril-curves.csv": curves, "mithril-studies.csv": study_df})
         if plot:
             _plots(curves, study_df, out_dir)
     return curves, study_df
+
+
+def _remove_studies(out_dir: str) -> None:
+    """The studies' CSV and figures of an earlier run in `out_dir`: a run without studies writes none,
+    and left there they would read as this run's."""
+    if not os.path.isdir(out_dir):
+        return
+    stale = {"mithril-studies.csv"}
+    for name in os.listdir(out_dir):
+        if name.startswith("mithril-") and any(name.endswith(f"-{p}.png") for p in STUDIES):
+            stale.add(name)
+    for name in sorted(stale):
+        path = os.path.join(out_dir, name)
+        if os.path.isfile(path):
+            os.remove(path)
+            sys.stderr.write(f"prefetchsim: removed {path} (an earlier run's studies; this run has none)\n")
 
 
 def gains(curves) -> list[dict[str, Any]]:
