@@ -176,6 +176,12 @@ def _apply(cache: Cache, kind: str, block: int, length: int, origin: str, timed:
             c["late_prefetch" if kind == "late" else "inflight_demand_joins"] += 1
         b.native_ref = True
         _use(cache, b)
+    elif kind == "join_uncached":
+        # Its read is in flight but the block is not cached: evicted by the access that sent the read.
+        _absent(cache, block, kind)
+        c["demand_accesses"] += 1
+        c["misses"] += 1
+        c["inflight_demand_joins"] += 1
     elif kind == "silent_hit":
         c["silent_hits"] += 1
         _use(cache, _resident(cache, block, kind, pinned=False))

@@ -24,6 +24,9 @@ pub enum EventKind {
     Late,
     /// A demand block resident but in flight because of another demand read (timed engine).
     Join,
+    /// (Timed) a demand block not cached whose read is in flight (its own access evicted it, and there is
+    /// no room to cache it again): waits for that read.
+    JoinUncached,
     /// A block the level above sent as its own prefetch (not demand), found resident and ready.
     UpperHit,
     /// Such a block not resident.
@@ -82,6 +85,7 @@ impl EventKind {
             Self::Miss => "miss",
             Self::Late => "late",
             Self::Join => "join",
+            Self::JoinUncached => "join_uncached",
             Self::UpperHit => "upper_hit",
             Self::UpperMiss => "upper_miss",
             Self::UpperPending => "upper_pending",

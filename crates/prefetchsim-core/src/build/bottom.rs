@@ -30,6 +30,13 @@ pub fn build_bottom(cfg: &HierarchyConfig, seed: u64, n_levels: usize, block_siz
     let sched = IoScheduler::new(cfg.scheduler.clone().unwrap_or_default(), dev.queue_depth(), "scheduler")?;
     let spb = block_size.div_ceil(512).max(1);
     let max_sectors = sched.params().max_sectors;
+    // A bio smaller than a block split every block into two device requests (7 + 1 sectors), doubling them.
+    if u64::from(max_sectors) < spb {
+        return Err(ConfigError::new(
+            "scheduler.max_sectors",
+            format!("{max_sectors} sectors is less than one cache block ({spb} sectors of 512 B); give at least {spb}"),
+        ));
+    }
     let bio_blocks = u32::try_from((u64::from(max_sectors) / spb).max(1)).unwrap_or(u32::MAX);
     let dev_report = DeviceReport {
         name: dev.name().to_string(),

@@ -52,6 +52,9 @@ impl<P: Policy> Level<P> {
                 let block = req.first + u64::from(i);
                 if self.admit(block, stream, flags::ACCESSED, &how).is_some() {
                     self.note(K::Insert, Origin::Demand, block);
+                } else if self.pins.on {
+                    // Read without a frame to wait in: an orphan, as a block its own access evicted.
+                    self.pins.not_kept(block);
                 }
             }
             run_from.get_or_insert(i);
@@ -84,6 +87,10 @@ impl<P: Policy> Level<P> {
                 let Some(block) = run.first.checked_add(u64::from(rank)) else { break };
                 if let Some(slot) = self.table.get(block) {
                     self.policy.on_prefetch_cached(slot, &self.table, rank);
+                    continue;
+                }
+                // Timed: an earlier access's read of it is still in flight; a demand for it joins that read.
+                if self.pins.on && self.orphan_read(block).is_some() {
                     continue;
                 }
                 if self.capacity == 0 {

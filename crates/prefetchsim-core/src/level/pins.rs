@@ -13,9 +13,11 @@
 //!
 //! `Pins` is the component a [`super::Level`] keeps for this; the instant engine never turns it on.
 
+use super::Exclusive;
 use super::Level;
 use crate::eventlog::{EventKind as K, LevelEvent, Origin};
-use crate::policy::{BlockTable, Entry, Policy, Slot};
+use crate::policy::table::BlockMap;
+use crate::policy::{flags, BlockTable, Entry, Insert, Policy, Slot};
 
 /// The timed engine's view of a level: pinning blocks in flight and unpinning them when their read arrives.
 /// The instant engine does not use it.
@@ -75,7 +77,8 @@ pub(super) struct Pins {
     pub(super) on: bool,
     /// `prefetch_io = "apart"`: fetches do not mix answered blocks with prefetched ones.
     pub(super) apart: bool,
-    /// (slot, block, index in `out` of its fetch) inserted by the current access.
+    /// (slot, block, index in `out` of its fetch) inserted by the current access (`Slot::MAX`: read but
+    /// not kept, for want of room).
     inserted: Vec<(Slot, u64, u32)>,
     /// Index in `out` of the fetch the block being admitted goes to.
     pub(super) cur_fetch: u32,
@@ -91,6 +94,10 @@ pub(super) struct Pins {
     tag_heads: Vec<u32>,
     /// DEMOTE: blocks sent up while still in flight, dropped when their read arrives.
     pub(super) drop_on_arrival: Vec<u64>,
+    /// Blocks an access inserted and evicted again before it ended, whose read it still sent: block to the
+    /// tag of that read, until it arrives. A demand access that misses one waits for that read (a join,
+    /// [`Level::rejoin`]) instead of reading the block a second time.
+    orphans: BlockMap<u32>,
 }
 
 impl Pins {
@@ -106,6 +113,12 @@ impl Pins {
     #[inline]
     pub(super) fn inserted(&mut self, slot: Slot, block: u64) {
         self.inserted.push((slot, block, self.cur_fetch));
+    }
+
+    /// The access reads `block`, carried by the fetch being built, but found no room for it.
+    #[inline]
+    pub(super) fn not_kept(&mut self, block: u64) {
+        self.inserted.push((Slot::MAX, block, self.cur_fetch));
     }
 
     /// The access found the block in `slot` pinned: remember the tag it waits for.
@@ -128,11 +141,17 @@ impl Pins {
             self.slot_tags.iter_mut().for_each(|t| t.pass = 0);
             self.pass = 1;
         }
-        let Self { inserted, slot_tags, tag_heads, pass, fetch_base, .. } = self;
+        let Self { inserted, slot_tags, tag_heads, pass, fetch_base, orphans, .. } = self;
         let mut kept = 0;
         // Newest first: a block inserted, evicted and inserted again belongs to its last fetch.
         for &(slot, block, fetch) in inserted.iter().rev() {
             if !(table.is_occupied(slot) && table.entry(slot).block == block) {
+                // Evicted by its own access: its read goes out all the same.
+                if table.get(block).is_none() {
+                    if let Some(&id) = ids.get((fetch - *fetch_base) as usize) {
+                        orphans.insert(block, id);
+                    }
+                }
                 continue;
             }
             let st = &mut slot_tags[slot as usize];
@@ -152,6 +171,36 @@ impl Pins {
         }
         inserted.clear();
         kept
+    }
+
+    /// Pin `slot` under `tag`, the read already in flight that brings its block (a rejoined orphan).
+    fn pin_under(&mut self, table: &mut BlockTable, slot: Slot, tag: u32) {
+        if self.slot_tags.len() < table.slot_bound() {
+            self.slot_tags.resize(table.slot_bound(), SlotTag { tag: NO_TAG, next: NO_TAG, pass: 0 });
+        }
+        table.set_pinned(slot, true);
+        let st = &mut self.slot_tags[slot as usize];
+        st.tag = tag;
+        st.next = NO_TAG;
+        if (tag as usize) < MAX_CHAINED_TAG {
+            if self.tag_heads.len() <= tag as usize {
+                self.tag_heads.resize(tag as usize + 1, NO_TAG);
+            }
+            st.next = self.tag_heads[tag as usize];
+            self.tag_heads[tag as usize] = slot;
+        }
+    }
+
+    /// The read `tag` of blocks `first .. first + len` arrived: its orphans are no longer in flight.
+    fn forget_orphans(&mut self, first: u64, len: u32, tag: u32) {
+        if self.orphans.is_empty() {
+            return;
+        }
+        for block in first..first + u64::from(len) {
+            if self.orphans.get(&block) == Some(&tag) {
+                self.orphans.remove(&block);
+            }
+        }
     }
 
     fn pinned_tag(&self, table: &BlockTable, block: u64) -> Option<u32> {
@@ -194,6 +243,41 @@ impl Pins {
     }
 }
 
+impl<P: Policy> Level<P> {
+    /// The read in flight that carries `block`, which an earlier access inserted and evicted again before
+    /// it ended ([`Pins::orphans`]). None when there is none, and always with prefetch apart (a held read
+    /// may skip the block) and above a DEMOTE level (the block evicted went down to the level below, which
+    /// serves it from there).
+    #[inline]
+    pub(super) fn orphan_read(&self, block: u64) -> Option<u32> {
+        if self.pins.orphans.is_empty() || self.pins.apart || self.evicted.is_some() {
+            return None;
+        }
+        self.pins.orphans.get(&block).copied()
+    }
+
+    /// Timed mode: a demand access missed `block`, whose read is in flight ([`Level::orphan_read`]
+    /// holds). The access waits for that read, as for any block in flight, and does not read the block a
+    /// second time. The block is cached again, pinned under that read, when there is room: returns
+    /// whether it was (else it is served without being cached, as a demand block that finds no room is).
+    pub(super) fn rejoin(&mut self, block: u64, stream: u32) -> bool {
+        let Some(tag) = self.orphan_read(block) else { return false };
+        self.pins.pending.push(tag);
+        if !self.opts.cache_demand_miss || self.capacity == 0 || self.opts.exclusive == Exclusive::Demote {
+            return false;
+        }
+        // Not one of this access's insertions: pinned under the older read, not tagged with a new one.
+        let timed = std::mem::replace(&mut self.pins.on, false);
+        let slot = self.admit(block, stream, flags::ACCESSED, &Insert::demand());
+        self.pins.on = timed;
+        let Some(slot) = slot else { return false };
+        self.note(K::Insert, Origin::Demand, block);
+        self.pins.orphans.remove(&block);
+        self.pins.pin_under(&mut self.table, slot, tag);
+        true
+    }
+}
+
 impl<P: Policy> Pinning for Level<P> {
     fn supports_timed(&self) -> bool {
         true
@@ -227,6 +311,7 @@ impl<P: Policy> Pinning for Level<P> {
         if let Some(log) = log {
             log.push(LevelEvent { kind: K::FetchDone, origin: Origin::None, block: first, len });
         }
+        pins.forget_orphans(first, len, tag);
         pins.complete(table, first, len, tag, |table, slot| {
             // The block in `slot` is ready (its read arrived).
             if let Some(log) = log {

@@ -73,6 +73,8 @@ struct Watch {
     reading: HashSet<u64>,
     double_reads: Vec<u64>,
     reads: u64,
+    /// Blocks the device read, over all reads.
+    read_blocks: u64,
 }
 
 impl TimedObserver for Watch {
@@ -91,6 +93,7 @@ impl TimedObserver for Watch {
     }
     fn read_start(&mut self, first: u64, len: u32, _t: u64) {
         self.reads += 1;
+        self.read_blocks += u64::from(len);
         for b in first..first + u64::from(len) {
             if !self.reading.insert(b) {
                 self.double_reads.push(b);

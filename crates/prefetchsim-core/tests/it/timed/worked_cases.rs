@@ -54,6 +54,31 @@ fn a_second_demand_for_a_block_in_flight_joins_the_first_read() {
 }
 
 #[test]
+fn a_block_its_own_access_evicted_joins_its_read_when_demanded_again() {
+    // L1 holds 4 blocks. Blocks 300-301 are in flight when the 3-block request 400-402 arrives: only two
+    // frames are free, so inserting 402 evicts 400, whose read goes out all the same. Block 400 demanded
+    // again while that read is in flight joins it: before, it was a new fetch, and a second read of 400
+    // crossed the link (3 fetches, 6 blocks at L1).
+    let mut cfg = HierarchyConfig {
+        level: vec![level(4, "lru", serde_json::json!("none")), level(20, "lru", serde_json::json!("none"))],
+        engine: prefetchsim_core::config::EngineConfig { kind: EngineKind::Timed, ..Default::default() },
+        device: Some(fixed_device(10.0)),
+        link: Some(link(6.0, 0.03)),
+        ..HierarchyConfig::default()
+    };
+    cfg.engine.replay = Some(Replay::Open);
+    let reqs = vec![at(0.0, 300, 2), at(0.0, 400, 3), at(1.0, 400, 1)];
+    let r = run_t(&cfg, &reqs);
+    let c = &r.levels[0].counters;
+    assert_eq!((c.misses, c.inflight_demand_joins, c.fetches, c.fetched_blocks), (6, 1, 2, 5), "{c:?}");
+    let below = &r.levels[1].counters;
+    assert_eq!((below.demand_accesses, below.inflight_demand_joins), (5, 0), "{below:?}");
+    // The third request waits for the second one's read: it ends with it, less its 1 ms later start.
+    let t = r.timing.unwrap();
+    assert_eq!(t.reads.requests, 3);
+}
+
+#[test]
 fn closed_loop_with_one_outstanding_request_sees_exactly_the_device_latency() {
     // One level over a 5 ms fixed device, every request a miss: rt = 5 ms exactly.
     let cfg = one_level(4, serde_json::json!("none"), 5.0);
@@ -278,4 +303,16 @@ fn instant_runs_have_no_timing_fields() {
     assert!(r.timing.is_none());
     let json = serde_json::to_value(&r).unwrap();
     assert!(json.get("timing").is_none());
+}
+
+#[test]
+fn a_bio_smaller_than_a_block_is_an_error_naming_max_sectors() {
+    // 7 sectors under 4 KiB blocks (8 sectors) split every block into two device requests, silently.
+    let mut cfg = one_level(16, serde_json::json!("none"), 1.0);
+    cfg.scheduler = Some(serde_json::from_value(serde_json::json!({"max_sectors": 7})).unwrap());
+    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+    let e = run_timed(&mut VecSource::new(vec![at(0.0, 0, 1)]), &mut h, &cfg, &mut Silent).unwrap_err().to_string();
+    assert!(e.contains("scheduler.max_sectors") && e.contains("less than one cache block"), "{e}");
+    cfg.scheduler = Some(serde_json::from_value(serde_json::json!({"max_sectors": 8})).unwrap());
+    assert_eq!(run_t(&cfg, &[at(0.0, 0, 1)]).requests, 1);
 }
