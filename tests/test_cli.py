@@ -127,6 +127,55 @@ def test_an_output_naming_an_input_is_refused_before_any_work(tmp_path):
     assert t.read_bytes() == before and backing.read_bytes() == b"\0" * 4096
 
 
+def test_an_output_naming_the_trace_of_a_config_or_the_event_log_is_refused(tmp_path):
+    # `run cfg.toml -o t.lis` (t.lis the config's trace) and `--events t.lis` replaced the trace, exit 0.
+    t = tmp_path / "t.lis"
+    t.write_text("1 2 0 1\n5 3 0 2\n")
+    before = t.read_bytes()
+    cfg = tmp_path / "c.toml"
+    cfg.write_text(f"[trace]\npath = {str(t)!r}\nformat = 'arc'\n[[level]]\nsize = 4\n")
+    merged = tmp_path / "m.toml"
+    merged.write_text(f"[trace]\nmerge = [{{ path = 'zipf', format = 'synthetic' }}, {{ path = {str(t)!r}, "
+                      "format = 'arc' }]\n[[level]]\nsize = 4\n")
+    spec = tmp_path / "s.toml"
+    spec.write_text(f"[trace]\npath = {str(t)!r}\nformat = 'arc'\n[[level]]\nsize = 4\n"
+                    "[sweep]\n'level[0].size' = [4, 8]\n")
+    for args in (["run", str(cfg), "-f", "csv", "-o", str(t)],
+                 ["run", str(cfg), "--events", str(t)],
+                 ["run", str(merged), "-o", str(t)],
+                 ["sim", str(t), "arc", "lru", "10", "--events", str(t)],
+                 ["run", str(cfg), "--events", str(cfg)],
+                 ["sweep", str(spec), "--db", str(tmp_path / "s.sqlite"), "-o", str(t)]):
+        p = cli(*args)
+        assert p.returncode == 2 and "is the file this command reads" in p.stderr, (args, p.stderr)
+        assert t.read_bytes() == before, args
+
+
+def test_sigterm_removes_the_partial_output_of_a_conversion(tmp_path):
+    # SIGTERM (timeout, a batch system) left trace convert's hidden partial file beside the output;
+    # Ctrl-C removed it.
+    import signal
+    import subprocess
+    import sys
+    import time
+
+    out = tmp_path / "out.csv"
+    out.write_text("PREV")
+    cmd = [sys.executable, "-m", "prefetchsim", "trace", "convert", "zipf", str(out), "--format", "synthetic",
+           "--to", "csv", "-t", "requests=200000000"]
+    p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not any(f.name.endswith(".partial") for f in tmp_path.iterdir()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert p.poll() is None, p.communicate()
+    p.send_signal(signal.SIGTERM)
+    _, err = p.communicate(timeout=60)
+    assert p.returncode == 143, err
+    assert "terminated" in err
+    assert sorted(f.name for f in tmp_path.iterdir()) == ["out.csv"]
+    assert out.read_text() == "PREV"
+
+
 def test_three_prefetchers_stack_alike_with_or_without_parameters(capsys):
     # `lru+obl+obl+obl` ran (the core nests a+b+c) but `lru+obl(k=1)+obl+obl` was refused.
     rows = []

@@ -168,6 +168,18 @@ def test_device_bench_prints_service_times_of_the_standard_patterns():
         ps.device_bench("fixed", seed=-1)
     p = cli("list", "devices")
     assert p.returncode == 0 and "cheetah9lp" in p.stdout
+
+
+def test_device_bench_takes_dotted_keys_for_a_tables_key():
+    # `-p cache.enabled=false` was refused: "unknown field 'cache.enabled'"; the drive cache could not be
+    # switched off from the command line.
+    p = cli("device", "bench", "cheetah9lp", "-p", "cache.enabled=false", "-f", "json")
+    assert p.returncode == 0, p.stderr
+    rows = {r["pattern"]: r for r in map(json.loads, p.stdout.splitlines())}
+    want = {r["pattern"]: r for r in ps.device_bench({"name": "cheetah9lp", "cache": {"enabled": False}})}
+    assert rows == want
+    p = cli("device", "bench", "cheetah9lp", "-p", "cache=1,cache.enabled=false")
+    assert p.returncode == 2 and "set both as a value and as a table" in p.stderr
     assert "nvme" in ps.devices()
 
 

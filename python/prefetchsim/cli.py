@@ -100,11 +100,15 @@ def _output(args: argparse.Namespace) -> Iterator[IO[str]]:
         yield f
 
 
+# The options that name a file a command writes (`--events`: the event log; it replaced the trace).
+_OUTPUTS = ("output", "events", "db", "export", "plot", "report", "record")
+
+
 def _refuse_inputs_as_outputs(args: argparse.Namespace) -> None:
-    """An output (``-o``, ``--export``, ``--plot``, ``--report``, ``--record``) naming a file the command
-    reads (its trace, config, spec, results or backing file) would replace it: ``sim t.lis ... -o t.lis``
-    lost the trace. Checked before any work."""
-    outputs = [getattr(args, k, None) for k in ("output", "export", "plot", "report", "record")]
+    """An output (``-o``, ``--events``, ``--export``, ``--plot``, ``--report``, ``--record``) naming a file
+    the command reads (its trace, config, spec, results or backing file) would replace it: ``sim t.lis ...
+    -o t.lis`` lost the trace. Checked before any work."""
+    outputs = [getattr(args, k, None) for k in _OUTPUTS]
     inputs = [getattr(args, k, None) for k in ("trace", "config", "spec", "backing")]
     inputs += list(getattr(args, "results", None) or [])
     for out in outputs:
@@ -113,6 +117,17 @@ def _refuse_inputs_as_outputs(args: argparse.Namespace) -> None:
         for path in inputs:
             if isinstance(path, str) and os.path.exists(path) and os.path.samefile(path, out):
                 raise _core.ConfigError(f"{out}: is the file this command reads ({path}); give another output file")
+
+
+def _refuse_trace_as_output(args: argparse.Namespace, trace: Trace) -> None:
+    """An output naming a file the trace reads, when the trace comes from a config (``run cfg.toml -o
+    t.lis`` with ``path = "t.lis"`` in it) or is a merge: checked by the core's own reading of the trace
+    table, before the run. ``run cfg.toml -o t.lis`` replaced the trace with the results."""
+    for out in (getattr(args, k, None) for k in _OUTPUTS):
+        if isinstance(out, str) and out != "-":
+            read = _core.file_written_by(trace._json(), out)
+            if read is not None:
+                raise _core.ConfigError(f"{out}: is the file this command reads ({read}); give another output file")
 
 
 def _add_trace_options(p: argparse.ArgumentParser) -> None:
@@ -189,6 +204,7 @@ def _timing_lines(results) -> str:
 
 
 def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace):
+    _refuse_trace_as_output(args, trace)
     events = getattr(args, "events", None)
     if events is not None and len(docs) != 1:
         raise _core.ConfigError(f"--events records one run: give one algorithm and one size, not {len(docs)} runs")
@@ -449,8 +465,25 @@ _BENCH_COLUMNS = [
 ]
 
 
+def _nested(flat: dict[str, Any]) -> dict[str, Any]:
+    """Dotted keys as nested tables: ``{"cache.enabled": False}`` -> ``{"cache": {"enabled": False}}``
+    (``-p cache.enabled=false`` was refused as an unknown field ``cache.enabled``)."""
+    out: dict[str, Any] = {}
+    for key, value in flat.items():
+        *path, last = key.split(".")
+        table = out
+        for part in path:
+            table = table.setdefault(part, {})
+            if not isinstance(table, dict):
+                raise _core.ConfigError(f"-p: {key}: {part} is set both as a value and as a table")
+        if isinstance(table.get(last), dict):
+            raise _core.ConfigError(f"-p: {key}: {last} is set both as a value and as a table")
+        table[last] = value
+    return out
+
+
 def cmd_device_bench(args: argparse.Namespace) -> int:
-    overrides = _parse_kv(args.params)
+    overrides = _nested(_parse_kv(args.params))
     spec: Any = {"name": args.model, **overrides} if overrides else args.model
     rows = device_bench(spec, seed=args.seed)
     with _output(args) as out:
@@ -465,6 +498,8 @@ def cmd_sweep(args: argparse.Namespace) -> int:
 
     shard = _parse_shard(args.shard)
     p = plan(args.spec, preset=args.preset)
+    for ref in p.traces.values():
+        _refuse_trace_as_output(args, ref.open())
     total = len(p)
     if shard is not None:
         p = p.shard(*shard)
@@ -756,7 +791,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                      "distances, sequential streams, Poisson arrivals) on MODEL and print "
                                      "its service-time statistics (ms).")
     db.add_argument("model", help="device preset (prefetchsim list devices)")
-    db.add_argument("-p", "--params", metavar="K=V,...", help="parameter overrides, e.g. 'rpm=7200'")
+    db.add_argument("-p", "--params", metavar="K=V,...",
+                    help="parameter overrides, e.g. 'rpm=7200'; a dotted key sets a table's key: 'cache.enabled=false'")
     db.add_argument("--seed", type=_count, default=1, help="RNG seed of the patterns (default 1)")
     db.add_argument("-f", "--output-format", choices=["table", "csv", "json"], default="table",
                     help="table (default), csv, or json (one object per line)")
@@ -861,11 +897,16 @@ def _command_parser(parser: argparse.ArgumentParser, args: argparse.Namespace) -
         parser = subs[0].choices[name]
 
 
+class _Terminated(KeyboardInterrupt):
+    """SIGTERM, raised where Python runs signal handlers (the core checks for them while it works)."""
+
+
 @contextlib.contextmanager
 def _term_as_interrupt() -> Iterator[None]:
-    """SIGTERM (`timeout`, a batch system's stop, `kill`) ends the block as Ctrl-C does, so a sweep keeps
-    its finished runs and marks its session interrupted; it died at once and the session stayed
-    "running"."""
+    """SIGTERM (`timeout`, a batch system's stop, `kill`) ends the block as Ctrl-C does (raising
+    :class:`_Terminated`, a KeyboardInterrupt): a sweep keeps its finished runs and marks its session
+    interrupted (it died at once and the session stayed "running"), and an output being written is removed
+    (``trace convert`` left its hidden partial file, 54 MB of it)."""
     import signal
     import threading
 
@@ -874,7 +915,7 @@ def _term_as_interrupt() -> Iterator[None]:
         return
 
     def interrupt(signum: int, frame: Any) -> None:
-        raise KeyboardInterrupt
+        raise _Terminated
 
     old = signal.signal(signal.SIGTERM, interrupt)
     try:
@@ -894,7 +935,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         _refuse_inputs_as_outputs(args)
-        return int(args.func(args) or 0)
+        with _term_as_interrupt():
+            return int(args.func(args) or 0)
+    except _Terminated:
+        sys.stderr.write("prefetchsim: terminated\n")
+        return 128 + 15
     except KeyboardInterrupt:
         sys.stderr.write("prefetchsim: interrupted\n")
         return 130

@@ -29,6 +29,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(trace::footprint, m)?)?;
     m.add_function(wrap_pyfunction!(trace::head, m)?)?;
     m.add_function(wrap_pyfunction!(trace::check_cache_settings, m)?)?;
+    m.add_function(wrap_pyfunction!(trace::file_written_by, m)?)?;
     m.add_function(wrap_pyfunction!(registry::registry, m)?)?;
     m.add_function(wrap_pyfunction!(registry::result_schema, m)?)?;
     m.add_function(wrap_pyfunction!(trace::trace_info, m)?)?;

@@ -62,6 +62,13 @@ pub(crate) fn trace_info(
     Ok(v.to_string())
 }
 
+/// The file of the trace (or of one of its merge members) that `output` names, if any: the CLI refuses
+/// such an output before any work, since writing it would replace the trace being read.
+#[pyfunction]
+pub(crate) fn file_written_by(trace_json: &str, output: &str) -> PyResult<Option<String>> {
+    Ok(parse_spec(trace_json)?.file_written_by(std::path::Path::new(output)))
+}
+
 /// Write a trace as oracleGeneral or CSV (`trace convert`); returns a JSON summary. The output appears
 /// only when the whole trace is written (a temporary file renamed at the end).
 #[pyfunction]
