@@ -59,6 +59,24 @@ def test_a_fetch_time_out_of_range_states_the_range_taken(lirs_trace, fetch_time
     assert optimal.integrated(tr, 2, 1)["min_demand"]["requests"] == 8
 
 
+@pytest.mark.parametrize("cache_blocks", [-1, 0, 2**32 + 1])
+def test_a_cache_out_of_range_states_the_range_taken(lirs_trace, cache_blocks):
+    # -1 said "cache = -1 is out of range (0 to 4294967296)", naming no argument of integrated and a range
+    # 0 is not in; optimum_range(.., 0, ..) was a ZeroDivisionError.
+    tr = ps.open_trace(lirs_trace, "lirs")
+    b = optimal.integrated(tr, 2, 3)
+    for call in (lambda: optimal.integrated(tr, cache_blocks, 3), lambda: optimal.optimum_range(b, cache_blocks, 3),
+                 lambda: optimal.bounds_table(tr, cache_blocks, ["obl"], 3)):
+        with pytest.raises(ps.ConfigError, match=rf"^cache_blocks: {cache_blocks} is out of range \(1 to 4294967296\)"):
+            call()
+
+
+def test_a_bool_cache_is_refused(lirs_trace):
+    # integrated(tr, True, 4) ran with a 1-block cache.
+    with pytest.raises(TypeError, match="cache_blocks must be an integer, not bool"):
+        optimal.integrated(ps.open_trace(lirs_trace, "lirs"), True, 4)
+
+
 def test_bounds_and_shares_on_a_real_trace():
     tr = ps.open_trace(shared_trace("lirs/sprite.trace.gz"), "lirs")
     rows = {r["scheme"]: r for r in optimal.bounds_table(tr, 500, ["obl"], 10, limit=20_000)}

@@ -45,7 +45,8 @@ class Level:
         for key in ("policy", "prefetcher"):
             if not isinstance(getattr(self, key), str):
                 raise TypeError(
-                    f"Level.{key} must be a registered name (str), not {type(getattr(self, key)).__name__}; give "
+                    f"Level.{key} must be a name (str: a registered one or a plugin's 'module:Class'), not "
+                    f"{type(getattr(self, key)).__name__}; give "
                     f"parameters as {key}_params={{...}}, e.g. Level('5%', {key}=NAME, {key}_params={{'preset': ...}}), "
                     f"or a level table: levels=[{{'size': '5%', '{key}': {{'name': NAME, ...}}}}]")
         for key in ("policy_params", "prefetcher_params", "options"):

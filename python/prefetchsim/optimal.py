@@ -17,6 +17,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from . import _core
+from ._numbers import int_arg
 from ._sim import Level, _as_trace, _dumps
 from ._trace import Trace
 
@@ -34,6 +35,21 @@ def _fetch_time(fetch_time: int) -> int:
         raise _core.ConfigError(f"fetch_time: {fetch_time} is out of range (1 to {FETCH_TIME_MAX}): the fetch time F "
                                 "is in request services, at least one")
     return fetch_time
+
+
+#: The largest cache the single-disk model takes, in blocks.
+CACHE_BLOCKS_MAX = 2**32
+
+
+def _cache_blocks(cache_blocks: int) -> int:
+    """``cache_blocks`` if the single-disk model takes it: a whole number of blocks, 1 to 2^32. A bool was
+    taken as a 1-block cache, -1 was reported as ``cache = -1 ... (0 to 4294967296)`` (an argument named
+    otherwise, a range that 0 is not in), and 0 was a ZeroDivisionError in :func:`optimum_range`."""
+    cache_blocks = int_arg("cache_blocks", cache_blocks)
+    if not 1 <= cache_blocks <= CACHE_BLOCKS_MAX:
+        raise _core.ConfigError(f"cache_blocks: {cache_blocks} is out of range (1 to {CACHE_BLOCKS_MAX}): the "
+                                "cache holds at least one block")
+    return cache_blocks
 
 
 def share_of_gain(value: float, baseline: float, bound: float) -> float:
@@ -56,7 +72,7 @@ def integrated(trace: Trace | str | os.PathLike[str], cache_blocks: int, fetch_t
     and at least Aggressive's divided by min(1 + F/k, 2) and Conservative's divided by 2
     (:func:`optimum_range`)."""
     tr = _as_trace(trace)
-    return json.loads(_core.integrated(tr._json(), cache_blocks, _fetch_time(fetch_time), limit))
+    return json.loads(_core.integrated(tr._json(), _cache_blocks(cache_blocks), _fetch_time(fetch_time), limit))
 
 
 def optimum_range(bounds: Mapping[str, Mapping[str, int]], cache_blocks: int, fetch_time: int) -> tuple[int, int]:
@@ -64,7 +80,7 @@ def optimum_range(bounds: Mapping[str, Mapping[str, int]], cache_blocks: int, fe
     better of Aggressive and Conservative (reached), low follows from their published ratios."""
     a, c = bounds["aggressive"], bounds["conservative"]
     n = a["requests"]
-    ratio_a = min(1 + fetch_time / cache_blocks, 2.0)
+    ratio_a = min(1 + _fetch_time(fetch_time) / _cache_blocks(cache_blocks), 2.0)
     low_elapsed = max(math.ceil(a["elapsed"] / ratio_a), math.ceil(c["elapsed"] / 2), n)
     return low_elapsed - n, min(a["stall"], c["stall"])
 
@@ -95,6 +111,7 @@ def bounds_table(trace: Trace | str | os.PathLike[str], cache_blocks: int, prefe
     Rows for MIN's demand fetching, Conservative, Aggressive and the optimum's lowest possible stall close
     the table."""
     tr = _as_trace(trace)
+    _cache_blocks(cache_blocks)
     _fetch_time(fetch_time)
     if isinstance(prefetchers, str):
         raise TypeError("prefetchers must be an iterable of names, not a single string")

@@ -106,7 +106,8 @@ class Policy:
         ``on_remove(block, False)`` then ``on_insert(block, True, None, PLACE_MRU)``.
     ``victim(self, skip)`` *(required)*
         Name the block to evict now, without removing it (``on_remove`` follows), or ``None`` when
-        nothing can go. Never a block in ``skip``: blocks still in flight in the timed engine, which the
+        nothing can go: every cached block is in flight (``None`` while a block could go is a
+        ``PluginError``). Never a block in ``skip``: blocks still in flight in the timed engine, which the
         level cannot evict (an empty frozenset otherwise; when the named block is in flight the level
         calls again with it added).
     ``on_remove(self, block, evicted)`` *(required)*

@@ -11,6 +11,7 @@
 
 use std::cell::RefCell;
 use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Mutex, OnceLock};
 
 use crate::component::{ComponentSpec, ConfigError};
@@ -161,6 +162,34 @@ pub struct PluginFault {
     pub plugin: String,
     /// What went wrong.
     pub message: String,
+}
+
+/// Set while the caller of the runs in progress has asked them to stop (Python's Ctrl-C): a plugin
+/// adapter then stops calling its plugin and reports [`interrupted_fault`], so that a run whose plugin
+/// takes milliseconds per call ends at once, not at its next progress tick (65,536 requests later: a
+/// run with a 10 ms plugin ignored Ctrl-C until it ended).
+static INTERRUPTED: AtomicBool = AtomicBool::new(false);
+
+/// Ask every run in progress with plugins to stop (see [`INTERRUPTED`]).
+pub fn interrupt() {
+    INTERRUPTED.store(true, Ordering::Relaxed);
+}
+
+/// Whether the runs in progress have been asked to stop.
+#[must_use]
+pub fn interrupted() -> bool {
+    INTERRUPTED.load(Ordering::Relaxed)
+}
+
+/// The runs asked to stop have ended: plugins may be called again.
+pub fn clear_interrupt() {
+    INTERRUPTED.store(false, Ordering::Relaxed);
+}
+
+/// The fault a plugin adapter reports when it stops calling its plugin because the run was interrupted.
+#[must_use]
+pub fn interrupted_fault(path: &str, plugin: &str) -> PluginFault {
+    PluginFault { path: path.to_string(), plugin: plugin.to_string(), message: "interrupted".to_string() }
 }
 
 thread_local! {

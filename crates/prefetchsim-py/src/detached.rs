@@ -53,6 +53,8 @@ pub(crate) fn run_detached<T: Send>(
                     if let Err(e) = py.check_signals() {
                         py_err = Some(e);
                         stop.store(true, Ordering::Relaxed);
+                        // Plugins stop being called: a slow one would hold the run to its next tick.
+                        prefetchsim_core::plugin::interrupt();
                         return;
                     }
                     if let Some(cb) = &progress {
@@ -66,6 +68,7 @@ pub(crate) fn run_detached<T: Send>(
         })
     });
     if let Some(e) = py_err {
+        prefetchsim_core::plugin::clear_interrupt();
         return Err(e);
     }
     let out =

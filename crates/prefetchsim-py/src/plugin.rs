@@ -15,7 +15,8 @@ use prefetchsim_trace::spec::MAX_REQUEST_BLOCKS;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PyRangeMethods, PySet, PyString, PyTuple,
+    PyBool, PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PyRangeMethods, PySet, PyString,
+    PyTuple, PyType,
 };
 
 /// Make config names `module:Class` build Python plugins in this process.
@@ -50,6 +51,11 @@ struct Label {
 impl Label {
     fn config_error(&self, message: impl std::fmt::Display) -> ConfigError {
         ConfigError::new(&self.path, format!("plugin '{}': {message}", self.plugin))
+    }
+
+    /// The run was interrupted (Ctrl-C): the plugin is not called again.
+    fn interrupted(&self) -> PluginFault {
+        plugin::interrupted_fault(&self.path, &self.plugin)
     }
 
     fn fault(&self, py: Python<'_>, callback: &str, err: &PyErr) -> PluginFault {
@@ -87,7 +93,8 @@ fn instantiate<'py>(py: Python<'py>, label: &Label, spec: &ComponentSpec) -> Res
             .getattr(part)
             .map_err(|e| label.config_error(format!("module '{module}' has no '{qual}':\n{}", describe(py, &e))))?;
     }
-    if !cls.is_callable() {
+    // A function (`os:getcwd`) is callable but no class: it was reported as missing `on_access`.
+    if !cls.is_instance_of::<PyType>() {
         return Err(label.config_error(format!("'{qual}' in module '{module}' is not a class")));
     }
     let kwargs = params_dict(py, spec).map_err(|e| label.config_error(describe(py, &e)))?;
@@ -303,6 +310,11 @@ impl PyPrefetcher {
         if self.failed {
             return;
         }
+        if plugin::interrupted() {
+            self.failed = true;
+            plugin::report_fault(self.label.interrupted());
+            return;
+        }
         Python::attach(|py| {
             if !self.attached {
                 self.attached = true;
@@ -429,6 +441,11 @@ impl PyPolicy {
         if self.failed {
             return None;
         }
+        if plugin::interrupted() {
+            self.failed = true;
+            plugin::report_fault(self.label.interrupted());
+            return None;
+        }
         Python::attach(|py| {
             if !self.attached {
                 self.attached = true;
@@ -503,6 +520,16 @@ impl Policy for PyPolicy {
                 };
                 let out = out.bind(py);
                 if out.is_none() {
+                    // None says nothing can go. Said while blocks could, the level silently stopped
+                    // caching: every later miss was read and dropped, and no counter showed it.
+                    let free = table.len() - table.pinned_len();
+                    if free > 0 {
+                        return Err(PyValueError::new_err(format!(
+                            "victim returned None (nothing can go), but {free} of the {} cached blocks are not in \
+                             flight and can go",
+                            table.len()
+                        )));
+                    }
                     return Ok(None);
                 }
                 let block = block_of(out, "victim")?;

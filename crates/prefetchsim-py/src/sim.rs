@@ -68,8 +68,16 @@ pub(crate) fn simulate(
         e => task_err(&e),
     })?;
     let mut out = Vec::with_capacity(results.len());
-    for r in results {
-        let (r, rep) = r.map_err(|e| task_err(&e))?;
+    for (i, r) in results.into_iter().enumerate() {
+        // Which config failed, among several (two configs with one plugin at different parameters both
+        // said "level[0].prefetcher").
+        let (r, rep) = r.map_err(|e| {
+            let err = task_err(&e);
+            if n == 1 {
+                return err;
+            }
+            PyErr::from_type(err.get_type(py), format!("config {i}: {}", err.value(py)))
+        })?;
         if r.requests == 0 && !r.stopped_early {
             return Err(TraceError::new_err(no_requests(&spec, &rep)));
         }
