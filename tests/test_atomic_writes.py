@@ -82,6 +82,22 @@ def test_the_command_lines_output_file_is_whole_or_unchanged(tmp_path, monkeypat
     assert os.listdir(tmp_path) == ["r.csv"]
 
 
+def test_a_full_disk_on_sim_and_run_output_names_the_output_file(tmp_path, monkeypatch, capsys):
+    # The write's own OSError has no file name: the CLI said "[Errno 28] No space left on device".
+    out = tmp_path / "r.csv"
+    cfg = tmp_path / "c.toml"
+    cfg.write_text('[trace]\npath = "zipf"\nformat = "synthetic"\nparams = { requests = 100 }\n[[level]]\nsize = 10\n')
+    monkeypatch.setattr(cli, "_emit", lambda rows, fmt, f, *a: _fail_half_way(f))
+    for args in (["sim", "zipf", "synthetic", "lru", "10", "-t", "requests=100"], ["run", str(cfg)]):
+        assert main([*args, "-f", "csv", "-o", str(out)]) == 2
+        err = capsys.readouterr().err
+        assert f"No space left on device: '{out}'" in err, err
+        assert not out.exists() and os.listdir(tmp_path) == ["c.toml"]
+    with pytest.raises(OSError) as e, atomic_open(out) as f:
+        _fail_half_way(f)
+    assert e.value.errno == 28 and e.value.filename == str(out)
+
+
 def test_an_export_and_a_plot_that_fail_half_way_leave_nothing(tmp_path, monkeypatch):
     pd = pytest.importorskip("pandas")
     from prefetchsim._store import export

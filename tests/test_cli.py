@@ -277,3 +277,12 @@ def test_the_command_line_page_lists_every_command_and_experiment():
     assert {m.group(1) for m in re.finditer(r"^prefetchsim (\w+)", summary, re.M)} == set(sub.choices)
     line = next(ln for ln in summary.splitlines() if ln.startswith("prefetchsim reproduce"))
     assert line.rsplit(": ", 1)[1].split(", ") == list(reproduce.EXPERIMENTS)
+
+
+def test_a_count_beyond_64_bits_is_echoed_as_typed(capsys):
+    # The core saw it as a float and said "1e+23 is too large".
+    with pytest.raises(SystemExit) as e:
+        main(["sim", "zipf", "synthetic", "lru", "10", "--warmup", "99999999999999999999999"])
+    assert e.value.code == 2
+    err = capsys.readouterr().err
+    assert "--warmup: 99999999999999999999999 is too large; give at most 2^64 - 1" in err and "e+" not in err

@@ -188,3 +188,50 @@ def test_an_output_named_for_a_compression_it_cannot_write_is_refused(tmp_path):
         with pytest.raises(ps.TraceError, match="compression is read but not written"):
             tr.convert(str(tmp_path / name))
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.parametrize("call,needle", [
+    (lambda p: ps.open_trace(p, block_size=4096.0), "trace.block_size must be an integer, not float"),
+    (lambda p: ps.open_trace(p, skip_bad="3"), "trace.skip_bad must be an integer, not str"),
+    (lambda p: ps.simulate(p, size=10, policy=5), "simulate: policy= takes a name or a table"),
+    (lambda p: ps.simulate(config=5), "config must be a TOML path or a dict, not int"),
+])
+def test_arguments_of_the_wrong_type_are_config_errors_naming_them(tmp_path, call, needle):
+    # They were plain TypeErrors, which `except ps.PrefetchsimError` missed; config=5 named no argument.
+    p = tmp_path / "t.lis"
+    p.write_text("1 1 0 0\n2 4 0 1\n")
+    with pytest.raises(ps.ConfigError) as e:
+        call(str(p))
+    assert needle in str(e.value)
+    # Still a TypeError, for code that caught that.
+    assert isinstance(e.value, TypeError) and type(e.value) is ps.ConfigTypeError
+
+
+def test_a_config_type_error_survives_pickling():
+    # Sweep workers send their errors back pickled.
+    import pickle
+
+    e = pickle.loads(pickle.dumps(ps.ConfigTypeError("x must be an integer, not str")))
+    assert type(e) is ps.ConfigTypeError and str(e) == "x must be an integer, not str"
+
+
+def test_a_nan_in_one_config_is_named_by_its_own_key_path():
+    # `configs[0].` named a list that a run config or simulate() never has.
+    tr = ps.synthetic("zipf", requests=100, seed=1)
+    with pytest.raises(ps.ConfigError) as e:
+        ps.simulate(tr, {"level": [{"size": 10}], "link": {"alpha_ms": float("nan")}})
+    assert str(e.value).startswith("link.alpha_ms: nan is not a valid value"), str(e.value)
+    with pytest.raises(ps.ConfigError, match=r"^level\[0\]\.size: inf"):
+        ps.simulate(tr, size=float("inf"))
+    # Of several configs, the index still says which.
+    with pytest.raises(ps.ConfigError, match=r"^configs\[1\]\.level\[0\]\.size: inf"):
+        ps.simulate_many(tr, [{"level": [{"size": 10}]}, {"level": [{"size": float("inf")}]}])
+
+
+@pytest.mark.parametrize("size", ["18446744073709551616", 2**64, 10**30])
+def test_a_size_beyond_64_bits_is_too_large_not_a_share(size):
+    # It said "a share of the footprint must be in (0, 1] …, got 18446744073709552000".
+    tr = ps.synthetic("zipf", requests=100, seed=1)
+    with pytest.raises(ps.ConfigError) as e:
+        ps.simulate(tr, size=size)
+    assert "blocks is too large" in str(e.value) and "share" not in str(e.value), str(e.value)

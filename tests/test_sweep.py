@@ -259,6 +259,27 @@ def test_bad_specs_raise_a_config_error_naming_the_key(sweep, needles):
         assert n in str(e.value), (n, str(e.value))
 
 
+@pytest.mark.parametrize("sizes,needle", [
+    ([10, 0], "level[0].size: 0 blocks is less than one block (4096 B) (grid point level0_size=0)"),
+    ([10, "1B"], "level[0].size: 1 B is less than one block (4096 B) (grid point level0_size='1B')"),
+    (["2x"], "level[0].size: a multiple of the level above is not possible for the first level"),
+])
+def test_sizes_wrong_once_resolved_are_refused_before_anything_runs(sizes, needle):
+    # They passed the plan and failed as runs of a started sweep ("1 of 2 runs failed").
+    with pytest.raises(ps.ConfigError) as e:
+        ps.sweep_plan(spec(**{"level[0].size": sizes}))
+    assert needle in str(e.value)
+    # The trace's own block size counts; a share of the footprint is left to the run.
+    s = spec(**{"level[0].size": ["4KiB", "5%"]})
+    assert len(ps.sweep_plan(s)) == 2
+    s["trace"]["block_size"] = 8192
+    with pytest.raises(ps.ConfigError, match=r"4096 B is less than one block \(8192 B\)"):
+        ps.sweep_plan(s)
+    s = {**spec(**{"level[1].size": ["2x", "0.0001x"]}), "level": [{"size": 10}, {"size": "2x"}]}
+    with pytest.raises(ps.ConfigError, match=r"level\[1\]\.size: .* is less than one block"):
+        ps.sweep_plan(s)
+
+
 def test_unknown_preset_and_bad_shard_name_the_key():
     with pytest.raises(ps.ConfigError, match=r"sweep.presets: unknown preset 'fast'.*quick"):
         ps.sweep_plan(spec(**{"level[0].size": ["1%"], "presets": {"quick": {"level[0].size": ["5%"]}}}), preset="fast")

@@ -20,6 +20,7 @@ from ._registry import formats, generators, policies, prefetchers, result_schema
 from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
 from ._events import read_events
 from ._trace import Trace, merge_traces, open_trace, synthetic
+from ._typeerror import ConfigTypeError
 
 from typing import TYPE_CHECKING
 
@@ -65,6 +66,7 @@ def __dir__() -> list[str]:
 
 __all__ = [
     "ConfigError",
+    "ConfigTypeError",
     "Level",
     "PluginError",
     "PrefetchsimError",

@@ -7,13 +7,17 @@ import argparse
 
 
 def count(text: str) -> int:
-    """An argparse type: a whole number, 0 or more (argparse names the option in its error)."""
+    """An argparse type: a whole number, 0 or more and at most 2^64 - 1 (argparse names the option in its
+    error). A larger one is refused here, in the digits typed: the core saw it as a float and echoed
+    ``--warmup 99999999999999999999999`` as "1e+23 is too large"."""
     try:
         n = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
     if n < 0:
         raise argparse.ArgumentTypeError(f"{n} is negative; give 0 or more")
+    if n > 2**64 - 1:
+        raise argparse.ArgumentTypeError(f"{n} is too large; give at most 2^64 - 1 ({2**64 - 1})")
     return n
 
 

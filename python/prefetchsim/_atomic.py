@@ -50,6 +50,14 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
         with contextlib.suppress(FileNotFoundError):
             os.chmod(tmp, stat.S_IMODE(os.stat(target).st_mode))
         os.replace(tmp, target)
+    except OSError as e:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(tmp)
+        if e.filename not in (None, tmp) or e.errno is None:
+            raise
+        # A full disk fails a write or the close with no file name ("[Errno 28] No space left on
+        # device"), or names the temporary file the user never saw: name the output.
+        raise OSError(e.errno, e.strerror, os.fspath(path)) from e
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
             os.remove(tmp)

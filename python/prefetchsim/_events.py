@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from ._atomic import atomic_path
+from ._typeerror import ConfigTypeError
 
 #: The columns of an event log, in order.
 COLUMNS = ("time", "level", "instance", "kind", "block", "len", "origin")
@@ -23,7 +24,7 @@ def write_events(path: str | os.PathLike[str], run: Callable[[str], Any]) -> Any
     (converted to Parquet for a ``.parquet`` name); returns what ``run`` returned."""
     target = os.fspath(path)
     if not isinstance(target, str) or not target:
-        raise TypeError("events must be a file path")
+        raise ConfigTypeError("events must be a file path")
     if not target.lower().endswith(".parquet"):
         return run(target)
     try:

@@ -506,6 +506,7 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
     # Expand.
     traces_by_key: dict[str, TraceRef] = {}
     canon_cache: dict[str, tuple[dict[str, Any], str]] = {}
+    sizes_checked: set[tuple[str, int]] = set()
     runs: list[Run] = []
     seen: set[str] = set()
     duplicates = excluded = 0
@@ -558,6 +559,16 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
                 raise _err(f"sweep: {e} (grid point {where})") from None
             got = (canon, _dumps(canon))
             canon_cache[ckey] = got
+        block_size = tref.spec.get("block_size", 4096)
+        if (ckey, block_size) not in sizes_checked:
+            # Sizes that are wrong only once resolved (0 blocks, "1B", "2x" on the first level): before
+            # anything runs too, not a failed run of a started sweep. Shares of the footprint wait for it.
+            try:
+                _core.check_sizes(ckey, block_size)
+            except _core.ConfigError as e:
+                where = ", ".join(f"{k}={v!r}" for k, v in labels.items())
+                raise _err(f"sweep: {e} (grid point {where})") from None
+            sizes_checked.add((ckey, block_size))
         rid = _digest(tref.trace_id + "\n" + got[1])
         if rid in seen:
             duplicates += 1

@@ -32,6 +32,7 @@ from . import _core
 from ._numbers import as_int, int_arg, is_bool
 from ._sim import _as_trace, _dumps, share_blocks, simulate_many
 from ._trace import Trace
+from ._typeerror import ConfigTypeError
 
 METHODS = ("exact", "shards", "mini", "full")
 UNITS = ("block", "extent")
@@ -97,12 +98,12 @@ def _sizes(sizes: Sequence[int | float | str] | None) -> tuple[list[int] | None,
     if sizes is None:
         return None, None
     if isinstance(sizes, (str, bytes, int, float)):
-        raise TypeError("sizes must be a list of sizes (blocks, shares such as 0.05, or '5%')")
+        raise ConfigTypeError("sizes must be a list of sizes (blocks, shares such as 0.05, or '5%')")
     blocks: list[int] = []
     shares: list[float] = []
     for s in sizes:
         if is_bool(s):
-            raise TypeError(f"sizes: {s!r} is not a size")
+            raise ConfigTypeError(f"sizes: {s!r} is not a size")
         if as_int(s) is not None:  # NumPy's integers (np.array([100, 1000])) are blocks like ints
             s = as_int(s)
         if isinstance(s, (str, float)):
@@ -218,14 +219,14 @@ def mrc(
                            "prefetcher_params": prefetcher_params, "unit": unit, "extent_bytes": extent_bytes,
                            "threads": threads})
     if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be callable, not {type(progress).__name__}")
+        raise ConfigTypeError(f"progress must be callable, not {type(progress).__name__}")
     blocks, shares = _sizes(sizes)
     if points is not None and (blocks is not None or shares is not None):
         raise _core.ConfigError("points: applies only when no sizes are given")
     points = 100 if points is None else (as_int(points) if as_int(points) is not None else points)
     if adjust is not None:
         if not is_bool(adjust):  # adjust=0 turned SHARDS_adj on
-            raise TypeError(f"adjust must be True or False, not {type(adjust).__name__}")
+            raise ConfigTypeError(f"adjust must be True or False, not {type(adjust).__name__}")
         adjust = bool(adjust)
     limit = None if limit is None else int_arg("limit", limit)
     threads = None if threads is None else int_arg("threads", threads)

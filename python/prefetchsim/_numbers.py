@@ -7,6 +7,9 @@ from __future__ import annotations
 import operator
 from typing import Any
 
+from ._typeerror import ConfigTypeError
+
+
 
 def is_bool(value: Any) -> bool:
     """A bool, Python's or NumPy's (``np.bool_``, which is no subclass of ``bool``)."""
@@ -33,7 +36,7 @@ def int_arg(name: str, value: Any) -> int:
     one (``head(True)`` read a row, ``mrc(limit=True)`` one request)."""
     i = as_int(value)
     if i is None:
-        raise TypeError(f"{name} must be an integer, not {type(value).__name__}")
+        raise ConfigTypeError(f"{name} must be an integer, not {type(value).__name__}")
     return i
 
 

@@ -13,6 +13,7 @@ from . import _core
 from ._numbers import as_int, int_arg, json_default
 from ._events import write_events
 from ._trace import Trace, merge_traces, open_trace
+from ._typeerror import ConfigTypeError
 
 Size = str | int | float
 
@@ -44,22 +45,22 @@ class Level:
         """The ``[[level]]`` table for this level."""
         for key in ("policy", "prefetcher"):
             if not isinstance(getattr(self, key), str):
-                raise TypeError(
+                raise ConfigTypeError(
                     f"Level.{key} must be a name (str: a registered one or a plugin's 'module:Class'), not "
                     f"{type(getattr(self, key)).__name__}; give "
                     f"parameters as {key}_params={{...}}, e.g. Level('5%', {key}=NAME, {key}_params={{'preset': ...}}), "
                     f"or a level table: levels=[{{'size': '5%', '{key}': {{'name': NAME, ...}}}}]")
         for key in ("policy_params", "prefetcher_params", "options"):
             if not isinstance(getattr(self, key), Mapping):
-                raise TypeError(f"Level.{key} must be a dict, not {type(getattr(self, key)).__name__}")
+                raise ConfigTypeError(f"Level.{key} must be a dict, not {type(getattr(self, key)).__name__}")
         for key in ("policy", "prefetcher"):
             if "name" in getattr(self, f"{key}_params"):  # it replaced the component (obl ran as amp)
                 raise _core.ConfigError(f"Level.{key}_params: 'name' names the component; give it as {key}=NAME")
         if not isinstance(self.per_client, bool):  # "false" made a per-client level
-            raise TypeError(f"Level.per_client must be True or False, not {type(self.per_client).__name__}")
+            raise ConfigTypeError(f"Level.per_client must be True or False, not {type(self.per_client).__name__}")
         for key in ("instances", "stripe_blocks"):
             if as_int(getattr(self, key)) is None:  # instances=True meant 1
-                raise TypeError(f"Level.{key} must be an integer, not {type(getattr(self, key)).__name__}")
+                raise ConfigTypeError(f"Level.{key} must be an integer, not {type(getattr(self, key)).__name__}")
         d: dict[str, Any] = {
             "size": self.size,
             "policy": {"name": self.policy, **self.policy_params},
@@ -190,6 +191,8 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dic
     if isinstance(config, Mapping):
         doc = dict(config)
     else:
+        if not isinstance(config, (str, os.PathLike)):  # os.fspath's TypeError named no argument
+            raise ConfigTypeError(f"config must be a TOML path or a dict, not {type(config).__name__}")
         p = os.fspath(config)
         import tomllib  # on first use: `prefetchsim sim` reads no config and skips its import
 
@@ -285,15 +288,16 @@ def share_blocks(share: float, footprint: int) -> int:
 
 
 def _dumps(what: str, value: Any) -> str:
-    """JSON for the core; NaN and infinity (which JSON cannot hold) are a ConfigError naming the field."""
+    """JSON for the core; NaN and infinity (which JSON cannot hold) are a ConfigError naming the field
+    (``what`` is the path of ``value``; empty: ``value`` is the config itself)."""
     try:
         return json.dumps(value, allow_nan=False, default=json_default)
     except TypeError as e:  # a value JSON cannot hold at all
-        raise _core.ConfigError(f"{what}: {e}") from None
+        raise _core.ConfigError(f"{what or 'config'}: {e}") from None
     except ValueError as e:
         where = _non_finite(value, what)
         if where is None:
-            raise _core.ConfigError(f"{what}: {e}") from None
+            raise _core.ConfigError(f"{what or 'config'}: {e}") from None
         raise _core.ConfigError(f"{where[0]}: {where[1]!r} is not a valid value (NaN and infinity are not)") from None
 
 
@@ -302,7 +306,7 @@ def _non_finite(value: Any, path: str) -> tuple[str, float] | None:
     if isinstance(value, float):
         return None if math.isfinite(value) else (path, value)
     if isinstance(value, dict):
-        items = ((f"{path}.{k}", v) for k, v in value.items())
+        items = ((f"{path}.{k}" if path else str(k), v) for k, v in value.items())
     elif isinstance(value, (list, tuple)):
         items = ((f"{path}[{i}]", v) for i, v in enumerate(value))
     else:
@@ -310,11 +314,20 @@ def _non_finite(value: Any, path: str) -> tuple[str, float] | None:
     return next((hit for p, v in items if (hit := _non_finite(v, p)) is not None), None)
 
 
+def _configs_json(docs: list[dict[str, Any]]) -> str:
+    """The configs as JSON for the core: a single one (``simulate``, ``prefetchsim run``) names a bad
+    value by its own key path, as the core's errors do (``configs[0].link.alpha_ms`` named a list the
+    user never wrote); of several, ``configs[i].`` says which."""
+    if len(docs) == 1:
+        return f"[{_dumps('', docs[0])}]"
+    return _dumps("configs", docs)
+
+
 def _as_trace(trace: Trace | str | os.PathLike[str]) -> Trace:
     if isinstance(trace, Trace):
         return trace
     if not isinstance(trace, (str, os.PathLike)):
-        raise TypeError(f"trace must be a Trace, a path or a path-like, not {type(trace).__name__}")
+        raise ConfigTypeError(f"trace must be a Trace, a path or a path-like, not {type(trace).__name__}")
     return open_trace(trace)
 
 
@@ -351,7 +364,7 @@ def _hierarchy(
                 raise _core.ConfigError("simulate: give a config, levels=[Level(...)], or size=")
             for key, value in (("policy", policy), ("prefetcher", prefetcher)):
                 if value is not None and not isinstance(value, (str, Mapping)):
-                    raise TypeError(f"simulate: {key}= takes a name or a table {{'name': ..., params}}, "
+                    raise ConfigTypeError(f"simulate: {key}= takes a name or a table {{'name': ..., params}}, "
                                     f"not {type(value).__name__}; several levels: levels=[Level(...), ...]")
             levels = [{"size": size, "policy": "lru" if policy is None else _component(policy),
                        "prefetcher": "none" if prefetcher is None else _component(prefetcher)}]
@@ -419,7 +432,8 @@ def simulate(
             (``level[0].prefetcher.lookahead: ...``).
         TraceError: the trace cannot be read; the message names the file, the line or record and the
             field.
-        TypeError: an argument of the wrong type.
+        ConfigTypeError: an argument of the wrong type, naming it (a ConfigError that is also a
+            TypeError).
 
     Example:
         ```python
@@ -461,17 +475,17 @@ def simulate_many(
     if not 0 <= threads <= 4096:
         raise _core.ConfigError(f"threads: {threads} is out of range (0 = all cores, at most 4096)")
     if isinstance(configs, (str, bytes, Mapping)):
-        raise TypeError("configs must be an iterable of hierarchy configs (dicts), not a single one")
+        raise ConfigTypeError("configs must be an iterable of hierarchy configs (dicts), not a single one")
     docs = [dict(c) for c in configs]
     if progress is not None and not callable(progress):
-        raise TypeError(f"progress must be callable, not {type(progress).__name__}")
+        raise ConfigTypeError(f"progress must be callable, not {type(progress).__name__}")
     if events is None:
-        raw = json.loads(_core.simulate(tr._json(), _dumps("configs", docs), progress, threads))
+        raw = json.loads(_core.simulate(tr._json(), _configs_json(docs), progress, threads))
     else:
         if len(docs) != 1:
             raise _core.ConfigError(f"events: an event log records one run, not {len(docs)}")
         raw = json.loads(write_events(events, lambda path: _core.simulate(
-            tr._json(), _dumps("configs", docs), progress, threads, path)))
+            tr._json(), _configs_json(docs), progress, threads, path)))
     return [Result(r, d, tr) for r, d in zip(raw, docs, strict=True)]
 
 

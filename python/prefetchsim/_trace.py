@@ -8,6 +8,7 @@ from typing import Any
 
 from . import _core
 from ._numbers import as_int, int_arg, json_default
+from ._typeerror import ConfigTypeError
 
 _MODES = ("blocks", "objects")
 _U64_MAX = 2**64 - 1
@@ -18,7 +19,7 @@ def _check_int(key: str, value: Any, least: int) -> int:
     TypeError or a ConfigError naming ``key``."""
     i = as_int(value)
     if i is None:
-        raise TypeError(f"{key} must be an integer, not {type(value).__name__}")
+        raise ConfigTypeError(f"{key} must be an integer, not {type(value).__name__}")
     if not least <= i <= _U64_MAX:
         raise _core.ConfigError(f"{key}: {i} is out of range ({least} to 2^64-1)")
     return i
@@ -118,7 +119,7 @@ class Trace:
         out = os.fspath(output)
         for name, flag in (("per_block", per_block), ("rebase_time", rebase_time)):
             if not isinstance(flag, bool):  # said "'int' object is not an instance of 'bool'"
-                raise TypeError(f"{name} must be True or False, not {type(flag).__name__}")
+                raise ConfigTypeError(f"{name} must be True or False, not {type(flag).__name__}")
         if to is None:
             to = _output_format(out)
         summary = json.loads(_core.convert(self._json(), out, to, per_block, rebase_time))
@@ -181,11 +182,11 @@ def open_trace(
     sector_size = _check_int("trace.sector_size", sector_size, 1)
     skip_bad = _check_int("trace.skip_bad", skip_bad, 0)
     if isinstance(path, (bytes, bytearray)):  # accepted, then "Object of type bytes is not JSON serializable"
-        raise TypeError("path must be a str or os.PathLike, not bytes")
+        raise ConfigTypeError("path must be a str or os.PathLike, not bytes")
     if format is not None and not isinstance(format, str):
-        raise TypeError(f"format must be a string or None, not {type(format).__name__}")
+        raise ConfigTypeError(f"format must be a string or None, not {type(format).__name__}")
     if not isinstance(cache, bool):  # "false" is true: the cache stayed on
-        raise TypeError(f"cache must be True or False, not {type(cache).__name__}")
+        raise ConfigTypeError(f"cache must be True or False, not {type(cache).__name__}")
     p = os.fspath(path)
     if not os.path.exists(p):
         raise _core.TraceError(f"{p}: no such file")
@@ -237,7 +238,7 @@ def merge_traces(*traces: Trace, label: str | None = None) -> Trace:
         raise _core.ConfigError("trace.merge: give at least one trace")
     for t in traces:
         if not isinstance(t, Trace):
-            raise TypeError(f"merge_traces takes Trace objects, not {type(t).__name__}")
+            raise ConfigTypeError(f"merge_traces takes Trace objects, not {type(t).__name__}")
     return Trace({
         "path": label if label is not None else " + ".join(t.path for t in traces),
         "block_size": traces[0].block_size,
@@ -249,7 +250,7 @@ def synthetic(name: str, *, block_size: int = 4096, client_from: str = "trace", 
     """A built-in seeded workload (``prefetchsim.generators()`` lists them), e.g.
     ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in `open_trace`."""
     if not isinstance(name, str):
-        raise TypeError(f"generator name must be a string, not {type(name).__name__}")
+        raise ConfigTypeError(f"generator name must be a string, not {type(name).__name__}")
     block_size = _check_int("trace.block_size", block_size, 1)
     spec: dict[str, Any] = {"path": name, "format": "synthetic", "block_size": block_size, "params": params}
     _client_from(spec, client_from)

@@ -20,6 +20,7 @@ from . import _core
 from ._numbers import int_arg
 from ._sim import Level, _as_trace, _dumps
 from ._trace import Trace
+from ._typeerror import ConfigTypeError
 
 
 #: The longest fetch time the core takes, in request services (its argument is read as 0 to 2^32, and a
@@ -30,7 +31,7 @@ FETCH_TIME_MAX = 2**32
 def _fetch_time(fetch_time: int) -> int:
     """``fetch_time`` if the single-disk model takes it: a whole number of request services, 1 to 2^32."""
     if isinstance(fetch_time, bool) or not isinstance(fetch_time, int):
-        raise TypeError(f"fetch_time must be a whole number of request services, not {type(fetch_time).__name__}")
+        raise ConfigTypeError(f"fetch_time must be a whole number of request services, not {type(fetch_time).__name__}")
     if not 1 <= fetch_time <= FETCH_TIME_MAX:
         raise _core.ConfigError(f"fetch_time: {fetch_time} is out of range (1 to {FETCH_TIME_MAX}): the fetch time F "
                                 "is in request services, at least one")
@@ -114,7 +115,7 @@ def bounds_table(trace: Trace | str | os.PathLike[str], cache_blocks: int, prefe
     _cache_blocks(cache_blocks)
     _fetch_time(fetch_time)
     if isinstance(prefetchers, str):
-        raise TypeError("prefetchers must be an iterable of names, not a single string")
+        raise ConfigTypeError("prefetchers must be an iterable of names, not a single string")
     pfs = ["none", *[p for p in prefetchers if p != "none"]]
     engine = {"limit": limit} if limit is not None else {}
     stalls, hits = {}, {}

@@ -40,6 +40,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::devices, m)?)?;
     m.add_function(wrap_pyfunction!(device::device_capacity_sectors, m)?)?;
     m.add_function(wrap_pyfunction!(registry::canonical_config, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::check_sizes, m)?)?;
     m.add_function(wrap_pyfunction!(sim::integrated, m)?)?;
     m.add_function(wrap_pyfunction!(sim::single_disk, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

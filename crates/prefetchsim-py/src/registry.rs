@@ -40,6 +40,14 @@ pub(crate) fn check_config(config_json: &str) -> PyResult<()> {
     validate_components(&c).map_err(|e| config_err(&e))
 }
 
+/// Check the level sizes of a hierarchy config (JSON) that resolve without the trace footprint, with
+/// blocks of `block_size` bytes; raises `ConfigError` naming the level.
+#[pyfunction]
+pub(crate) fn check_sizes(config_json: &str, block_size: u64) -> PyResult<()> {
+    let c = HierarchyConfig::from_json(parse_json("config", config_json)?).map_err(|e| config_err(&e))?;
+    c.check_sizes(block_size).map_err(|e| config_err(&e))
+}
+
 /// A hierarchy config (JSON) as the core reads it, as JSON: checked like `check_config`, every
 /// hierarchy-level default filled in, sizes parsed (`"5%"` and `0.05` agree) and component names
 /// resolved to their registered names (aliases and case folded). Sweeps hash this form, so spelling

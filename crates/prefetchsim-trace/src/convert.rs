@@ -11,6 +11,16 @@ use crate::spec::{Mode, OpsFilter, TraceSpec};
 /// and gigabytes of footprint counting.
 pub const MAX_REQUEST_BLOCKS: u64 = 1 << 24;
 
+/// The field of a record a conversion error is about: the reader names it
+/// ([`RecordReader::addr_size_fields`](crate::RecordReader::addr_size_fields)).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Blame {
+    /// The address (LBA, offset, object id).
+    Addr,
+    /// The size.
+    Size,
+}
+
 /// Converts raw records into block requests (block size, mode, ops filter).
 #[derive(Clone, Copy, Debug)]
 pub struct Converter {
@@ -52,10 +62,10 @@ impl Converter {
             }
     }
 
-    /// The request for `r`, or `None` when the ops filter drops it. Sizes too large for one request are
-    /// an error message for the `size` field.
+    /// The request for `r`, or `None` when the ops filter drops it. Addresses beyond 64 bits and sizes
+    /// too large for one request are an error message and the field it is about.
     #[inline]
-    pub fn convert(&self, r: &RawRecord) -> Result<Option<Request>, String> {
+    pub fn convert(&self, r: &RawRecord) -> Result<Option<Request>, (Blame, String)> {
         let keep = match self.ops {
             OpsFilter::All => true,
             OpsFilter::Reads => r.op == Op::Read,
@@ -72,9 +82,15 @@ impl Converter {
                     AddrUnit::Ids => id_bytes.unwrap_or(1),
                     AddrUnit::Bytes => 1,
                 };
-                let start = r.addr.checked_mul(unit_bytes).ok_or("address overflows 64 bits in bytes")?;
+                let start = r.addr.checked_mul(unit_bytes).ok_or_else(|| {
+                    (Blame::Addr, format!("address {} × {unit_bytes} bytes overflows 64 bits", r.addr))
+                })?;
                 let size = if unit == AddrUnit::Ids && r.size == 0 { unit_bytes } else { r.size.max(1) };
-                let end = start.checked_add(size - 1).ok_or("address + size overflows 64 bits")?;
+                let end = start.checked_add(size - 1).ok_or_else(|| {
+                    // The larger of the two is the likely damage.
+                    let blame = if size > start { Blame::Size } else { Blame::Addr };
+                    (blame, format!("byte address {start} + size {size} overflows 64 bits"))
+                })?;
                 let block = |byte: u64| match self.block_shift {
                     Some(shift) => byte >> shift,
                     None => byte / self.block_size,
@@ -84,13 +100,17 @@ impl Converter {
             }
         };
         if len > MAX_REQUEST_BLOCKS {
-            return Err(format!(
-                "size of {len} blocks is more than one request may span ({MAX_REQUEST_BLOCKS} blocks: a corrupt size?)"
+            return Err((
+                Blame::Size,
+                format!(
+                    "size of {len} blocks is more than one request may span ({MAX_REQUEST_BLOCKS} blocks: a corrupt \
+                     size?)"
+                ),
             ));
         }
         let len = len as u32;
         if first.checked_add(u64::from(len)).is_none() {
-            return Err(format!("block {first} is at the end of the 64-bit address space"));
+            return Err((Blame::Addr, format!("block {first} is at the end of the 64-bit address space")));
         }
         Ok(Some(Request { time_ns: r.time_ns, first, len, op: r.op, stream: r.stream, client: r.client }))
     }

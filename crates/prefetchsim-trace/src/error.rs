@@ -103,6 +103,18 @@ pub enum TraceError {
         /// The registered names.
         choices: String,
     },
+    /// A bad record in a trace whose format was detected, not given, where the name or the records before
+    /// it leave no doubt about the format: the reader's own error, plainly (telling the user to name the
+    /// format, as [`TraceError::Undetected`] does, misled: the format was right, the record is bad).
+    #[error("{error} ({format}, detected from {how})")]
+    InDetected {
+        /// The detected format.
+        format: &'static str,
+        /// What identified it ("the file name", "its first records").
+        how: String,
+        /// The reader's error.
+        error: Box<TraceError>,
+    },
     /// A bad trace option (block size, CSV column spec, generator parameter …).
     #[error("{key}: {message}")]
     Option {

@@ -47,6 +47,10 @@ pub trait RecordReader: Send {
     /// What `addr` counts in this format.
     fn addr_unit(&self) -> AddrUnit;
 
+    /// The names of the fields `addr` and `size` come from, as the format names them: the errors of
+    /// converting a record blame one of them (an address that overflows in bytes was blamed on `size`).
+    fn addr_size_fields(&self) -> (&str, &str);
+
     /// The location of a record from its [`RawRecord::pos`] (for errors found after decoding, e.g. a size
     /// that does not fit one request).
     fn locate(&self, pos: u64) -> Location;

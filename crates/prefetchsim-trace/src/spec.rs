@@ -7,7 +7,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
 use crate::clients::{ClientFrom, Merged, StreamAsClient};
-pub use crate::convert::{Converter, MAX_REQUEST_BLOCKS};
+pub use crate::convert::{Blame, Converter, MAX_REQUEST_BLOCKS};
 use crate::error::TraceError;
 use crate::record::{AddrUnit, RawRecord, RecordReader};
 use crate::{compress, detect, formats, synth};
@@ -468,8 +468,14 @@ impl TraceSource {
     fn convert(&mut self, rec: &RawRecord) -> Result<Option<Request>, TraceError> {
         match self.conv.convert(rec) {
             Ok(r) => Ok(r),
-            Err(m) => {
-                self.skip(TraceError::malformed(&self.path, self.reader.locate(rec.pos), "size", m))?;
+            Err((blame, m)) => {
+                let (addr, size) = self.reader.addr_size_fields();
+                let field = match blame {
+                    Blame::Addr => addr,
+                    Blame::Size => size,
+                };
+                let e = TraceError::malformed(&self.path, self.reader.locate(rec.pos), field, m);
+                self.skip(e)?;
                 Ok(None)
             }
         }

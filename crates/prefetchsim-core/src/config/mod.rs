@@ -177,6 +177,27 @@ impl HierarchyConfig {
         Self::from_json(v)
     }
 
+    /// Resolve every level size that does not need the trace footprint, as a run with `block_size` would:
+    /// a sweep checks its grid with this before anything runs (0 blocks, less than one block or `"2x"` on
+    /// the first level failed only once the runs had started). A share of the footprint, and a multiple
+    /// of a level sized by one, is left to the run.
+    pub fn check_sizes(&self, block_size: u64) -> Result<(), ConfigError> {
+        // None: the first level; Some(None): the level above is sized by the footprint.
+        let mut above: Option<Option<u64>> = None;
+        for (i, l) in self.level.iter().enumerate() {
+            let known = match (l.size, above) {
+                (s, _) if s.needs_footprint() => None,
+                (SizeSpec::OfAbove(_), Some(None)) => None,
+                (s, a) => Some(
+                    s.resolve(block_size, None, a.flatten())
+                        .map_err(|m| ConfigError::new(format!("level[{i}].size"), m))?,
+                ),
+            };
+            above = Some(known);
+        }
+        Ok(())
+    }
+
     /// Whether any level size is a share of the footprint (the caller must then measure it).
     #[must_use]
     pub fn needs_footprint(&self) -> bool {

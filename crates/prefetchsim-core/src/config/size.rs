@@ -5,6 +5,14 @@ use std::fmt;
 
 use serde::{Deserialize, Deserializer, Serialize};
 
+/// 2^64 as a float: whole numbers from here on do not fit `u64`.
+const TWO_POW_64: f64 = 18_446_744_073_709_551_616.0;
+
+/// The error of a number of blocks beyond `u64`.
+fn too_large(num: &str) -> String {
+    format!("{num} blocks is too large (more than the 2^32 - 1 blocks a level can hold)")
+}
+
 /// A cache size as written by the user.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize)]
 pub enum SizeSpec {
@@ -66,8 +74,11 @@ impl SizeSpec {
             if let Ok(n) = num.parse::<u64>() {
                 return Ok(SizeSpec::Blocks(n));
             }
+            if num.bytes().all(|b| b.is_ascii_digit()) {
+                return Err(too_large(num));
+            }
             let x: f64 = num.parse().map_err(|_| bad())?;
-            return Self::footprint(x);
+            return Self::number(x);
         }
         let mult: u64 = match unit.to_ascii_lowercase().as_str() {
             "b" => 1,
@@ -82,6 +93,15 @@ impl SizeSpec {
             return Err(format!("size '{s}' must not be negative"));
         }
         Ok(SizeSpec::Bytes((x * mult as f64).round() as u64))
+    }
+
+    /// A bare number: blocks when whole, else a share of the footprint. A whole number beyond `u64` (a
+    /// TOML or JSON integer above 2^64 - 1 arrives as a float) is too large, not a share "got 1.8e19".
+    fn number(x: f64) -> Result<Self, String> {
+        if x >= TWO_POW_64 && x.fract() == 0.0 {
+            return Err(too_large(&format!("{x:.0}")));
+        }
+        Self::footprint(x)
     }
 
     fn footprint(x: f64) -> Result<Self, String> {
@@ -141,7 +161,7 @@ impl<'de> Deserialize<'de> for SizeSpec {
                  of the level above (\"2x\"), got {v}"
             )),
             Raw::Int(n) => Ok(SizeSpec::Blocks(n)),
-            Raw::Float(x) => SizeSpec::footprint(x),
+            Raw::Float(x) => SizeSpec::number(x),
             Raw::Text(s) => SizeSpec::parse(&s),
         };
         r.map_err(serde::de::Error::custom)

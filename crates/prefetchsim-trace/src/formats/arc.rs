@@ -38,6 +38,10 @@ impl LineParser for Arc {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("start_block", "n_blocks")
+    }
 }
 
 /// An ARC `.lis` reader over `input`.

@@ -361,6 +361,10 @@ impl LineParser for Csv {
     fn addr_unit(&self) -> AddrUnit {
         self.cols.addr_unit
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        (&self.names.obj_id, &self.names.obj_size)
+    }
 }
 
 fn reader(path: &str, input: Box<dyn BufRead + Send>, cols: Columns) -> Box<dyn RecordReader> {

@@ -42,6 +42,10 @@ impl LineParser for DiskSim {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("block", "sectors")
+    }
 }
 
 /// A DiskSim ASCII reader over `input`.

@@ -265,6 +265,8 @@ pub(crate) trait LineParser: Send {
     fn parse(&mut self, file: &str, line_no: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError>;
     /// What `addr` counts.
     fn addr_unit(&self) -> AddrUnit;
+    /// See [`RecordReader::addr_size_fields`].
+    fn addr_size_fields(&self) -> (&str, &str);
 }
 
 /// Line offsets remembered for [`RecordReader::locate`]: more than the records of one batch of
@@ -318,6 +320,10 @@ impl<P: LineParser> RecordReader for TextReader<P> {
 
     fn addr_unit(&self) -> AddrUnit {
         self.parser.addr_unit()
+    }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        self.parser.addr_size_fields()
     }
 }
 

@@ -37,6 +37,10 @@ impl LineParser for Lirs {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Ids
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("block", "block")
+    }
 }
 
 /// A LIRS reader over `input`.

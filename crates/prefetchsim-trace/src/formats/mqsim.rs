@@ -53,6 +53,10 @@ impl LineParser for MqSim {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("start_sector", "sectors")
+    }
 }
 
 /// An MQSim ASCII reader over `input`.

@@ -74,6 +74,10 @@ impl LineParser for Msr {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Bytes
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("Offset", "Size")
+    }
 }
 
 /// An MSR Cambridge reader over `input`.

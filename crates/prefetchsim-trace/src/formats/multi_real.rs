@@ -123,6 +123,10 @@ impl LineParser for MultiReal {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Bytes
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("offset", "size")
+    }
 }
 
 /// The companion file list beside `trace`, if one exists.

@@ -49,6 +49,10 @@ impl RecordReader for OracleGeneral {
         AddrUnit::Ids
     }
 
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("obj_id", "obj_size")
+    }
+
     fn locate(&self, pos: u64) -> crate::error::Location {
         BinInput::location(pos, SIZE)
     }

@@ -13,6 +13,9 @@ pub(crate) enum NumError {
     Negative,
     NotNumber,
     TooLarge,
+    /// Fits 64 bits, but not once scaled by `10^scale` to nanoseconds ("too large (more than 64 bits)"
+    /// was wrong of a value like 1e11 seconds).
+    TooLargeInNs(u32),
 }
 
 /// A field for an error message: lossy UTF-8, cut to a readable length.
@@ -34,6 +37,9 @@ impl NumError {
             NumError::Negative => format!("negative value '{}', expected {what}", show(f)),
             NumError::NotNumber => format!("'{}' is not {what}", show(f)),
             NumError::TooLarge => format!("'{}' is too large (more than 64 bits)", show(f)),
+            NumError::TooLargeInNs(scale) => {
+                format!("'{}' overflows 64 bits when converted to nanoseconds (× 10^{scale})", show(f))
+            }
         }
     }
 }
@@ -88,8 +94,8 @@ pub(crate) fn parse_scaled(f: &[u8], scale: u32) -> Result<u64, NumError> {
     };
     let Some(frac) = frac else {
         return match parse_u64(int) {
-            Ok(v) => v.checked_mul(mul).ok_or(NumError::TooLarge),
-            Err(NumError::NotNumber) => parse_scaled_float(f, mul),
+            Ok(v) => v.checked_mul(mul).ok_or(NumError::TooLargeInNs(scale)),
+            Err(NumError::NotNumber) => parse_scaled_float(f, scale),
             Err(e) => Err(e),
         };
     };
@@ -101,7 +107,7 @@ pub(crate) fn parse_scaled(f: &[u8], scale: u32) -> Result<u64, NumError> {
     } else {
         match parse_u64(int) {
             Ok(v) => v,
-            Err(NumError::NotNumber) => return parse_scaled_float(f, mul),
+            Err(NumError::NotNumber) => return parse_scaled_float(f, scale),
             Err(e) => return Err(e),
         }
     };
@@ -109,17 +115,17 @@ pub(crate) fn parse_scaled(f: &[u8], scale: u32) -> Result<u64, NumError> {
     for (i, &b) in frac.iter().enumerate() {
         let d = b.wrapping_sub(b'0');
         if d > 9 {
-            return parse_scaled_float(f, mul);
+            return parse_scaled_float(f, scale);
         }
         if (i as u32) < scale {
             part += u64::from(d) * POW10[(scale - 1 - i as u32) as usize];
         }
     }
-    whole.checked_mul(mul).and_then(|v| v.checked_add(part)).ok_or(NumError::TooLarge)
+    whole.checked_mul(mul).and_then(|v| v.checked_add(part)).ok_or(NumError::TooLargeInNs(scale))
 }
 
 #[cold]
-fn parse_scaled_float(f: &[u8], mul: u64) -> Result<u64, NumError> {
+fn parse_scaled_float(f: &[u8], scale: u32) -> Result<u64, NumError> {
     let s = std::str::from_utf8(f).map_err(|_| NumError::NotNumber)?;
     let v: f64 = s.parse().map_err(|_| if s.starts_with('-') { NumError::Negative } else { NumError::NotNumber })?;
     if !v.is_finite() {
@@ -128,9 +134,12 @@ fn parse_scaled_float(f: &[u8], mul: u64) -> Result<u64, NumError> {
     if v < 0.0 {
         return Err(NumError::Negative);
     }
-    let scaled = (v * mul as f64).round();
-    if scaled >= u64::MAX as f64 {
+    if v >= u64::MAX as f64 {
         return Err(NumError::TooLarge);
+    }
+    let scaled = (v * POW10[scale.min(9) as usize] as f64).round();
+    if scaled >= u64::MAX as f64 {
+        return Err(NumError::TooLargeInNs(scale));
     }
     Ok(scaled as u64)
 }
@@ -337,6 +346,17 @@ mod tests {
         assert_eq!(parse_scaled(b"1.2.3", 9), Err(NumError::NotNumber));
         assert_eq!(parse_scaled(b"nan", 9), Err(NumError::NotNumber));
         assert_eq!(parse_scaled(b"99999999999999999999.0", 9), Err(NumError::TooLarge));
+    }
+
+    #[test]
+    fn a_time_that_fits_64_bits_but_not_in_nanoseconds_says_so() {
+        // 1e11 s fits 64 bits; 1e20 ns does not: "more than 64 bits" was wrong of it.
+        assert_eq!(parse_scaled(b"100000000000", 9), Err(NumError::TooLargeInNs(9)));
+        assert_eq!(parse_scaled(b"100000000000.5", 9), Err(NumError::TooLargeInNs(9)));
+        assert_eq!(parse_scaled(b"1e11", 9), Err(NumError::TooLargeInNs(9)));
+        assert_eq!(parse_scaled(b"1e30", 9), Err(NumError::TooLarge));
+        let m = NumError::TooLargeInNs(9).message(b"100000000000", "a non-negative number");
+        assert_eq!(m, "'100000000000' overflows 64 bits when converted to nanoseconds (× 10^9)");
     }
 
     #[test]

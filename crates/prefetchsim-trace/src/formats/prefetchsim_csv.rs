@@ -7,9 +7,11 @@
 //! ```
 //!
 //! Mapping: `first` and `len` count blocks of the `block_size` on the comment line (the block size the
-//! trace was written with; without that line, the reading spec's block size), so `addr` = `first` ×
-//! that block size and `size` = `len` × it, in bytes: read back with the same block size, every request
-//! is the one written; with another, the same bytes are cut into the new blocks. `time_ns` is nanoseconds,
+//! trace was written with), so `addr` = `first` × that block size and `size` = `len` × it, in bytes: read
+//! back with the same block size, every request is the one written; with another, the same bytes are cut
+//! into the new blocks. A record before any comment line is an error, not blocks of the reading spec's
+//! block size: a file whose comment was lost (a spreadsheet, a CSV library that drops `#` lines) written
+//! with other blocks would silently be read at the wrong addresses. `time_ns` is nanoseconds,
 //! `op` is `read` or `write`, `stream` and `client` are the ids as written.
 
 use std::io::BufRead;
@@ -28,8 +30,8 @@ const FIELDS: [&str; 6] = ["time_ns", "op", "first", "len", "stream", "client"];
 pub(crate) const COMMENT_PREFIX: &str = "# prefetchsim trace: ";
 
 struct PrefetchsimCsv {
-    /// Bytes per `first`/`len` unit.
-    block_size: u64,
+    /// Bytes per `first`/`len` unit, once the comment line has said it.
+    block_size: Option<u64>,
 }
 
 fn u32_field(file: &str, n: u64, field: &str, f: &[u8]) -> Result<u32, TraceError> {
@@ -43,7 +45,7 @@ impl LineParser for PrefetchsimCsv {
             let text = String::from_utf8_lossy(line);
             if let Some(rest) = text.strip_prefix(COMMENT_PREFIX) {
                 let value = rest.trim().strip_prefix("block_size=").unwrap_or("");
-                self.block_size = value.parse::<u64>().ok().filter(|b| *b > 0).ok_or_else(|| {
+                let size = value.parse::<u64>().ok().filter(|b| *b > 0).ok_or_else(|| {
                     bad_field(
                         file,
                         n,
@@ -51,12 +53,24 @@ impl LineParser for PrefetchsimCsv {
                         format!("'{}' is not a block size in bytes", show(rest.as_bytes())),
                     )
                 })?;
+                self.block_size = Some(size);
             }
             return Ok(None);
         }
         if line.starts_with(b"time_ns,") {
             return Ok(None);
         }
+        let Some(block_size) = self.block_size else {
+            return Err(bad_field(
+                file,
+                n,
+                "block_size",
+                format!(
+                    "no '{COMMENT_PREFIX}block_size=N' line before the first record, so the bytes of a block in \
+                     first and len are unknown (trace convert writes that line first; add it)"
+                ),
+            ));
+        };
         let mut f = [&b""[..]; 6];
         let count = split_delim(line, b',', &mut f);
         if count != FIELDS.len() {
@@ -72,8 +86,8 @@ impl LineParser for PrefetchsimCsv {
         };
         let first = u64_field(file, n, "first", f[2])?;
         let len = u64_field(file, n, "len", f[3])?;
-        let addr = mul_field(file, n, "first", first, self.block_size)?;
-        let size = mul_field(file, n, "len", len, self.block_size)?;
+        let addr = mul_field(file, n, "first", first, block_size)?;
+        let size = mul_field(file, n, "len", len, block_size)?;
         let stream = u32_field(file, n, "stream", f[4])?;
         let client = u32_field(file, n, "client", f[5])?;
         Ok(Some(RawRecord { time_ns, op, addr, size, stream, client, pos: 0 }))
@@ -81,6 +95,10 @@ impl LineParser for PrefetchsimCsv {
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Bytes
+    }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("first", "len")
     }
 }
 
@@ -91,5 +109,5 @@ pub(crate) fn open(
     spec: &TraceSpec,
 ) -> Result<Box<dyn RecordReader>, TraceError> {
     check_keys("prefetchsim_csv", &spec.params, &[])?;
-    Ok(TextReader::boxed(input, path, PrefetchsimCsv { block_size: spec.block_size }))
+    Ok(TextReader::boxed(input, path, PrefetchsimCsv { block_size: None }))
 }

@@ -47,6 +47,10 @@ impl LineParser for Spc {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("LBA", "Size")
+    }
 }
 
 /// An SPC reader over `input`.

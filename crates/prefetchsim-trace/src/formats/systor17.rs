@@ -51,6 +51,10 @@ impl LineParser for Systor17 {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Bytes
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("Offset", "Size")
+    }
 }
 
 /// A SYSTOR'17 reader over `input`.

@@ -56,6 +56,10 @@ impl LineParser for Tencent {
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
     }
+
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("Offset", "Size")
+    }
 }
 
 /// A Tencent CBS reader over `input`.

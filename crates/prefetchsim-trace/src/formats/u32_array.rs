@@ -33,6 +33,10 @@ impl<const BIG_ENDIAN: bool> RecordReader for U32Array<BIG_ENDIAN> {
         AddrUnit::Ids
     }
 
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("id", "id")
+    }
+
     fn locate(&self, pos: u64) -> crate::error::Location {
         BinInput::location(pos, 4)
     }

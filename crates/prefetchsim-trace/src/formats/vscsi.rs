@@ -8,8 +8,8 @@
 //! - v2, 40 bytes: `cmd` u16 @0, `ver` u16 @2, `sn` u32 @4, `len` u32 @8, `nSG` u32 @12, `lbn` u64 @16,
 //!   `ts` u64 @24, `rt` u64 @32 (response time).
 //!
-//! The high byte of `ver` is the version (1 or 2); the file's version is decided from its first two
-//! records (v2 tested first) and every record must carry it. Reads are SCSI commands 0x08, 0x28, 0x2D, 0x88,
+//! The high byte of `ver` is the version (1 or 2); the file's version is the one record 0 carries (record 1
+//! decides only when record 0 carries both, v2 first) and every record must carry it. Reads are SCSI commands 0x08, 0x28, 0x2D, 0x88,
 //! 0xA8; writes 0x2A, 0x3F, 0x8A, 0x8E, 0x9A, 0x9C, 0xAA, 0xAE. Any other command is an error unless the
 //! option `other-cmds = "skip"` asks to drop such records.
 //!
@@ -73,13 +73,32 @@ impl Version {
     }
 }
 
-/// The version of a vscsi stream starting with `head`: every whole record among the first two must carry
-/// it (v2 tested first); `None` when neither fits or `head` holds no whole record.
+/// Whether record `i` of `head` is whole and carries version `v`.
+fn carries(head: &[u8], i: usize, v: Version) -> bool {
+    head.len() >= (i + 1) * v.size() && head[i * v.size() + v.ver_byte()] == v.number()
+}
+
+/// The version of a vscsi stream starting with `head`, as record 0 declares it; `None` when record 0 is not
+/// whole or carries neither version byte. Only when record 0 carries both (the byte of the other version
+/// is part of another field) does record 1 decide, v2 first: a bad version in record 1 is then that
+/// record's own error, which `skip_bad` can skip, not a rejection of the file blamed on record 0.
+pub(crate) fn version(head: &[u8]) -> Option<Version> {
+    match [Version::V2, Version::V1].map(|v| carries(head, 0, v)) {
+        [true, true] => Some(if !carries(head, 1, Version::V2) && carries(head, 1, Version::V1) {
+            Version::V1
+        } else {
+            Version::V2
+        }),
+        [true, false] => Some(Version::V2),
+        [false, true] => Some(Version::V1),
+        [false, false] => None,
+    }
+}
+
+/// The version of `head` for detection by content, which must be surer than a named file: every whole
+/// record among the first two carries it.
 pub(crate) fn sniff(head: &[u8]) -> Option<Version> {
-    [Version::V2, Version::V1].into_iter().find(|&v| {
-        let recs: Vec<&[u8]> = head.chunks_exact(v.size()).take(2).collect();
-        !recs.is_empty() && recs.iter().all(|r| r[v.ver_byte()] == v.number())
-    })
+    version(head).filter(|&v| head.chunks_exact(v.size()).take(2).all(|r| r[v.ver_byte()] == v.number()))
 }
 
 struct Vscsi {
@@ -176,6 +195,10 @@ impl RecordReader for Vscsi {
         AddrUnit::Sectors
     }
 
+    fn addr_size_fields(&self) -> (&str, &str) {
+        ("lbn", "len")
+    }
+
     fn locate(&self, pos: u64) -> crate::error::Location {
         BinInput::location(pos, self.version.size())
     }
@@ -210,13 +233,14 @@ pub(crate) fn open(
             want: Version::V1.size(),
         });
     } else {
-        sniff(head).ok_or_else(|| {
+        version(head).ok_or_else(|| {
             TraceError::malformed(
                 path,
                 BinInput::location(0, Version::V1.size()),
                 "ver",
                 format!(
-                    "not a vscsi trace: byte 15 is {} (1 in v1 records), byte 3 is {} (2 in v2 records)",
+                    "not a vscsi trace: byte 15 of record 0 is {} (1 in a v1 record) and byte 3 is {} (2 in a v2 \
+                     record)",
                     head[15], head[3]
                 ),
             )

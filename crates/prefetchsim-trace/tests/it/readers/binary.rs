@@ -50,6 +50,30 @@ fn vscsi_errors_name_record_offset_and_field() {
 }
 
 #[test]
+fn a_bad_vscsi_version_in_record_1_is_that_records_skippable_error() {
+    // The version was decided from records 0 and 1 together: a bad record 1 rejected the whole file,
+    // blamed record 0 ("byte 15 is 1 (1 in v1 records)", the valid value) and could not be skipped.
+    let dir = Scratch::new("vscsi-ver1");
+    let mut bad = vscsi_v1(2, 0x28, 1, 1);
+    bad[15] = 7;
+    let data = [vscsi_v1(1, 0x28, 0, 1), bad, vscsi_v1(3, 0x28, 2, 2), vscsi_v1(4, 0x28, 3, 3)].concat();
+    let p = dir.file("b.vscsi", &data);
+    assert_malformed(&p, "vscsi", Location::Record { index: 1, offset: 32 }, "ver", "version 7 in a v1 trace");
+    for format in [Some("vscsi"), None] {
+        let mut spec = TraceSpec::new(&p);
+        spec.format = format.map(str::to_string);
+        spec.skip_bad = 1;
+        let n = spec.open_file().unwrap().map(Result::unwrap).count();
+        assert_eq!(n, 3, "{format:?}: skip_bad = 1 skips record 1");
+    }
+    // Record 0 carrying neither version names both bytes, neither of them valid.
+    let mut junk = vscsi_v1(1, 0x28, 0, 1);
+    junk[15] = 7;
+    let p = dir.file("junk0.vscsi", &[junk, vscsi_v1(2, 0x28, 1, 1)].concat());
+    assert_malformed(&p, "vscsi", Location::Record { index: 0, offset: 0 }, "ver", "byte 15 of record 0 is 7");
+}
+
+#[test]
 fn fixed_size_binary_formats_reject_a_truncated_last_record() {
     let dir = Scratch::new("binary-trunc");
     let p = dir.file("w.trace", &[0, 0, 0, 1, 0, 0, 1, 0, 9, 9, 9]);

@@ -2,6 +2,7 @@
 
 #[allow(unused_imports)]
 use super::*;
+use prefetchsim_trace::detect::detect_head;
 
 // ---------------------------------------------------------------------------------------------------------
 // Detection of hand-made files by content
@@ -67,4 +68,46 @@ fn detection_says_why_when_unsure() {
     assert!(TraceSpec::new(&p).open_file().unwrap().next().is_none());
     let e = detect(&dir.0.join("absent.lis").to_string_lossy()).unwrap_err();
     assert!(matches!(e, TraceError::Io { .. }), "{e}");
+}
+
+#[test]
+fn a_bad_record_after_good_ones_in_a_named_trace_is_the_records_own_error() {
+    // It was "cannot tell the trace format (the name suggests arc, but …); name it explicitly", though the
+    // name and line 1 said ARC: line 2 is a bad record, and its error says so plainly.
+    let e = detect_head("P6.lis", b"1 1 0 0\n2 x 0 0\n", true).unwrap_err().to_string();
+    assert_eq!(
+        e,
+        "P6.lis: line 2 (byte 8): field 'n_blocks': 'x' is not an unsigned integer (arc, detected from the file name)"
+    );
+    // A name whose format reads not even the first record stays undecided.
+    let e = detect_head("P6.lis", b"1,2,3\n", true).unwrap_err().to_string();
+    assert!(e.contains("cannot tell the trace format") && e.contains("the name suggests arc"), "{e}");
+    // A binary trace whose first records carry the vscsi version bytes: the bad command is the error.
+    let e = detect_head(
+        "data.bin",
+        &[vscsi_v1(1, 0x28, 0, 0), vscsi_v1(2, 0x28, 1, 1), vscsi_v1(3, 0x12, 2, 2)].concat(),
+        true,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(
+        e.contains("record 2 (byte 64): field 'cmd'")
+            && e.ends_with("(vscsi, detected from the version bytes of its first records)"),
+        "{e}"
+    );
+    // Only MSR reads line 1 of an unnamed file: line 2 is the error.
+    let head = b"128166372003061629,hm,0,Read,383078400,4096,100\n128166372003061630,hm,0,Read,xx,4096,100\n";
+    let e = detect_head("t.csv", head, true).unwrap_err().to_string();
+    assert!(e.starts_with("t.csv: line 2 (byte 48): field 'Offset': 'xx'"), "{e}");
+    assert!(e.ends_with("(msr, detected from its first record)") && !e.contains("cannot tell"), "{e}");
+}
+
+#[test]
+fn a_byte_order_mark_does_not_hide_a_header() {
+    // The header tests looked at the raw first line: a BOM hid prefetchsim_csv and Twitter.
+    let head =
+        b"\xef\xbb\xbf# prefetchsim trace: block_size=4096\ntime_ns,op,first,len,stream,client\n0,read,0,1,0,0\n";
+    assert_eq!(detect_head("bom.csv", head, true).unwrap(), "prefetchsim_csv");
+    let head = b"\xef\xbb\xbf# time, object, size, next_access_vtime\n1,5,100,-1\n";
+    assert_eq!(detect_head("data.txt", head, true).unwrap(), "twitter");
 }

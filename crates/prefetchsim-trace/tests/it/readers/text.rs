@@ -240,3 +240,15 @@ fn crlf_endings_and_a_missing_final_newline_are_accepted() {
     let p = dir.file("a.lis", b"1 1 0 0\r\n2 1 0 1\r\n3 1 0 2");
     assert_eq!(read_all(&p, "arc").unwrap().len(), 3);
 }
+
+#[test]
+fn prefetchsim_csv_without_its_block_size_line_is_an_error() {
+    // Read as blocks of the reading spec's size with no word: a file written with other blocks whose
+    // comment line was lost was read at the wrong addresses.
+    let dir = Scratch::new("pcsv-no-size");
+    let p = dir.file("t.csv", b"time_ns,op,first,len,stream,client\n0,read,5,1,0,0\n");
+    assert_malformed(&p, "prefetchsim_csv", line(2), "block_size", "no '# prefetchsim trace: block_size=N' line");
+    let p = dir
+        .file("ok.csv", b"# prefetchsim trace: block_size=512\ntime_ns,op,first,len,stream,client\n0,read,5,2,0,0\n");
+    assert_eq!(read_all(&p, "prefetchsim_csv").unwrap(), [rec(0, Op::Read, 2560, 1024, 0, 0)]);
+}
