@@ -174,6 +174,13 @@ impl Backing {
         Ok(Self { file, reader, direct, size, emulate })
     }
 
+    /// A backing store writing to `file` and reading from `reader` (tests: `/dev/full` makes every write
+    /// fail with ENOSPC while reads still work).
+    #[cfg(test)]
+    pub(crate) fn from_files(file: File, reader: File, size: u64) -> Self {
+        Self { file: Arc::new(file), reader: Arc::new(reader), direct: false, size, emulate: None }
+    }
+
     /// Read `len` bytes at `offset` (within the export). With a device model, the read completes no
     /// earlier than the emulated disk says.
     pub async fn read(&self, offset: u64, len: usize, kind: ReadKind) -> io::Result<Vec<u8>> {
