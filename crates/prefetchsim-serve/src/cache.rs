@@ -232,6 +232,17 @@ impl Cache {
         }
     }
 
+    /// `client`'s connection ended: with `per_client` levels, drop the data only its cache held (its
+    /// counters stay in the levels' report).
+    pub fn client_closed(&self, client: u32) {
+        let Ok(mut st) = self.state.lock() else { return };
+        if st.core.has_per_client() {
+            st.core.client_closed(client);
+            let State { slots, core, .. } = &mut *st;
+            slots.retain(|b, _| core.resident(*b));
+        }
+    }
+
     /// Start the loads, handing them to the emulated disk (when emulating) together and in the order they
     /// were planned: a request's own blocks before the prefetched blocks after them.
     fn start_loads(self: &Arc<Self>, jobs: Vec<LoadJob>) {

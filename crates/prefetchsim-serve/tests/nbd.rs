@@ -487,3 +487,25 @@ fn flushes_count_the_clients_flush_requests_only() {
     assert_eq!(report["server"]["flushes"], 2, "{report}");
     assert_eq!(report["server"]["writes"], 2, "{report}");
 }
+
+/// A `per_client` level: each connection gets its own cache of 16 blocks. The caches of closed
+/// connections used to stay for the life of the server, pinning their block data (the data held grew
+/// with every connection, up to the export); now their data is freed when the connection ends, and
+/// their counters are still reported, as offline simulation reports every client's.
+#[test]
+fn per_client_caches_of_closed_connections_are_freed_and_still_counted() {
+    let srv = Server::start("perclient", r#"{"level": [{"size": 16, "policy": "lru", "per_client": true}]}"#);
+    for c in 0..5u64 {
+        let mut s = client(&srv.socket);
+        for b in 0..16 {
+            let off = (c * 16 + b) * 4096;
+            assert_eq!(read_at(&mut s, off, 4096), pattern(SIZE)[off as usize..(off + 4096) as usize]);
+        }
+        request(&mut s, CMD_DISC, 3, 0, 0, &[]);
+        assert!(closed(&mut s));
+    }
+    let report = srv.stop();
+    assert_eq!(report["server"]["cached_blocks_end"], 0, "{report}");
+    assert_eq!(report["levels"][0]["misses"], 80, "{report}");
+    assert_eq!(report["clients"], 5);
+}
