@@ -134,7 +134,7 @@ impl Backing {
             .write(true)
             .open(path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let size = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
+        let size = export_size(&file).map_err(|e| format!("{}: {e}", path.display()))?;
         if size == 0 {
             return Err(format!("{}: the backing file is empty (its length is the export's size)", path.display()));
         }
@@ -274,6 +274,23 @@ impl Backing {
     }
 }
 
+/// The export's size: a regular file's length, or a block device's size (its metadata says 0; seeking
+/// to the end gives the size). Anything else (a character device, a pipe) cannot be served.
+fn export_size(file: &File) -> Result<u64, String> {
+    use std::io::Seek;
+    use std::os::unix::fs::FileTypeExt;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        Ok(meta.len())
+    } else if kind.is_block_device() {
+        let mut f = file;
+        f.seek(io::SeekFrom::End(0)).map_err(|e| format!("cannot find the block device's size: {e}"))
+    } else {
+        Err("not a regular file or a block device; give a file (or a block device) to export".into())
+    }
+}
+
 /// An `O_DIRECT` read of `len` bytes at `offset`: the aligned span around it into an aligned buffer (the
 /// page cache is bypassed), then the bytes asked for. Past the end of the file reads zeros.
 fn read_direct(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
@@ -294,4 +311,15 @@ fn read_direct(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     }
     let from = (offset - start) as usize;
     Ok(buf[from..from + len].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A device that is neither a regular file nor a block device is refused with what it is, not as an
+    /// empty file (its length is 0).
+    #[test]
+    fn a_character_device_is_refused_as_such() {
+        let e = super::Backing::open(std::path::Path::new("/dev/zero"), None, false).err().unwrap();
+        assert!(e.contains("not a regular file or a block device"), "{e}");
+    }
 }
