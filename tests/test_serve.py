@@ -355,3 +355,32 @@ def test_bad_arguments_are_errors_naming_what(tmp_path: Path) -> None:
                            capture_output=True, text=True, timeout=60, check=False)
         assert r.returncode == 2 and needle in r.stderr and "Traceback" not in r.stderr, (args, r.stderr)
         assert not os.path.exists(sock)
+
+
+def test_start_errors_agree_and_come_before_serving(tmp_path: Path) -> None:
+    """A --report path in a missing folder is refused at start (it was found only at the stop, losing the
+    session's counters); --block-size -5 and 0 say the same thing (1 or more); a config's [trace] table is
+    ignored as the help says, even when its file does not exist (it was refused)."""
+    import sys
+
+    good = write_config(tmp_path / "c.toml", FAMILIES["ra"])
+    with_trace = tmp_path / "t.toml"
+    with_trace.write_text('[trace]\npath = "nonexistent.csv"\nformat = "prefetchsim_csv"\n\n'
+                          + good.read_text())
+    backing = make_backing(tmp_path / "disk.img", MiB)
+    sock = str(tmp_path / "s.sock")
+    cases = [
+        ([str(good), "--backing", str(backing), "--report", str(tmp_path / "nofolder" / "r.json")], "nofolder"),
+        ([str(good), "--backing", str(backing), "--block-size", "-5"], "--block-size: -5 is negative; give 1 or more"),
+        ([str(good), "--backing", str(backing), "--block-size", "0"], "--block-size: 0 is not allowed; give 1 or more"),
+    ]
+    for args, needle in cases:
+        r = subprocess.run([sys.executable, "-m", "prefetchsim", "serve", *args, "--socket", sock],
+                           capture_output=True, text=True, timeout=20, check=False)
+        assert r.returncode == 2 and needle in r.stderr and "listening" not in r.stderr, (args, r.stderr)
+        assert "Traceback" not in r.stderr and not os.path.exists(sock)
+    with Server(with_trace, backing, tmp_path, record=False) as srv:
+        c = NbdClient(srv.address)
+        assert c.read(0, 10) == backing.read_bytes()[:10]
+        c.close()
+        assert srv.stop()["requests"] == 1

@@ -22,8 +22,13 @@ def count(text: str) -> int:
 
 
 def positive(text: str) -> int:
-    """An argparse type: a whole number, 1 or more."""
-    n = count(text)
+    """An argparse type: a whole number, 1 or more (a negative number and 0 both say so)."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"{n} is negative; give 1 or more")
     if n == 0:
         raise argparse.ArgumentTypeError("0 is not allowed; give 1 or more")
     return n

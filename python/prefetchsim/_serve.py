@@ -36,14 +36,14 @@ def serve(config: Any, backing: str | os.PathLike[str], *, socket: str | None = 
     """Serve ``backing`` over NBD through the hierarchy ``config`` (TOML path or dict) until SIGINT/SIGTERM.
 
     Returns the report: ``requests``, ``blocks``, ``levels`` (the simulator's per-level records),
-    ``server`` (loads, uncached reads, writes, flushes) and ``clients``.
+    ``server`` (loads, uncached reads, writes, write_errors, flushes: client FLUSH requests) and ``clients``.
     """
     if (socket is None) == (listen is None):
         raise _core.ConfigError("serve: give exactly one of --socket PATH and --listen HOST:PORT")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         # The core checks the range; a negative int used to fail its conversion with an OverflowError.
         raise _core.ConfigError(f"--block-size {block_size!r}: from 1 byte to 32 MiB")
-    doc, _trace = load_config(config)
+    doc, _ = load_config(config, with_trace=False)
     previous = signal.signal(signal.SIGTERM, _raise_stop) if _in_main_thread() else None
     try:
         out = _core.serve(_dumps("config", doc), os.fspath(backing), socket=socket, listen=listen,
@@ -89,6 +89,11 @@ def cmd_serve(args: argparse.Namespace) -> int:
         sys.stderr.write(f"prefetchsim serve: listening on {addr}\n")
         sys.stderr.flush()
 
+    if args.report:
+        # Found only at the stop, a missing folder lost the whole session's counters.
+        folder = os.path.dirname(os.path.abspath(args.report))
+        if not os.path.isdir(folder):
+            raise _core.ConfigError(f"--report {args.report}: no folder {folder}")
     report = serve(args.config, args.backing, socket=args.socket, listen=args.listen, block_size=args.block_size,
                    emulate=args.emulate, record=args.record, direct=args.direct, ready=ready)
     if args.report:

@@ -182,10 +182,12 @@ class Result:
 _RUN_TABLES = ("trace", "level", "engine", "link", "device", "scheduler")
 
 
-def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dict[str, Any], Trace | None]:
+def load_config(config: str | os.PathLike[str] | Mapping[str, Any], *,
+                with_trace: bool = True) -> tuple[dict[str, Any], Trace | None]:
     """Read a run config (TOML path or dict); returns the hierarchy part and the ``[trace]`` if any.
 
-    Relative trace paths in a TOML file are relative to the file's directory.
+    Relative trace paths in a TOML file are relative to the file's directory. With ``with_trace=False``
+    the ``[trace]`` table is dropped unread (``prefetchsim serve``: the clients are the trace).
     """
     base = None
     if isinstance(config, Mapping):
@@ -215,7 +217,7 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any]) -> tuple[dic
                                     f"{', '.join(f'[{t}]' for t in _RUN_TABLES)}")
     tr = doc.pop("trace", None)
     trace = None
-    if tr is not None:
+    if tr is not None and with_trace:
         trace = _trace_from_table(tr, base)
     return doc, trace
 

@@ -134,7 +134,7 @@ impl Backing {
             .write(true)
             .open(path)
             .map_err(|e| format!("{}: {e}", path.display()))?;
-        let size = file.metadata().map_err(|e| format!("{}: {e}", path.display()))?.len();
+        let size = export_size(&file).map_err(|e| format!("{}: {e}", path.display()))?;
         if size == 0 {
             return Err(format!("{}: the backing file is empty (its length is the export's size)", path.display()));
         }
@@ -172,6 +172,13 @@ impl Backing {
             }
         };
         Ok(Self { file, reader, direct, size, emulate })
+    }
+
+    /// A backing store writing to `file` and reading from `reader` (tests: `/dev/full` makes every write
+    /// fail with ENOSPC while reads still work).
+    #[cfg(test)]
+    pub(crate) fn from_files(file: File, reader: File, size: u64) -> Self {
+        Self { file: Arc::new(file), reader: Arc::new(reader), direct: false, size, emulate: None }
     }
 
     /// Read `len` bytes at `offset` (within the export). With a device model, the read completes no
@@ -267,6 +274,23 @@ impl Backing {
     }
 }
 
+/// The export's size: a regular file's length, or a block device's size (its metadata says 0; seeking
+/// to the end gives the size). Anything else (a character device, a pipe) cannot be served.
+fn export_size(file: &File) -> Result<u64, String> {
+    use std::io::Seek;
+    use std::os::unix::fs::FileTypeExt;
+    let meta = file.metadata().map_err(|e| e.to_string())?;
+    let kind = meta.file_type();
+    if kind.is_file() {
+        Ok(meta.len())
+    } else if kind.is_block_device() {
+        let mut f = file;
+        f.seek(io::SeekFrom::End(0)).map_err(|e| format!("cannot find the block device's size: {e}"))
+    } else {
+        Err("not a regular file or a block device; give a file (or a block device) to export".into())
+    }
+}
+
 /// An `O_DIRECT` read of `len` bytes at `offset`: the aligned span around it into an aligned buffer (the
 /// page cache is bypassed), then the bytes asked for. Past the end of the file reads zeros.
 fn read_direct(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
@@ -287,4 +311,15 @@ fn read_direct(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     }
     let from = (offset - start) as usize;
     Ok(buf[from..from + len].to_vec())
+}
+
+#[cfg(test)]
+mod tests {
+    /// A device that is neither a regular file nor a block device is refused with what it is, not as an
+    /// empty file (its length is 0).
+    #[test]
+    fn a_character_device_is_refused_as_such() {
+        let e = super::Backing::open(std::path::Path::new("/dev/zero"), None, false).err().unwrap();
+        assert!(e.contains("not a regular file or a block device"), "{e}");
+    }
 }

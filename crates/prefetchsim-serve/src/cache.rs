@@ -76,7 +76,11 @@ struct Stats {
     loaded_blocks: u64,
     uncached_reads: u64,
     load_errors: u64,
+    /// Writes the file took (acknowledged).
     writes: u64,
+    /// Writes the file refused (answered with an error; their cached bytes dropped).
+    write_errors: u64,
+    /// Client FLUSH requests (not the server's own sync at the stop; a write with FUA is a write).
     flushes: u64,
 }
 
@@ -228,6 +232,17 @@ impl Cache {
         }
     }
 
+    /// `client`'s connection ended: with `per_client` levels, drop the data only its cache held (its
+    /// counters stay in the levels' report).
+    pub fn client_closed(&self, client: u32) {
+        let Ok(mut st) = self.state.lock() else { return };
+        if st.core.has_per_client() {
+            st.core.client_closed(client);
+            let State { slots, core, .. } = &mut *st;
+            slots.retain(|b, _| core.resident(*b));
+        }
+    }
+
     /// Start the loads, handing them to the emulated disk (when emulating) together and in the order they
     /// were planned: a request's own blocks before the prefetched blocks after them.
     fn start_loads(self: &Arc<Self>, jobs: Vec<LoadJob>) {
@@ -344,17 +359,34 @@ impl Cache {
 
     /// Serve a write of `data` at `offset` (checked) for `client`: the cache, then the file (and, with
     /// `fua`, stable storage) before the reply.
+    ///
+    /// Overlapping writes reach the file in the order they patched the cache: the file write waits for
+    /// the writes still in progress on any of its blocks (they patched the cache before this one, under the
+    /// same lock), so two writes in flight to one block cannot leave the cache holding one and the file the
+    /// other. Ordering per block is the simplest rule that is correct for any mix of sizes and offsets;
+    /// writes to other blocks do not wait. Each write waits only for earlier ones, so there is no cycle.
+    ///
+    /// A write the file refuses is dropped from the cache: the blocks it touched lose their cached copy
+    /// (the file, perhaps partly written, is the truth; a later read loads it again after the writes then
+    /// in progress), so a failed write is never served. Its error is ENOSPC for a full file system or quota
+    /// (as the protocol asks), else EIO; it counts in `write_errors`, not `writes`.
     pub async fn write(self: &Arc<Self>, client: u32, offset: u64, data: Vec<u8>, fua: bool) -> Result<(), Errno> {
         let data = Arc::new(data);
         let len = u32::try_from(data.len()).map_err(|_| EIO)?;
         let (first, last) = self.block_range(offset, len);
         let done = Done::new();
+        let mut earlier: Vec<Arc<Done>> = Vec::new();
         let jobs = {
             let mut st = self.lock()?;
-            st.stats.writes += 1;
             let (reads, left) = self.access(&mut st, client, offset, len, true);
             for b in first..=last {
-                st.writes.entry(b).or_default().push(Arc::clone(&done));
+                let ws = st.writes.entry(b).or_default();
+                for w in ws.iter() {
+                    if !earlier.iter().any(|e| Arc::ptr_eq(e, w)) {
+                        earlier.push(Arc::clone(w));
+                    }
+                }
+                ws.push(Arc::clone(&done));
                 if let Some(p) = self.patch_for(b, offset, &data) {
                     match st.slots.get_mut(&b) {
                         Some(Slot::Ready(d)) => p.apply(d),
@@ -368,9 +400,20 @@ impl Cache {
             jobs
         };
         self.start_loads(jobs);
+        for w in earlier {
+            w.wait().await;
+        }
         let result = self.backing.write(offset, Arc::clone(&data), fua).await;
         if let Ok(mut st) = self.state.lock() {
+            if result.is_ok() {
+                st.stats.writes += 1;
+            } else {
+                st.stats.write_errors += 1;
+            }
             for b in first..=last {
+                if result.is_err() {
+                    st.slots.remove(&b);
+                }
                 if let Some(ws) = st.writes.get_mut(&b) {
                     ws.retain(|w| !Arc::ptr_eq(w, &done));
                     if ws.is_empty() {
@@ -380,12 +423,17 @@ impl Cache {
             }
         }
         done.set();
-        result.map_err(|_| EIO)
+        result.map_err(|e| crate::protocol::write_errno(&e))
     }
 
-    /// FLUSH: every write replied to before now is on stable storage.
+    /// A client's FLUSH: every write replied to before now is on stable storage. Counted in `flushes`.
     pub async fn flush(&self) -> Result<(), Errno> {
         self.lock()?.stats.flushes += 1;
+        self.sync().await
+    }
+
+    /// The same sync, not counted: the server's own at the stop (`flushes` counts clients' requests).
+    pub async fn sync(&self) -> Result<(), Errno> {
         self.backing.flush().await.map_err(|_| EIO)
     }
 
@@ -401,6 +449,7 @@ impl Cache {
             "uncached_block_reads": s.uncached_reads,
             "load_errors": s.load_errors,
             "writes": s.writes,
+            "write_errors": s.write_errors,
             "flushes": s.flushes,
             "cached_blocks_end": st.slots.len(),
         });
@@ -411,5 +460,37 @@ impl Cache {
             r.finish()?;
         }
         Ok(report)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A write the file refuses (a full file system: `/dev/full` fails every write with ENOSPC) is
+    /// answered ENOSPC, is not served by later reads (they return what the file holds), and is not
+    /// counted as a write.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_failed_write_is_not_served_and_says_enospc() {
+        let dir = std::env::temp_dir().join(format!("prefetchsim-serve-unit-{}-enospc", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("disk.img");
+        std::fs::write(&path, vec![0x11u8; 64 * 1024]).unwrap();
+        let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+        let backing = Backing::from_files(full, std::fs::File::open(&path).unwrap(), 64 * 1024);
+        let _ = std::fs::remove_dir_all(&dir);
+        let core = CoreLevel::build(r#"{"level": [{"size": 64, "policy": "lru"}]}"#, 4096, 16).unwrap();
+        let cache = Arc::new(Cache::new(core, backing, 4096, None));
+        // Cached first, then a partial and a whole-block write that both fail.
+        assert_eq!(cache.read(0, 0, 8192).await.unwrap(), vec![0x11; 8192]);
+        let partial = cache.write(0, 100, vec![0x5a; 50], false).await;
+        let whole = cache.write(0, 8192, vec![0x5a; 4096], false).await;
+        let served = cache.read(0, 0, 3 * 4096).await.unwrap();
+        let bad = served.iter().filter(|&&b| b != 0x11).count();
+        assert_eq!(bad, 0, "{bad} bytes of the failed writes were served");
+        assert_eq!((partial, whole), (Err(crate::protocol::ENOSPC), Err(crate::protocol::ENOSPC)));
+        let report = cache.finish().unwrap();
+        assert_eq!(report["server"]["writes"], 0, "{report}");
+        assert_eq!(report["server"]["write_errors"], 2, "{report}");
     }
 }

@@ -140,5 +140,6 @@ pub async fn serve<S>(
         }
     }
     while tasks.join_next().await.is_some() {}
+    cache.client_closed(client);
     let _ = wr.lock().await.shutdown().await;
 }

@@ -7,6 +7,7 @@
 //! The level's public calls say what is resident; the per-block event log (`docs/events.md`) says which
 //! blocks just left a cache, so that the server drops their data when no level holds them any more.
 
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 
 use prefetchsim_core::config::HierarchyConfig;
@@ -51,6 +52,12 @@ pub struct CoreLevel {
     events: Arc<Mutex<Vec<Event>>>,
     requests: u64,
     blocks: u64,
+    /// Per level: `per_client = true` (one cache per client, made at the client's first request).
+    per_client: Vec<bool>,
+    /// Clients whose connection ended. Their per-client caches stay in the levels, untouched (their
+    /// counters are reported, and a client id is never reused, so no decision changes), but no longer
+    /// count as holding a block: the server frees their data.
+    closed: HashSet<u32>,
 }
 
 impl CoreLevel {
@@ -66,7 +73,8 @@ impl CoreLevel {
         let events = Arc::new(Mutex::new(Vec::new()));
         h.set_event_sink(Box::new(SharedSink(Arc::clone(&events))));
         let scratch = (0..h.levels.len()).map(|_| Vec::with_capacity(64)).collect();
-        Ok(Self { h, scratch, events, requests: 0, blocks: 0 })
+        let per_client = (0..h.levels.len()).map(|i| cfg.level.get(i).is_some_and(|l| l.per_client)).collect();
+        Ok(Self { h, scratch, events, requests: 0, blocks: 0, per_client, closed: HashSet::new() })
     }
 
     /// Serve one client request through the levels. Appends to `reads` the ranges `(first, len)` the last
@@ -94,16 +102,45 @@ impl CoreLevel {
         }
     }
 
-    /// Whether some level holds `block`.
+    /// Whether some level holds `block` (in a per-client level: the cache of a client still connected).
     #[must_use]
     pub fn resident(&self, block: u64) -> bool {
-        self.h.levels.iter().any(|l| l.contains(block))
+        self.h.levels.iter().zip(&self.per_client).any(|(l, &per_client)| {
+            if per_client && !self.closed.is_empty() {
+                l.instances().iter().any(|(client, c)| !self.closed.contains(client) && c.contains(block))
+            } else {
+                l.contains(block)
+            }
+        })
     }
 
-    /// The most blocks the levels hold together (the data the server may keep in memory).
+    /// The most blocks the levels hold together (the data the server may keep in memory): every cache of
+    /// a level counts, the K of `instances = K` and, for `per_client`, one per connected client (at
+    /// least one: the memory check at start counts the first client's).
     #[must_use]
     pub fn capacity_blocks(&self) -> u64 {
-        self.h.levels.iter().map(|l| l.capacity() as u64).sum()
+        self.h
+            .levels
+            .iter()
+            .zip(&self.per_client)
+            .map(|(l, &per_client)| {
+                let caches = l.instances().iter().filter(|(k, _)| !per_client || !self.closed.contains(k)).count();
+                (l.capacity() as u64).saturating_mul(caches.max(1) as u64)
+            })
+            .fold(0u64, u64::saturating_add)
+    }
+
+    /// Whether some level is `per_client` (closing a connection then frees data).
+    #[must_use]
+    pub fn has_per_client(&self) -> bool {
+        self.per_client.iter().any(|&p| p)
+    }
+
+    /// `client`'s connection ended: its per-client caches no longer hold data (see [`CoreLevel::resident`]).
+    pub fn client_closed(&mut self, client: u32) {
+        if self.has_per_client() {
+            self.closed.insert(client);
+        }
     }
 
     /// End of the run: the levels' end-of-run accounting, then the counters in the result schema of the
@@ -241,5 +278,19 @@ impl EmulatedDisk {
             "seeks": self.seeks,
             "service_mean_ms": if self.requests == 0 { 0.0 } else { self.service_ns as f64 / self.requests as f64 / 1e6 },
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::CoreLevel;
+
+    /// The memory check counts every cache a level makes: `instances = 3` is three caches of the size.
+    #[test]
+    fn capacity_counts_every_instance() {
+        let one = CoreLevel::build(r#"{"level": [{"size": 64, "policy": "lru"}]}"#, 4096, 1000).unwrap();
+        let three =
+            CoreLevel::build(r#"{"level": [{"size": 64, "policy": "lru", "instances": 3}]}"#, 4096, 1000).unwrap();
+        assert_eq!((one.capacity_blocks(), three.capacity_blocks()), (64, 192));
     }
 }

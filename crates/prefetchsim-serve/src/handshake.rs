@@ -31,11 +31,11 @@ fn info_export(size: u64) -> Vec<u8> {
 }
 
 /// The `NBD_INFO_BLOCK_SIZE` payload: any alignment works (minimum 1), the preferred size is the cache
-/// block `block`, at most [`MAX_REQUEST_LEN`] per request. The protocol wants a power of two as the
-/// preferred size (libnbd and qemu rely on it), so a cache block that is not one is advertised as the
-/// largest power of two below it.
+/// block `block`, at most [`MAX_REQUEST_LEN`] per request. The protocol wants the preferred size a power
+/// of two and at least 512 (libnbd drops the whole reply otherwise), so a cache block that is not a
+/// power of two is advertised as the largest one below it, and one under 512 as 512.
 fn info_block_size(block: u32) -> Vec<u8> {
-    let preferred = if block == 0 { 1 } else { 1u32 << (31 - block.leading_zeros()) };
+    let preferred = if block == 0 { 1 } else { 1u32 << (31 - block.leading_zeros()) }.max(512);
     let mut d = INFO_BLOCK_SIZE.to_be_bytes().to_vec();
     d.extend_from_slice(&1u32.to_be_bytes());
     d.extend_from_slice(&preferred.to_be_bytes());
@@ -114,10 +114,11 @@ pub async fn negotiate<S: AsyncRead + AsyncWrite + Unpin>(
 mod tests {
     use super::info_block_size;
 
-    /// The preferred size (bytes 6..10 of the payload) is a power of two at most the cache block.
+    /// The preferred size (bytes 6..10 of the payload) is a power of two at most the cache block, and at
+    /// least 512 as the protocol requires (libnbd dropped the whole reply for a preferred size of 1 or 256).
     #[test]
     fn the_preferred_block_size_is_a_power_of_two() {
         let preferred = |block| u32::from_be_bytes(info_block_size(block)[6..10].try_into().unwrap());
-        assert_eq!([1, 512, 1000, 4096, 6144, 1 << 25].map(preferred), [1, 512, 512, 4096, 4096, 1 << 25]);
+        assert_eq!([1, 256, 512, 1000, 4096, 6144, 1 << 25].map(preferred), [512, 512, 512, 512, 4096, 4096, 1 << 25]);
     }
 }

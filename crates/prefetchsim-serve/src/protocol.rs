@@ -87,6 +87,16 @@ pub const ENOSPC: u32 = 28;
 /// Error: the server is shutting down.
 pub const ESHUTDOWN: u32 = 108;
 
+/// The NBD error for a write the backing file refused: `ENOSPC` for a full file system, a quota or a file
+/// size limit (the protocol maps `EDQUOT` and `EFBIG` to it), else `EIO`.
+#[must_use]
+pub fn write_errno(e: &std::io::Error) -> u32 {
+    match e.raw_os_error() {
+        Some(libc::ENOSPC | libc::EDQUOT | libc::EFBIG) => ENOSPC,
+        _ => EIO,
+    }
+}
+
 /// Longest option data the server accepts (export names are at most 4096 bytes).
 pub const MAX_OPTION_LEN: u32 = 64 * 1024;
 /// Longest read or write the server accepts (the protocol document's common maximum, 32 MiB).

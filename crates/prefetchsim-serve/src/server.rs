@@ -122,7 +122,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         if let Listener::Unix(_, p) = &listener {
             let _ = std::fs::remove_file(p);
         }
-        cache.flush().await.map_err(|e| format!("{}: final sync failed (errno {e})", opts.backing.display()))?;
+        cache.sync().await.map_err(|e| format!("{}: final sync failed (errno {e})", opts.backing.display()))?;
         let mut report = cache.finish()?;
         // Connections that completed the handshake (a second server probing the socket is not a client).
         report["clients"] = Value::from(clients.load(Ordering::Relaxed));

@@ -413,3 +413,99 @@ fn stopping_does_not_wait_for_idle_or_stalled_clients() {
     assert!(t.elapsed() < Duration::from_secs(5), "stopped in {:?}", t.elapsed());
     assert_eq!(report["requests"], 0, "the half-sent write was not served");
 }
+
+/// LRU without prefetching, large enough to hold the whole export (every block stays cached).
+const LRU_ALL: &str = r#"{"level": [{"size": 512, "policy": "lru"}]}"#;
+
+/// Two WRITEs to the same cached block in flight at once (pipelined, both acknowledged), then a FLUSH:
+/// the export must hold one value, so what the server reads back is what the file holds. The file
+/// writes used to run unordered, so the cache could keep one write and the file the other (a restart
+/// or an eviction then changed the data with no write in between).
+#[test]
+fn overlapping_writes_in_flight_leave_the_cache_and_the_file_alike() {
+    let srv = Server::start("overlap", LRU_ALL);
+    let mut c = client(&srv.socket);
+    let blocks = SIZE / 4096;
+    for b in 0..blocks {
+        read_at(&mut c, b * 4096, 4096);
+    }
+    let mut differ = Vec::new();
+    for round in 0..8u8 {
+        let mut replies = c.try_clone().unwrap();
+        let n = 2 * blocks;
+        let reader = std::thread::spawn(move || (0..n).all(|_| simple(&mut replies).0 == 0));
+        let (x, y) = ([round * 2 + 1; 4096], [round * 2 + 2; 4096]);
+        for b in 0..blocks {
+            request(&mut c, CMD_WRITE, 2 * b, b * 4096, 4096, &x);
+            request(&mut c, CMD_WRITE, 2 * b + 1, b * 4096, 4096, &y);
+        }
+        assert!(reader.join().unwrap(), "every write acknowledged");
+        request(&mut c, CMD_FLUSH, 9, 0, 0, &[]);
+        assert_eq!(simple(&mut c), (0, 9));
+        let file = std::fs::read(&srv.backing).unwrap();
+        for b in 0..blocks {
+            let served = read_at(&mut c, b * 4096, 4096);
+            if served[..] != file[(b * 4096) as usize..((b + 1) * 4096) as usize] {
+                differ.push((round, b, served[0], file[(b * 4096) as usize]));
+            }
+        }
+    }
+    assert!(
+        differ.is_empty(),
+        "{} blocks served one write and stored the other: {:?}",
+        differ.len(),
+        &differ[..differ.len().min(5)]
+    );
+}
+
+/// `server.flushes` counts the client's FLUSH requests only: not the server's own sync when it stops,
+/// nor a write with FUA (a write, counted in `writes`).
+#[test]
+fn flushes_count_the_clients_flush_requests_only() {
+    let srv = Server::start("flushes", RA);
+    let mut c = client(&srv.socket);
+    write_at(&mut c, 0, &[7; 4096]);
+    let h = RequestHeader {
+        magic: REQUEST_MAGIC,
+        flags: CMD_FLAG_FUA,
+        cmd: CMD_WRITE,
+        handle: 3,
+        offset: 4096,
+        length: 10,
+    };
+    let mut b = h.encode().to_vec();
+    b.extend_from_slice(&[8; 10]);
+    c.write_all(&b).unwrap();
+    assert_eq!(simple(&mut c), (0, 3));
+    for handle in [4, 5] {
+        request(&mut c, CMD_FLUSH, handle, 0, 0, &[]);
+        assert_eq!(simple(&mut c), (0, handle));
+    }
+    request(&mut c, CMD_DISC, 6, 0, 0, &[]);
+    assert!(closed(&mut c));
+    let report = srv.stop();
+    assert_eq!(report["server"]["flushes"], 2, "{report}");
+    assert_eq!(report["server"]["writes"], 2, "{report}");
+}
+
+/// A `per_client` level: each connection gets its own cache of 16 blocks. The caches of closed
+/// connections used to stay for the life of the server, pinning their block data (the data held grew
+/// with every connection, up to the export); now their data is freed when the connection ends, and
+/// their counters are still reported, as offline simulation reports every client's.
+#[test]
+fn per_client_caches_of_closed_connections_are_freed_and_still_counted() {
+    let srv = Server::start("perclient", r#"{"level": [{"size": 16, "policy": "lru", "per_client": true}]}"#);
+    for c in 0..5u64 {
+        let mut s = client(&srv.socket);
+        for b in 0..16 {
+            let off = (c * 16 + b) * 4096;
+            assert_eq!(read_at(&mut s, off, 4096), pattern(SIZE)[off as usize..(off + 4096) as usize]);
+        }
+        request(&mut s, CMD_DISC, 3, 0, 0, &[]);
+        assert!(closed(&mut s));
+    }
+    let report = srv.stop();
+    assert_eq!(report["server"]["cached_blocks_end"], 0, "{report}");
+    assert_eq!(report["levels"][0]["misses"], 80, "{report}");
+    assert_eq!(report["clients"], 5);
+}
