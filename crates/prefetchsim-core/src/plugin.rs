@@ -170,7 +170,8 @@ pub struct PluginFault {
 /// run with a 10 ms plugin ignored Ctrl-C until it ended).
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 
-/// Ask every run in progress with plugins to stop (see [`INTERRUPTED`]).
+/// Ask every run in progress with plugins to stop: their plugins are not called again, and each run
+/// reports [`interrupted_fault`].
 pub fn interrupt() {
     INTERRUPTED.store(true, Ordering::Relaxed);
 }
