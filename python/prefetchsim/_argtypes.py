@@ -6,14 +6,19 @@ from __future__ import annotations
 import argparse
 
 
+def _whole(text: str) -> int:
+    """``text`` as an int, or an argparse error saying it is not a whole number."""
+    try:
+        return int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+
+
 def count(text: str) -> int:
     """An argparse type: a whole number, 0 or more and at most 2^64 - 1 (argparse names the option in its
     error). A larger one is refused here, in the digits typed: the core saw it as a float and echoed
     ``--warmup 99999999999999999999999`` as "1e+23 is too large"."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    n = _whole(text)
     if n < 0:
         raise argparse.ArgumentTypeError(f"{n} is negative; give 0 or more")
     if n > 2**64 - 1:
@@ -23,10 +28,7 @@ def count(text: str) -> int:
 
 def positive(text: str) -> int:
     """An argparse type: a whole number, 1 or more (a negative number and 0 both say so)."""
-    try:
-        n = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    n = _whole(text)
     if n < 0:
         raise argparse.ArgumentTypeError(f"{n} is negative; give 1 or more")
     if n == 0:
