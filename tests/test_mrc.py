@@ -174,6 +174,13 @@ def test_a_share_is_the_blocks_sim_gives_it_and_has_sims_bounds(method):
     # SHARDS takes shares of the footprint it measures: at rate 1 that is the trace's, truncated the same.
     if method == "exact":
         assert list(ps.mrc(tr, ["1%"], method="shards", rate=1.0)["capacity_blocks"]) == [sim]
+        # With a limit it sees the slice only, and took its shares of the slice's footprint; every method
+        # means the same blocks by a share now.
+        cut = ps.mrc(tr, ["1%"], method="shards", rate=1.0, limit=1000)
+        assert list(cut["capacity_blocks"]) == [sim] and cut.attrs["footprint"] == 23_361
+        assert cut.attrs["footprint_read"] < 23_361
+        exact = ps.mrc(tr, ["1%"], limit=1000)
+        assert exact.attrs["footprint"] == 23_361 and exact.attrs["footprint_read"] == cut.attrs["footprint_read"]
 
 
 def test_more_points_than_blocks_give_each_size_once():

@@ -137,6 +137,8 @@ pub struct MrcBuilder {
     by_sampled: (Vec<u64>, Vec<u64>),
     /// Block references of the whole trace, sampled or not (SHARDS_adj).
     seen_blocks: u64,
+    /// Requests of the whole trace, sampled or not (SHARDS_adj of the request curve).
+    seen_requests: u64,
     sampled_blocks: u64,
 }
 
@@ -158,6 +160,7 @@ impl MrcBuilder {
             exact: ExactCounts::default(),
             by_sampled: (Vec::new(), Vec::new()),
             seen_blocks: 0,
+            seen_requests: 0,
             sampled_blocks: 0,
         })
     }
@@ -218,6 +221,7 @@ impl MrcBuilder {
         }
         self.filter = Some(filter);
         self.seen_blocks += seen;
+        self.seen_requests += reqs.len() as u64;
     }
 
     /// Fixed rate: account the requests of `reqs` that hold a sampled block; their blocks. With `ONES`, a
@@ -244,6 +248,7 @@ impl MrcBuilder {
             return;
         }
         self.seen_blocks += u64::from(req.len);
+        self.seen_requests += 1;
         self.add_from(req, req.first);
     }
 
@@ -387,6 +392,16 @@ impl MrcBuilder {
             let diff = self.seen_blocks as f64 - self.hist.total_blocks;
             DistanceHistogram::bump(&mut self.hist.blocks, 1, diff);
             self.hist.total_blocks = self.seen_blocks as f64;
+            // When every request is one block the request curve is the block curve, and needs the same
+            // correction: without it the two were 0.12 apart (w106, 1%, 1,000 blocks; request MAE 0.044
+            // against 0.002). Not otherwise: a request of k blocks is seen with probability about k times
+            // the rate but weighed 1/rate, so its count is biased, not noisy, and correcting it to the true
+            // count made the request curve worse (P6: MAE 0.031 -> 0.207).
+            if self.seen_requests == self.seen_blocks {
+                let diff = self.seen_requests as f64 - self.hist.total_requests;
+                DistanceHistogram::bump(&mut self.hist.requests, 1, diff);
+                self.hist.total_requests = self.seen_requests as f64;
+            }
         }
         self.hist
     }
