@@ -392,6 +392,12 @@ def test_shards_partition_the_grid_deterministically(tmp_path, monkeypatch, caps
     assert (merged.runs_executed == 1).all()
     # Reading the shards together gives the same rows.
     assert sorted(ps.results(dbs).run_id) == sorted(merged.run_id)
+    # Merging again adds nothing: every attempt was copied again, and runs_executed went 1, 2, 4.
+    assert main(["results", *dbs, "--export", "all.sqlite"]) == 0
+    assert (ps.results(tmp_path / "all.sqlite").runs_executed == 1).all()
+    # A database merged into itself is refused, as any output naming an input.
+    assert main(["results", "all.sqlite", "--export", "all.sqlite"]) == 2
+    assert "is the file this command reads" in capsys.readouterr().err
 
 
 def _rows_in(db: Path) -> int:

@@ -328,7 +328,12 @@ class Store:
                 before = c.execute("SELECT COUNT(*) FROM runs").fetchone()[0]
                 cl = ", ".join(_q(x) for x in src_cols)
                 c.execute(f"INSERT OR IGNORE INTO runs ({cl}) SELECT {cl} FROM src.runs")
-                c.execute("INSERT INTO attempts SELECT * FROM src.attempts")
+                # Attempts already here (a merge run twice, a database merged into itself) are not copied
+                # again: they doubled each time, and `runs_executed` with them, though nothing had run.
+                c.execute("""INSERT INTO attempts SELECT * FROM src.attempts s WHERE NOT EXISTS (
+                    SELECT 1 FROM attempts a WHERE a.run_id IS s.run_id AND a.session IS s.session
+                    AND a.task IS s.task AND a.host IS s.host AND a.pid IS s.pid
+                    AND a.started_at IS s.started_at AND a.status IS s.status)""")
                 added = c.execute("SELECT COUNT(*) FROM runs").fetchone()[0] - before
         finally:
             c.execute("DETACH DATABASE src")

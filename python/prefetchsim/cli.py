@@ -110,7 +110,11 @@ def _refuse_inputs_as_outputs(args: argparse.Namespace) -> None:
     -o t.lis`` lost the trace. Checked before any work."""
     outputs = [getattr(args, k, None) for k in _OUTPUTS]
     inputs = [getattr(args, k, None) for k in ("trace", "config", "spec", "backing")]
-    inputs += list(getattr(args, "results", None) or [])
+    # `results DB ...` reads its databases (a list): `results x.sqlite --export x.sqlite` merged one into itself.
+    for many in ("results", "db"):
+        value = getattr(args, many, None)
+        if isinstance(value, list):
+            inputs += value
     for out in outputs:
         if not isinstance(out, str) or out == "-" or not os.path.exists(out):
             continue
