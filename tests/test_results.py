@@ -229,6 +229,18 @@ def test_parquet_round_trips_when_pyarrow_is_installed(db, tmp_path):
     assert list(ps.results(tmp_path / "r.parquet").hit_ratio) == list(ps.results(db).hit_ratio)
 
 
+def test_a_column_of_mixed_types_exports_to_parquet_as_text(tmp_path):
+    # A size axis of "1%" and 2000 (as the sweep docs write) raised pyarrow's ArrowTypeError, a traceback.
+    pytest.importorskip("pyarrow", reason="pyarrow is optional (Parquet export)")
+    spec = {"trace": {"path": "zipf", "format": "synthetic", "params": {"requests": 2000, "seed": 1}},
+            "level": [{"size": "1%"}], "sweep": {"level[0].size": ["1%", 200]}}
+    df = ps.sweep(spec, db=tmp_path / "m.sqlite")
+    export(df, tmp_path / "m.parquet")
+    back = ps.results(tmp_path / "m.parquet")
+    assert sorted(back["level0_size"].astype(str)) == ["1%", "200"]
+    assert sorted(back.hit_ratio) == sorted(df.hit_ratio)
+
+
 def test_the_cli_reports_a_missing_parquet_engine_with_exit_2(db, tmp_path):
     code = ("import sys; sys.modules['pyarrow'] = None; from prefetchsim.cli import main; "
             f"raise SystemExit(main(['results', {str(db)!r}, '--export', {str(tmp_path / 'x.parquet')!r}]))")

@@ -489,8 +489,13 @@ def export(df, path: str | os.PathLike[str]) -> str:
         from ._deps import require
 
         require("pyarrow", "exporting Parquet")
+        # A column whose values mix types (a size axis of "1%" and 2000, as the sweep docs write) has no
+        # Parquet type: pyarrow raised ArrowTypeError. Such a column is written as text, as CSV writes it.
+        mixed = [c for c in df.columns if df[c].dtype == object
+                 and len({type(v) for v in df[c] if v is not None and v == v}) > 1]
+        out = df.astype({c: "string" for c in mixed}) if mixed else df
         with atomic_path(p) as tmp:
-            df.to_parquet(tmp, index=False)
+            out.to_parquet(tmp, index=False)
     elif p.endswith((".jsonl", ".json")):
         # json.dumps writes every float exactly; pandas' to_json kept 10 significant digits
         # (hit_ratio 0.5236450011 for 0.5236450010796804). Missing values are null.
