@@ -918,7 +918,15 @@ def _term_as_interrupt() -> Iterator[None]:
         yield
         return
 
+    fired = False
+
     def interrupt(signum: int, frame: Any) -> None:
+        # Once: `timeout -s TERM` signals the process and then its process group, and the second SIGTERM
+        # cut the cleanup of the first short (a sweep's session stayed "running").
+        nonlocal fired
+        if fired:
+            return
+        fired = True
         raise _Terminated
 
     old = signal.signal(signal.SIGTERM, interrupt)
