@@ -210,6 +210,9 @@ def test_run_ids_ignore_key_order_spelling_and_spelled_out_defaults():
     assert base == _rid({"policy": "LRU", "size": "5%", "prefetcher": "off"})
     assert base == _rid({"size": "5%", "policy": {"name": "lru"}, "options": {"pf_second_chance": 0}})
     assert base == _rid({"size": "5%"}, engine={"warmup_requests": 0})
+    # The default level name spelled out (it made every run of a grid new); another name is another run.
+    assert base == _rid({"size": "5%", "name": "L1"})
+    assert base != _rid({"size": "5%", "name": "client"})
     assert base != _rid({"size": "6%"})
     assert base != _rid({"size": "5%"}, engine={"warmup_requests": 10})
     assert base != _rid({"size": "5%"}, trace={**ZIPF, "params": {"requests": 5000, "seed": 2}})
