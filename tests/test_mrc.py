@@ -271,3 +271,15 @@ def test_an_empty_trace_has_no_curve_and_says_so(tmp_path, method):
     empty.write_text("")
     with pytest.raises(ps.TraceError, match="empty.lis: no (block references|requests to simulate)"):
         ps.mrc(ps.open_trace(empty, "arc"), method=method)
+
+
+@pytest.mark.parametrize("method", ["exact", "shards", "full"])
+def test_mrc_skip_bad_warns_on_stderr_as_sim_does(tmp_path, capsys, method):
+    # The help says skipped records are reported on stderr; mrc kept the count in df.attrs only.
+    t = tmp_path / "t.lis"
+    t.write_text("1 2 0 1\n5 x 0 2\n9 3 0 3\n1 2 0 4\n")
+    kw = ["--rate", "1"] if method == "shards" else []
+    assert main(["mrc", str(t), "--format", "arc", "--method", method, "--sizes", "4", "--skip-bad", "1", *kw]) == 0
+    err = capsys.readouterr().err
+    assert "warning: skipped 1 bad record(s)" in err, err
+

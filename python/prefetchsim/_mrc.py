@@ -292,6 +292,8 @@ def mrc(
             results = json.loads(_core.simulate_sampled(tr._json(), _dumps("configs", docs), _dumps("sample", sample),
                                                         limit, progress))
             attrs.update(rate=r, unit=unit, extent_bytes=extent_bytes)
+        attrs["skipped_records"] = results[0].get("skipped_records", 0) if results else 0
+        attrs["skipped_messages"] = results[0].get("skipped_messages", []) if results else []
         if all(res["levels"][0]["demand_accesses"] == 0 for res in results):
             where = "" if method == "full" else f" in the {attrs['rate']:g} sample (raise the rate)"
             raise _core.TraceError(f"{tr.path}: no block references{where}; a miss-ratio curve needs at least one")

@@ -41,7 +41,7 @@ def _option(key: str) -> str:
 
 def cmd_mrc(args: argparse.Namespace) -> int:
     from ._progress import Progress
-    from .cli import _component, _open, _output, _prefetcher, _split_top
+    from .cli import _component, _open, _output, _prefetcher, _split_top, _warn_skipped
 
     # Options are None unless given: one the method does not use is an error naming it, before any work.
     options = {k: getattr(args, k) for k in APPLIES if hasattr(args, k)}
@@ -61,6 +61,8 @@ def cmd_mrc(args: argparse.Namespace) -> int:
     finally:
         prog.close()
     a = df.attrs
+    # As `sim` does: the help promised it, and the count was only in df.attrs.
+    _warn_skipped(trace.path, a, getattr(args, "skip_bad", 0))
     # Sizes in blocks spare the footprint pass of a simulated curve: then there is no footprint to print.
     footprint = f"footprint {a['footprint']:,.0f} blocks, " if "footprint" in a else ""
     sys.stderr.write(f"prefetchsim: {args.method}: {footprint}rate {a.get('rate', 1.0):.4g}, {a['cpu_s']:.2f} s CPU, "
