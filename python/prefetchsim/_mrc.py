@@ -228,6 +228,11 @@ def mrc(
         if not is_bool(adjust):  # adjust=0 turned SHARDS_adj on
             raise ConfigTypeError(f"adjust must be True or False, not {type(adjust).__name__}")
         adjust = bool(adjust)
+    # Options that apply to the method but not with another option given: they changed nothing.
+    if adjust is not None and max_samples is not None:
+        raise _core.ConfigError("adjust: SHARDS_adj applies to fixed-rate SHARDS only, not with max_samples")
+    if extent_bytes is not None and unit == "block":
+        raise _core.ConfigError("extent_bytes: applies to unit='extent' only, not unit='block'")
     limit = None if limit is None else int_arg("limit", limit)
     threads = None if threads is None else int_arg("threads", threads)
     if blocks is None and shares is None and (isinstance(points, bool) or not isinstance(points, int) or points < 1):
