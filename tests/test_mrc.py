@@ -136,8 +136,12 @@ def test_an_option_saying_what_the_method_computes_anyway_is_accepted():
     tr = ps.synthetic("oltp-like", requests=2000, seed=1)
     plain = ps.mrc(tr, [10, 40])
     for method, kw in [("exact", {"policy": "lru", "prefetcher": "none", "rate": 1}),
-                       ("shards", {"policy": "lru", "prefetcher": "none", "rate": 1.0})]:
+                       ("shards", {"policy": "lru", "prefetcher": "none", "rate": 1.0}),
+                       # Spelled as the core reads names (these were refused).
+                       ("exact", {"policy": "LRU", "prefetcher": {"name": "none"}})]:
         assert list(ps.mrc(tr, [10, 40], method=method, **kw)["miss_ratio"]) == list(plain["miss_ratio"])
+    with pytest.raises(ps.ConfigError, match="policy: applies to method mini or full only"):
+        ps.mrc(tr, [10], policy="arc")
 
 
 def test_cli_mrc_refuses_options_of_other_methods_and_reads_components_as_sim_does(tmp_path, capsys):

@@ -68,11 +68,19 @@ def check_options(method: str, given: Mapping[str, Any], spell: Callable[[str], 
     for key, value in given.items():
         if value is None or method in APPLIES[key]:
             continue
-        if key in implied and not isinstance(value, bool) and value == implied[key]:
+        if key in implied and not isinstance(value, bool) and _names(value) == implied[key]:
             continue
         why = f" ({method!r} computes LRU without prefetching)" if "policy" in key or "prefetcher" in key else ""
         raise _core.ConfigError(f"{spell(key)}: applies to method {' or '.join(APPLIES[key])} only, "
                                 f"not {method!r}{why}")
+
+
+def _names(value: Any) -> Any:
+    """A component as a name, spelled as the core reads names: ``"LRU"`` and ``{"name": "lru"}`` are
+    ``"lru"`` (they were refused with ``exact``); anything else as it is."""
+    if isinstance(value, Mapping) and set(value) == {"name"}:
+        value = value["name"]
+    return value.strip().lower() if isinstance(value, str) else value
 
 
 _MAX_U64 = 2**64 - 1
