@@ -152,19 +152,23 @@ fn fixed_size_shards_keeps_at_most_its_sample_size() {
     assert!((h.total_blocks / 20_000.0 - 1.0).abs() < 0.5, "{}", h.total_blocks);
 }
 
+/// Marsaglia's xorshift64 from `seed` (not 0): cheap reproducible numbers for synthetic traces.
+fn xorshift(seed: u64) -> impl FnMut() -> u64 {
+    let mut x = seed;
+    move || {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x
+    }
+}
+
 #[test]
 fn shards_at_ten_percent_is_close_on_a_uniform_trace() {
     // 200k references over 20k blocks uniformly: the curve is 1 - size/20k; 10% sampling keeps ~2000
     // blocks (at 1% the ~200 kept blocks make the sampled footprint, and so the distance scale, off by ~7%).
-    let mut x = 88_172_645_463_325_252u64;
-    let reqs: Vec<Request> = (0..200_000)
-        .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
-            Request::read(x % 20_000, 1)
-        })
-        .collect();
+    let mut next = xorshift(88_172_645_463_325_252);
+    let reqs: Vec<Request> = (0..200_000).map(|_| Request::read(next() % 20_000, 1)).collect();
     let e = exact(&reqs, ShardsConfig::exact());
     let s = exact(&reqs, ShardsConfig::fixed_rate(0.1));
     let sizes: Vec<u64> = (1..=20).map(|i| i * 1000).collect();
@@ -178,12 +182,10 @@ fn shards_at_ten_percent_is_close_on_a_uniform_trace() {
 fn on_one_block_requests_the_request_curve_is_the_block_curve_under_shards_too() {
     // Every request one block: a request misses when its block does, so the two curves are one. SHARDS_adj
     // corrected the block curve only (w106, 1%, 1,000 blocks: request miss 0.372, block 0.217).
-    let mut x = 0x9E37_79B9_7F4A_7C15u64;
+    let mut next = xorshift(0x9E37_79B9_7F4A_7C15);
     let reqs: Vec<Request> = (0..100_000)
         .map(|_| {
-            x ^= x << 13;
-            x ^= x >> 7;
-            x ^= x << 17;
+            let x = next();
             Request::read(x % 5_000 + if x % 3 == 0 { 0 } else { x % 50 }, 1)
         })
         .collect();
