@@ -119,6 +119,9 @@ def test_extent_sampling_keeps_about_rate_of_the_references():
     ({"method": "mini", "threads": 2}, "threads: applies to method full only"),
     ({"method": "shards", "policy": "arc"}, "policy: applies to method mini or full only"),
     ({"points": 5}, "points: applies only when no sizes are given"),
+    # A negative limit was a plain ValueError; 0 samples said "0 or more".
+    ({"limit": -1}, "limit: -1 is negative; give 1 or more"),
+    ({"method": "shards", "max_samples": 0}, "sampling.max_samples: 0; give a whole number of blocks, 1 or more"),
     # Each changed nothing and was taken silently.
     ({"method": "shards", "max_samples": 100, "adjust": False}, "adjust: SHARDS_adj applies to fixed-rate"),
     ({"method": "mini", "unit": "block", "extent_bytes": 65536}, "extent_bytes: applies to unit='extent' only"),

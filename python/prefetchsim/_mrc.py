@@ -242,6 +242,12 @@ def mrc(
     if extent_bytes is not None and unit == "block":
         raise _core.ConfigError("extent_bytes: applies to unit='extent' only, not unit='block'")
     limit = None if limit is None else int_arg("limit", limit)
+    # Bounds said as they are: "0 or more" was printed for values where 0 is refused too, and a negative
+    # limit was a plain ValueError.
+    if limit is not None and limit < 0:
+        raise _core.ConfigError(f"limit: {limit} is negative; give 1 or more")
+    if max_samples is not None and not (as_int(max_samples) is not None and 1 <= as_int(max_samples) <= _MAX_U64):
+        raise _core.ConfigError(f"sampling.max_samples: {max_samples!r}; give a whole number of blocks, 1 or more")
     threads = None if threads is None else int_arg("threads", threads)
     if blocks is None and shares is None and (isinstance(points, bool) or not isinstance(points, int) or points < 1):
         raise _core.ConfigError(f"points: {points!r}; a curve needs at least 1 size (or give sizes)")

@@ -7,7 +7,7 @@ import sys
 from typing import Any
 
 from . import _core
-from ._argtypes import count
+from ._argtypes import count, positive
 from ._mrc import APPLIES, METHODS, UNITS, check_options, mrc
 from ._table import emit
 
@@ -89,10 +89,10 @@ def add_parser(sub: Any, add_trace_options: Any, add_output_options: Any) -> Non
     m.add_argument("--method", choices=METHODS, default="exact", help="exact (default), shards, mini or full")
     m.add_argument("--sizes", metavar="S,...", help="blocks (1000), shares (0.05) or '5%%'; default --points sizes")
     # Method options default to None (not given): one the method does not use is an error (check_options).
-    m.add_argument("--points", type=count, default=None,
+    m.add_argument("--points", type=positive, default=None,
                    help="sizes up to the footprint when --sizes is not given (default 100)")
     m.add_argument("--rate", type=float, default=None, help="shards/mini: sampling rate (shards: 0.01, mini: 0.1)")
-    m.add_argument("--max-samples", type=count, default=None, help="shards: fixed-size SHARDS, sampled blocks kept")
+    m.add_argument("--max-samples", type=positive, default=None, help="shards: fixed-size SHARDS, sampled blocks kept")
     m.add_argument("--adjust", action=argparse.BooleanOptionalAction, default=None,
                    help="shards: SHARDS_adj correction (default on)")
     m.add_argument("--seed", type=count, default=None, help="shards/mini: seed of the sampling hash (default 0)")
