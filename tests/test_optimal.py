@@ -77,6 +77,17 @@ def test_a_bool_cache_is_refused(lirs_trace):
         optimal.integrated(ps.open_trace(lirs_trace, "lirs"), True, 4)
 
 
+def test_numpy_integers_are_taken_for_the_fetch_time_and_the_cache(lirs_trace):
+    # A fetch time from a NumPy array (a notebook's np.arange of F) was refused as "not int64", while the
+    # cache size beside it was taken.
+    np = pytest.importorskip("numpy")
+    tr = ps.open_trace(lirs_trace, "lirs")
+    assert optimal.integrated(tr, np.int64(2), np.int64(3)) == optimal.integrated(tr, 2, 3)
+    assert optimal.single_disk(tr, ps.Level(2, "lru"), np.int32(3)) == optimal.single_disk(tr, ps.Level(2, "lru"), 3)
+    with pytest.raises(TypeError, match="fetch_time must be an integer, not bool"):
+        optimal.integrated(tr, 2, True)
+
+
 def test_bounds_and_shares_on_a_real_trace():
     tr = ps.open_trace(shared_trace("lirs/sprite.trace.gz"), "lirs")
     rows = {r["scheme"]: r for r in optimal.bounds_table(tr, 500, ["obl"], 10, limit=20_000)}

@@ -29,9 +29,9 @@ FETCH_TIME_MAX = 2**32
 
 
 def _fetch_time(fetch_time: int) -> int:
-    """``fetch_time`` if the single-disk model takes it: a whole number of request services, 1 to 2^32."""
-    if isinstance(fetch_time, bool) or not isinstance(fetch_time, int):
-        raise ConfigTypeError(f"fetch_time must be a whole number of request services, not {type(fetch_time).__name__}")
+    """``fetch_time`` if the single-disk model takes it: a whole number of request services, 1 to 2^32
+    (NumPy's integers too, as for ``cache_blocks``; a bool is not one)."""
+    fetch_time = int_arg("fetch_time", fetch_time)
     if not 1 <= fetch_time <= FETCH_TIME_MAX:
         raise _core.ConfigError(f"fetch_time: {fetch_time} is out of range (1 to {FETCH_TIME_MAX}): the fetch time F "
                                 "is in request services, at least one")
