@@ -12,7 +12,7 @@ import os
 import sys
 import time
 from collections.abc import Iterator, Sequence
-from typing import IO, Any
+from typing import IO, Any, NoReturn
 
 from . import _core
 from ._argtypes import count as _count
@@ -104,34 +104,43 @@ def _output(args: argparse.Namespace) -> Iterator[IO[str]]:
 _OUTPUTS = ("output", "events", "db", "export", "plot", "report", "record")
 
 
+def _written_outputs(args: argparse.Namespace) -> Iterator[str]:
+    """The files the command's output options name (not standard output)."""
+    for out in (getattr(args, k, None) for k in _OUTPUTS):
+        if isinstance(out, str) and out != "-":
+            yield out
+
+
+def _refuse_output(out: str, read: str) -> NoReturn:
+    raise _core.ConfigError(f"{out}: is the file this command reads ({read}); give another output file")
+
+
 def _refuse_inputs_as_outputs(args: argparse.Namespace) -> None:
     """An output (``-o``, ``--events``, ``--export``, ``--plot``, ``--report``, ``--record``) naming a file
     the command reads (its trace, config, spec, results or backing file) would replace it: ``sim t.lis ...
     -o t.lis`` lost the trace. Checked before any work."""
-    outputs = [getattr(args, k, None) for k in _OUTPUTS]
     inputs = [getattr(args, k, None) for k in ("trace", "config", "spec", "backing")]
     # `results DB ...` reads its databases (a list): `results x.sqlite --export x.sqlite` merged one into itself.
     for many in ("results", "db"):
         value = getattr(args, many, None)
         if isinstance(value, list):
             inputs += value
-    for out in outputs:
-        if not isinstance(out, str) or out == "-" or not os.path.exists(out):
+    for out in _written_outputs(args):
+        if not os.path.exists(out):
             continue
         for path in inputs:
             if isinstance(path, str) and os.path.exists(path) and os.path.samefile(path, out):
-                raise _core.ConfigError(f"{out}: is the file this command reads ({path}); give another output file")
+                _refuse_output(out, path)
 
 
 def _refuse_trace_as_output(args: argparse.Namespace, trace: Trace) -> None:
     """An output naming a file the trace reads, when the trace comes from a config (``run cfg.toml -o
     t.lis`` with ``path = "t.lis"`` in it) or is a merge: checked by the core's own reading of the trace
     table, before the run. ``run cfg.toml -o t.lis`` replaced the trace with the results."""
-    for out in (getattr(args, k, None) for k in _OUTPUTS):
-        if isinstance(out, str) and out != "-":
-            read = _core.file_written_by(trace._json(), out)
-            if read is not None:
-                raise _core.ConfigError(f"{out}: is the file this command reads ({read}); give another output file")
+    for out in _written_outputs(args):
+        read = _core.file_written_by(trace._json(), out)
+        if read is not None:
+            _refuse_output(out, read)
 
 
 def _add_trace_options(p: argparse.ArgumentParser) -> None:

@@ -361,22 +361,25 @@ impl<P: Policy> Level<P> {
             }
             let outcome = match self.table.get(block) {
                 // Timed mode: a block an earlier access evicted while reading it, its read still in flight.
-                None if is_demand && self.pins.on && self.orphan_read(block).is_some() => {
-                    let cached = self.rejoin(block, req.stream);
-                    self.counters.misses += 1;
-                    self.counters.inflight_demand_joins += 1;
-                    if EXTRA && self.log.is_some() {
-                        let kind = if cached { K::Join } else { K::JoinUncached };
-                        self.push_event(LevelEvent::block(kind, Origin::None, block));
-                    }
-                    Outcome::Pending
-                }
-                None => {
-                    if is_demand {
+                None => match if is_demand && self.pins.on { self.orphan_read(block) } else { None } {
+                    // Timed mode: a block an earlier access evicted while reading it, its read in flight.
+                    Some(tag) => {
+                        let cached = self.rejoin(block, tag, req.stream);
                         self.counters.misses += 1;
+                        self.counters.inflight_demand_joins += 1;
+                        if EXTRA && self.log.is_some() {
+                            let kind = if cached { K::Join } else { K::JoinUncached };
+                            self.push_event(LevelEvent::block(kind, Origin::None, block));
+                        }
+                        Outcome::Pending
                     }
-                    Outcome::Miss
-                }
+                    None => {
+                        if is_demand {
+                            self.counters.misses += 1;
+                        }
+                        Outcome::Miss
+                    }
+                },
                 Some(slot) => {
                     let e = *self.table.entry(slot);
                     if e.pinned() {

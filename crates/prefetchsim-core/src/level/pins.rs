@@ -256,12 +256,12 @@ impl<P: Policy> Level<P> {
         self.pins.orphans.get(&block).copied()
     }
 
-    /// Timed mode: a demand access missed `block`, whose read is in flight ([`Level::orphan_read`]
-    /// holds). The access waits for that read, as for any block in flight, and does not read the block a
-    /// second time. The block is cached again, pinned under that read, when there is room: returns
-    /// whether it was (else it is served without being cached, as a demand block that finds no room is).
-    pub(super) fn rejoin(&mut self, block: u64, stream: u32) -> bool {
-        let Some(tag) = self.orphan_read(block) else { return false };
+    /// Timed mode: a demand access missed `block`, whose read `tag` is in flight (what
+    /// [`Level::orphan_read`] gave). The access waits for that read, as for any block in flight, and does
+    /// not read the block a second time. The block is cached again, pinned under that read, when there is
+    /// room: returns whether it was (else it is served without being cached, as a demand block that finds
+    /// no room is).
+    pub(super) fn rejoin(&mut self, block: u64, tag: u32, stream: u32) -> bool {
         self.pins.pending.push(tag);
         if !self.opts.cache_demand_miss || self.capacity == 0 || self.opts.exclusive == Exclusive::Demote {
             return false;
