@@ -11,7 +11,10 @@
 //! freezes for good (known edges keep counting, no node or edge is added).
 //!
 //! Differences from libCacheSim, by design: block 0 is an ordinary block (libCacheSim uses id 0 as its
-//! empty window slot); the window holds demand blocks, so a multi-block request is a run of accesses.
+//! empty window slot); the window holds demand blocks, so a multi-block request is a run of accesses; and
+//! no metadata is charged while the window fills (libCacheSim's first-request test reads an uninitialized
+//! byte, and its reference build charges nodes and edges for the empty id there, freezing its graph
+//! earlier: docs/validation.md, "The cause, measured").
 //! Presets: `libcachesim` (strict `>` test, the default) and `griffioen` (the paper's "at least the
 //! minimum chance", `>=`). With `lookahead = R`, a successor seen once after every occurrence scores
 //! exactly `1/R`: the strict test with the default `threshold = 1/R = 0.05` does not prefetch it.
