@@ -36,7 +36,9 @@ def serve(config: Any, backing: str | os.PathLike[str], *, socket: str | None = 
     """Serve ``backing`` over NBD through the hierarchy ``config`` (TOML path or dict) until SIGINT/SIGTERM.
 
     Returns the report: ``requests``, ``blocks``, ``levels`` (the simulator's per-level records),
-    ``server`` (loads, uncached reads, writes, write_errors, flushes: client FLUSH requests) and ``clients``.
+    ``instances`` (when some level is several caches: one record per cache, as ``Result.raw["instances"]``;
+    a ``per_client`` level's by client id, the connection's number), ``server`` (loads, uncached reads,
+    writes, write_errors, flushes: client FLUSH requests) and ``clients``.
     """
     if (socket is None) == (listen is None):
         raise _core.ConfigError("serve: give exactly one of --socket PATH and --listen HOST:PORT")

@@ -16,8 +16,8 @@ use crate::errors::PrefetchsimError;
 
 /// Serve the export `backing` through the hierarchy `config_json` on a Unix `socket` or a TCP `listen`
 /// address until a signal handler raises. `ready(address)` is called once the server accepts connections.
-/// Returns the report as JSON: `requests`, `blocks`, `levels` (the simulator's level records), `server`,
-/// `clients`.
+/// Returns the report as JSON: `requests`, `blocks`, `levels` (the simulator's level records), `instances`
+/// (one record per cache of a level of several, as in a simulation's result), `server`, `clients`.
 #[pyfunction]
 #[pyo3(signature = (config_json, backing, *, socket=None, listen=None, block_size=4096, emulate=None, record=None, direct=false, ready=None))]
 #[allow(clippy::too_many_arguments)]

@@ -13,6 +13,7 @@ use std::sync::{Arc, Mutex};
 use prefetchsim_core::config::HierarchyConfig;
 use prefetchsim_core::engine::{instant, Hierarchy};
 use prefetchsim_core::eventlog::{Event, EventKind, EventSink};
+use prefetchsim_core::metrics::{LevelReport, Value as RecValue};
 use prefetchsim_core::request::{Fetch, Op, Request};
 use serde_json::Value;
 
@@ -144,7 +145,9 @@ impl CoreLevel {
     }
 
     /// End of the run: the levels' end-of-run accounting, then the counters in the result schema of the
-    /// simulator (`requests`, `blocks`, `levels`: one flat record per level).
+    /// simulator (`requests`, `blocks`, `levels`: one flat record per level; and, when some level is
+    /// several caches, `instances`: one record per cache, as a simulation's result has them, so that a
+    /// live per-client count needs no replay of the recorded trace).
     pub fn finish(&mut self) -> Value {
         for l in &mut self.h.levels {
             l.finish();
@@ -152,16 +155,20 @@ impl CoreLevel {
         if let Some(sink) = self.h.take_event_sink() {
             let _ = sink.finish();
         }
-        let levels: Vec<Value> = self
-            .h
-            .reports()
-            .iter()
-            .map(|r| {
-                Value::Object(r.record().into_iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect())
-            })
-            .collect();
-        serde_json::json!({ "requests": self.requests, "blocks": self.blocks, "levels": levels })
+        let reports = self.h.reports();
+        let levels: Vec<Value> = reports.iter().map(|r| record_json(r.record())).collect();
+        let mut out = serde_json::json!({ "requests": self.requests, "blocks": self.blocks, "levels": levels });
+        let instances: Vec<Value> = reports.iter().flat_map(LevelReport::instance_records).map(record_json).collect();
+        if !instances.is_empty() {
+            out["instances"] = Value::Array(instances);
+        }
+        out
     }
+}
+
+/// A flat record of the core's result schema as a JSON object, keys in schema order.
+fn record_json(rec: Vec<(&'static str, RecValue)>) -> Value {
+    Value::Object(rec.into_iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect())
 }
 
 /// A disk of the core's device models behind the core's I/O scheduler (`--emulate`): the timed engine's

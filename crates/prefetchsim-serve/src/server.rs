@@ -53,8 +53,8 @@ enum Listener {
 }
 
 /// Serve until `stop` turns true. `ready` hears the address the server listens on (a TCP port 0 resolved)
-/// once it accepts connections. Returns the report: the levels' counters in the simulator's schema and the
-/// server's own.
+/// once it accepts connections. Returns the report: the levels' counters in the simulator's schema (per
+/// cache too, `instances`, for levels of several caches) and the server's own.
 pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) -> Result<Value, String> {
     if opts.block_size == 0 || opts.block_size > u64::from(crate::protocol::MAX_REQUEST_LEN) {
         return Err(format!("--block-size {}: from 1 byte to 32 MiB", opts.block_size));

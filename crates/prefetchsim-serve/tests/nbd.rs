@@ -1,7 +1,8 @@
 //! The server against a raw client written from the protocol document: handshake variants, reads and
 //! writes checked byte for byte against the backing file, and each kind of malformed input (bad magic,
 //! oversized length, offset past the end, unknown command or option, a client vanishing mid-request),
-//! after which another client must still be served.
+//! after which another client must still be served; and the report's per-cache counters of levels of
+//! several caches, against a replay of the recorded trace.
 
 use std::io::{Read, Write};
 use std::os::unix::net::UnixStream;
@@ -11,8 +12,12 @@ use std::sync::{mpsc, Arc};
 use std::thread::JoinHandle;
 use std::time::Duration;
 
+use prefetchsim_core::config::HierarchyConfig;
+use prefetchsim_core::engine::{run_instant, Hierarchy, Silent};
+use prefetchsim_core::metrics::{LevelCounters, RunResult};
 use prefetchsim_serve::protocol::*;
 use prefetchsim_serve::{run, Listen, ServeOptions};
+use prefetchsim_trace::TraceSpec;
 use serde_json::Value;
 
 const SIZE: u64 = 1 << 20;
@@ -50,6 +55,11 @@ impl Server {
     }
 
     fn start_with(name: &str, config: &str, direct: bool) -> Self {
+        Self::start_opts(name, config, direct, false)
+    }
+
+    /// With `record`, the served trace is written to `served.csv` in the test's folder.
+    fn start_opts(name: &str, config: &str, direct: bool, record: bool) -> Self {
         let dir = temp_dir(name);
         let backing = dir.join("disk.img");
         std::fs::write(&backing, pattern(SIZE)).unwrap();
@@ -60,7 +70,7 @@ impl Server {
             listen: Listen::Unix(socket.clone()),
             block_size: 4096,
             emulate: None,
-            record: None,
+            record: record.then(|| dir.join("served.csv")),
             direct,
         };
         let stop = Arc::new(AtomicBool::new(false));
@@ -79,6 +89,19 @@ impl Server {
     fn stop(mut self) -> Value {
         self.stop.store(true, Ordering::Relaxed);
         self.handle.take().unwrap().join().unwrap().expect("server failed")
+    }
+
+    /// Stop, then replay the recorded trace in the instant engine with the same config (the simulator's
+    /// result of what the server served).
+    fn stop_and_replay(mut self, config: &str) -> (Value, RunResult) {
+        self.stop.store(true, Ordering::Relaxed);
+        let report = self.handle.take().unwrap().join().unwrap().expect("server failed");
+        let cfg = HierarchyConfig::from_json(serde_json::from_str(config).unwrap()).unwrap();
+        let mut spec = TraceSpec::with_format(self.dir.join("served.csv").display().to_string(), "prefetchsim_csv");
+        spec.block_size = 4096;
+        let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+        let replay = run_instant(spec.open().unwrap().as_mut(), &mut h, &cfg.engine, &mut Silent).unwrap();
+        (report, replay)
     }
 }
 
@@ -508,4 +531,68 @@ fn per_client_caches_of_closed_connections_are_freed_and_still_counted() {
     assert_eq!(report["server"]["cached_blocks_end"], 0, "{report}");
     assert_eq!(report["levels"][0]["misses"], 80, "{report}");
     assert_eq!(report["clients"], 5);
+    let misses: Vec<&Value> = report["instances"].as_array().unwrap().iter().map(|i| &i["misses"]).collect();
+    assert_eq!(misses, [16; 5], "each closed client's own cache is still reported: {report}");
+}
+
+/// Finding F5: the report of a level of several caches carries one record per cache (`instances`, as the
+/// simulator's result does), not only the level's sum. Three clients, interleaved request by request, over
+/// a `per_client` L1 with read-ahead and an L2 of two servers: each cache's record sums to its level's, and
+/// equals, field for field, what replaying the served trace gives for that cache.
+#[test]
+fn per_client_and_instance_counters_are_reported_as_the_replay_counts_them() {
+    const CONFIG: &str = r#"{"level": [
+        {"size": 16, "policy": "lru", "prefetcher": "ra", "per_client": true},
+        {"size": 48, "policy": "lru", "instances": 2}]}"#;
+    let srv = Server::start_opts("instances", CONFIG, false, true);
+    let mut model = pattern(SIZE);
+    let mut conns: Vec<UnixStream> = (0..3).map(|_| client(&srv.socket)).collect();
+    let mut rng = 99u64;
+    // Client c reads its own region sequentially (c = 0, 1) or at random (c = 2); a few writes besides.
+    let mut pos = [0u64, SIZE / 2, 0];
+    for step in 0..300u64 {
+        let c = (step % 3) as usize;
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        let (off, len) =
+            if c == 2 { ((rng >> 20) % (SIZE - 8192), 1 + ((rng >> 8) % 8192) as u32) } else { (pos[c], 8192) };
+        pos[c] = (pos[c] + 8192) % (SIZE / 2) + if c == 1 { SIZE / 2 } else { 0 };
+        if rng & 7 == 0 {
+            let data: Vec<u8> = (0..len).map(|i| (u64::from(i) ^ rng) as u8).collect();
+            write_at(&mut conns[c], off, &data);
+            model[off as usize..off as usize + len as usize].copy_from_slice(&data);
+        } else {
+            assert_eq!(read_at(&mut conns[c], off, len), model[off as usize..off as usize + len as usize]);
+        }
+    }
+    for (i, mut s) in conns.into_iter().enumerate() {
+        request(&mut s, CMD_DISC, 100 + i as u64, 0, 0, &[]);
+        assert!(closed(&mut s));
+    }
+    let (report, replay) = srv.stop_and_replay(CONFIG);
+    assert_eq!(report["clients"], 3);
+    let instances = report["instances"].as_array().unwrap_or_else(|| panic!("no instances: {report}"));
+    let of = |level: u64| instances.iter().filter(move |i| i["level"] == level).collect::<Vec<_>>();
+    let clients: Vec<&Value> = of(0).iter().map(|i| &i["client"]).collect();
+    assert_eq!(clients, [0, 1, 2], "one record per client of the per_client level: {report}");
+    assert!(of(1).iter().all(|i| i.get("client").is_none()), "servers are not clients: {report}");
+    assert_eq!(of(1).iter().map(|i| &i["instance"]).collect::<Vec<_>>(), [0, 1]);
+    for level in 0..2 {
+        let total = &report["levels"][level as usize];
+        for key in LevelCounters::NAMES.iter().chain(&["unused_prefetch"]) {
+            let sum: u64 = of(level).iter().map(|i| i[key].as_u64().unwrap()).sum();
+            assert_eq!(Value::from(sum), total[key], "level {level} {key}: {report}");
+        }
+    }
+    // Which connection got which id is not fixed (ids are taken as handshakes end): no id is assumed.
+    let per_client_misses: Vec<u64> = of(0).iter().map(|i| i["misses"].as_u64().unwrap()).collect();
+    assert!(per_client_misses.iter().any(|&m| m != per_client_misses[0]), "the clients differ: {per_client_misses:?}");
+    assert!(of(0).iter().any(|i| i["prefetch_used"].as_u64().unwrap() > 0), "{report}");
+    // The replay's per-cache records, in the simulator's schema, are the live ones exactly.
+    let replayed: Vec<Value> = replay
+        .levels
+        .iter()
+        .flat_map(|l| l.instance_records())
+        .map(|r| Value::Object(r.into_iter().map(|(k, v)| (k.to_string(), serde_json::json!(v))).collect()))
+        .collect();
+    assert_eq!(instances, &replayed);
 }
