@@ -70,6 +70,22 @@ def test_fixed_size_shards_lowers_the_rate_and_estimates_the_curve():
     assert (sh["miss_ratio"] - ex["miss_ratio"]).abs().max() < 0.1
 
 
+@pytest.mark.parametrize("limit", [30_000, 100_000])
+def test_shards_reports_the_requests_read_and_its_estimates_under_their_own_names(limit):
+    # attrs["requests"] was the sampled requests weighed 1/R: P6 at 1% "had" 1,628,100 requests for 519,711
+    # (the study's whole trace; slices keep the test short).
+    tr = ps.open_trace(shared_trace("arc/P6.lis.zst"), "arc")
+    ex = ps.mrc(tr, [1000], limit=limit)
+    assert ex.attrs["requests"] == limit and isinstance(ex.attrs["requests"], int)
+    assert "estimated_requests" not in ex.attrs
+    for kw in ({"rate": 0.01}, {"rate": 0.1}, {"rate": 0.1, "adjust": False}, {"max_samples": 500}):
+        sh = ps.mrc(tr, [1000], method="shards", limit=limit, **kw)
+        assert sh.attrs["requests"] == ex.attrs["requests"], kw
+        assert sh.attrs["references"] == ex.attrs["references"], kw
+        assert sh.attrs["estimated_requests"] != sh.attrs["requests"], kw  # the estimate, kept and named
+        assert 0 < sh.attrs["sampled_references"] < sh.attrs["references"], kw
+
+
 @pytest.mark.parametrize("prefetcher", ["obl", "linux", "mithril"])
 def test_sampled_simulation_at_rate_one_equals_full_simulation(prefetcher):
     tr = ps.synthetic("oltp-like", requests=5000, seed=2)

@@ -204,7 +204,9 @@ def mrc(
         ``hit_ratio`` (block references, equal to bytes since blocks have one size), and
         ``request_miss_ratio`` (``exact``/``shards``: requests with a missed block) or the simulated
         level's metrics (``mini``/``full``, with ``sample_blocks``, the miniature cache). ``df.attrs``:
-        ``footprint``, ``rate``, ``cpu_s`` (process CPU seconds of the computation), ``wall_s``.
+        ``footprint``, ``rate``, ``cpu_s`` (process CPU seconds of the computation), ``wall_s``; for
+        ``exact``/``shards`` also ``requests`` and ``references`` read (counted, not estimated) and for
+        ``shards`` their ``estimated_...`` counterparts from the sample (docs/mrc.md lists them all).
 
     Raises:
         ConfigError: a bad size, method or sampling parameter; the message names it (``sampling.rate``).
@@ -281,8 +283,13 @@ def mrc(
         # `footprint` is what the shares were taken of (the whole trace's when resolved above); the
         # blocks of the requests read (estimated by SHARDS) are `footprint_read`.
         attrs.setdefault("footprint", raw["footprint"])
+        # Requests and references as read; SHARDS' estimates from its sample under their own names (they
+        # were `requests` and `references`: P6 at 1% "had" 1,628,100 requests for 519,711).
         attrs.update(footprint_read=raw["footprint"], references=raw["references"], requests=raw["requests"],
                      rate=raw["rate"], skipped_records=raw["skipped_records"])
+        if method == "shards":
+            attrs.update(estimated_references=raw["estimated_references"],
+                         estimated_requests=raw["estimated_requests"], sampled_references=raw["sampled_references"])
     else:
         if blocks is None:  # `points` sizes evenly spaced up to the footprint
             fp = tr.footprint()
