@@ -157,7 +157,10 @@ def test_an_option_saying_what_the_method_computes_anyway_is_accepted():
     for method, kw in [("exact", {"policy": "lru", "prefetcher": "none", "rate": 1}),
                        ("shards", {"policy": "lru", "prefetcher": "none", "rate": 1.0}),
                        # Spelled as the core reads names (these were refused).
-                       ("exact", {"policy": "LRU", "prefetcher": {"name": "none"}})]:
+                       ("exact", {"policy": "LRU", "prefetcher": {"name": "none"}}),
+                       # Aliases as the core folds them ("off" is none's; the Python copy of the folding
+                       # knew case only).
+                       ("shards", {"policy": {"name": "LRU"}, "prefetcher": "off", "rate": 1.0})]:
         assert list(ps.mrc(tr, [10, 40], method=method, **kw)["miss_ratio"]) == list(plain["miss_ratio"])
     with pytest.raises(ps.ConfigError, match="policy: applies to method mini or full only"):
         ps.mrc(tr, [10], policy="arc")

@@ -68,19 +68,28 @@ def check_options(method: str, given: Mapping[str, Any], spell: Callable[[str], 
     for key, value in given.items():
         if value is None or method in APPLIES[key]:
             continue
-        if key in implied and not isinstance(value, bool) and _names(value) == implied[key]:
+        if key in implied and not isinstance(value, bool) and _same(key, value, implied[key]):
             continue
         why = f" ({method!r} computes LRU without prefetching)" if "policy" in key or "prefetcher" in key else ""
         raise _core.ConfigError(f"{spell(key)}: applies to method {' or '.join(APPLIES[key])} only, "
                                 f"not {method!r}{why}")
 
 
-def _names(value: Any) -> Any:
-    """A component as a name, spelled as the core reads names: ``"LRU"`` and ``{"name": "lru"}`` are
-    ``"lru"`` (they were refused with ``exact``); anything else as it is."""
-    if isinstance(value, Mapping) and set(value) == {"name"}:
-        value = value["name"]
-    return value.strip().lower() if isinstance(value, str) else value
+def _same(key: str, value: Any, implied: Any) -> bool:
+    """Whether ``value`` of option ``key`` says ``implied``: a policy or prefetcher as the core reads a
+    level's (``"LRU"`` and ``{"name": "lru"}`` are ``"lru"``, aliases folded; they were refused with
+    ``exact``), anything else as it is."""
+    if key not in ("policy", "prefetcher"):
+        return bool(value == implied)
+
+    def canonical(v: Any) -> Any:
+        doc = {"level": [{"size": 1, key: v}]}
+        return json.loads(_core.canonical_config(json.dumps(doc)))["level"][0].get(key)
+
+    try:
+        return bool(canonical(value) == canonical(implied))
+    except (_core.ConfigError, TypeError, ValueError):  # not a component the core reads: not the implied one
+        return False
 
 
 _MAX_U64 = 2**64 - 1
