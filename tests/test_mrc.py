@@ -238,6 +238,19 @@ def test_cli_mrc_writes_the_curve_and_a_plot(tmp_path, capsys):
     assert "full: rate 1," in err and "nan" not in err and "footprint" not in err
 
 
+def test_cli_mrc_checks_the_plot_file_before_computing_the_curve(tmp_path, capsys):
+    # Both failed after the curve was computed and printed (exit 2 after the table), and the format's
+    # message did not name --plot.
+    p = tmp_path / "t.lirs"
+    p.write_text("".join(f"{(i * 7) % 50}\n" for i in range(500)))
+    for plot, needle in [(tmp_path / "c.txt", "format 'txt' is not supported"),
+                         (tmp_path / "no" / "dir" / "c.png", "no folder")]:
+        assert main(["mrc", str(p), "--format", "lirs", "--points", "5", "--plot", str(plot)]) == 2, plot
+        out, err = capsys.readouterr()
+        assert out == "" and "prefetchsim: exact:" not in err, plot  # nothing computed
+        assert f"--plot {plot}: " in err and needle in err, err
+
+
 # --- One pass for the plain LRU (stack distances), FIFO (insertion counts) or CLOCK (rings sharing each
 # block's entry) configs of a batch (mrc::family): the records equal separate runs.
 
