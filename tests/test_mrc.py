@@ -70,6 +70,22 @@ def test_fixed_size_shards_lowers_the_rate_and_estimates_the_curve():
     assert (sh["miss_ratio"] - ex["miss_ratio"]).abs().max() < 0.1
 
 
+@pytest.mark.parametrize("limit", [30_000, 100_000])
+def test_shards_reports_the_requests_read_and_its_estimates_under_their_own_names(limit):
+    # attrs["requests"] was the sampled requests weighed 1/R: P6 at 1% "had" 1,628,100 requests for 519,711
+    # (the study's whole trace; slices keep the test short).
+    tr = ps.open_trace(shared_trace("arc/P6.lis.zst"), "arc")
+    ex = ps.mrc(tr, [1000], limit=limit)
+    assert ex.attrs["requests"] == limit and isinstance(ex.attrs["requests"], int)
+    assert "estimated_requests" not in ex.attrs
+    for kw in ({"rate": 0.01}, {"rate": 0.1}, {"rate": 0.1, "adjust": False}, {"max_samples": 500}):
+        sh = ps.mrc(tr, [1000], method="shards", limit=limit, **kw)
+        assert sh.attrs["requests"] == ex.attrs["requests"], kw
+        assert sh.attrs["references"] == ex.attrs["references"], kw
+        assert sh.attrs["estimated_requests"] != sh.attrs["requests"], kw  # the estimate, kept and named
+        assert 0 < sh.attrs["sampled_references"] < sh.attrs["references"], kw
+
+
 @pytest.mark.parametrize("prefetcher", ["obl", "linux", "mithril"])
 def test_sampled_simulation_at_rate_one_equals_full_simulation(prefetcher):
     tr = ps.synthetic("oltp-like", requests=5000, seed=2)
@@ -141,7 +157,10 @@ def test_an_option_saying_what_the_method_computes_anyway_is_accepted():
     for method, kw in [("exact", {"policy": "lru", "prefetcher": "none", "rate": 1}),
                        ("shards", {"policy": "lru", "prefetcher": "none", "rate": 1.0}),
                        # Spelled as the core reads names (these were refused).
-                       ("exact", {"policy": "LRU", "prefetcher": {"name": "none"}})]:
+                       ("exact", {"policy": "LRU", "prefetcher": {"name": "none"}}),
+                       # Aliases as the core folds them ("off" is none's; the Python copy of the folding
+                       # knew case only).
+                       ("shards", {"policy": {"name": "LRU"}, "prefetcher": "off", "rate": 1.0})]:
         assert list(ps.mrc(tr, [10, 40], method=method, **kw)["miss_ratio"]) == list(plain["miss_ratio"])
     with pytest.raises(ps.ConfigError, match="policy: applies to method mini or full only"):
         ps.mrc(tr, [10], policy="arc")
@@ -217,6 +236,19 @@ def test_cli_mrc_writes_the_curve_and_a_plot(tmp_path, capsys):
     assert main(["mrc", str(p), "--format", "lirs", "--method", "full", "--sizes", "5,10"]) == 0
     err = capsys.readouterr().err
     assert "full: rate 1," in err and "nan" not in err and "footprint" not in err
+
+
+def test_cli_mrc_checks_the_plot_file_before_computing_the_curve(tmp_path, capsys):
+    # Both failed after the curve was computed and printed (exit 2 after the table), and the format's
+    # message did not name --plot.
+    p = tmp_path / "t.lirs"
+    p.write_text("".join(f"{(i * 7) % 50}\n" for i in range(500)))
+    for plot, needle in [(tmp_path / "c.txt", "format 'txt' is not supported"),
+                         (tmp_path / "no" / "dir" / "c.png", "no folder")]:
+        assert main(["mrc", str(p), "--format", "lirs", "--points", "5", "--plot", str(plot)]) == 2, plot
+        out, err = capsys.readouterr()
+        assert out == "" and "prefetchsim: exact:" not in err, plot  # nothing computed
+        assert f"--plot {plot}: " in err and needle in err, err
 
 
 # --- One pass for the plain LRU (stack distances), FIFO (insertion counts) or CLOCK (rings sharing each

@@ -216,6 +216,53 @@ def test_export_to_csv_and_json_lines_round_trips(db, tmp_path):
     assert len(ps.results(tmp_path / "r.csv", ["level=0"])) == 6
 
 
+def test_every_export_read_back_has_the_types_of_the_database(db, tmp_path):
+    # JSON lines gave `finished_at` as datetime64[us, UTC], where the database and CSV give its text.
+    names = ["r.csv", "r.jsonl", "r.json"]
+    try:
+        import pyarrow  # noqa: F401
+
+        names.append("r.parquet")
+    except ImportError:
+        pass
+    want = ps.results(db)
+    assert isinstance(want.finished_at[0], str)
+    for name in names:
+        assert main(["results", str(db), "--export", str(tmp_path / name)]) == 0
+        back = ps.results(tmp_path / name)
+        assert list(back.columns) == list(want.columns), name
+        assert back.dtypes.to_dict() == want.dtypes.to_dict(), name
+        assert list(back.finished_at) == list(want.finished_at), name
+
+
+def test_columns_cut_the_export_as_they_cut_the_listing(db, tmp_path, capsys):
+    # --columns was ignored by --export: all 60+ columns were written.
+    for name in ("c.csv", "c.jsonl"):
+        out = tmp_path / name
+        assert main(["results", str(db), "--columns", "level0_size,level,hit_ratio", "--export", str(out)]) == 0
+        back = ps.results(out)  # a cut-down export that keeps a results column reads back
+        assert list(back.columns) == ["level0_size", "level", "hit_ratio"], name
+        assert list(back.hit_ratio) == list(ps.results(db).hit_ratio), name
+    assert main(["results", str(db), "--columns", "level0_size", "--export", str(tmp_path / "m.sqlite")]) == 2
+    assert "--columns applies to CSV, JSON and Parquet exports" in capsys.readouterr().err
+    assert main(["results", str(db), "--columns", "nope", "--export", str(tmp_path / "n.csv")]) == 2
+    assert "--columns nope: no such column" in capsys.readouterr().err
+    assert not (tmp_path / "n.csv").exists()
+
+
+@pytest.mark.parametrize("name,text", [("junk.csv", "a,b\n1,2\n"), ("junk.jsonl", '{"a": 1}\n'),
+                                       ("empty.csv", "")])
+def test_a_file_that_is_not_a_results_export_is_an_error_naming_it(tmp_path, capsys, name, text):
+    # Any CSV was shown as a results table with exit 0.
+    junk = tmp_path / name
+    junk.write_text(text)
+    assert main(["results", str(junk)]) == 2
+    out, err = capsys.readouterr()
+    assert out == "" and f"{junk}: not a results export" in err, err
+    with pytest.raises(ps.ConfigError, match="not a results export"):
+        ps.results(junk)
+
+
 def test_parquet_needs_pyarrow_and_says_how_to_install_it(db, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if not installed
     with pytest.raises(MissingDependency, match=r"pip install pyarrow"):

@@ -162,6 +162,33 @@ size = 8
     assert df[df.trace == "local.spc"].demand_accesses.iloc[0] == 100
 
 
+def test_one_trace_under_two_labels_in_a_trace_axis_is_refused_naming_both(tmp_path, spc_trace):
+    # The same file under two paths or labels is one run by identity: the first point's label vanished,
+    # even from --dry-run. Under one label (the file in two folders) it is a plain duplicate.
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        shutil.copy(spc_trace, tmp_path / folder / "scan.spc")
+    shutil.copy(spc_trace, tmp_path / "copy.spc")
+    path = write_spec(tmp_path / "d.toml", """
+[[level]]
+size = 8
+[sweep]
+"trace" = ["a/scan.spc", { path = "copy.spc", label = "copy" }]
+""")
+    with pytest.raises(ps.ConfigError, match=r"'copy' \(.*copy.spc\) and 'scan.spc' \(.*scan.spc\) are the same trace"):
+        ps.sweep_plan(path)
+    p = cli("sweep", path, "--dry-run")
+    assert p.returncode == 2 and "'copy'" in p.stderr and "'scan.spc'" in p.stderr, p.stderr
+    path = write_spec(tmp_path / "d2.toml", """
+[[level]]
+size = 8
+[sweep]
+"trace" = ["a/scan.spc", "b/scan.spc"]
+""")
+    p = ps.sweep_plan(path)
+    assert len(p) == 1 and p.duplicates == 1 and p.grid().trace.tolist() == ["scan.spc"]
+
+
 def test_a_timed_sweep_keeps_the_response_times_and_plots_them(tmp_path):
     # The rows held the levels' counters only: no rt_* column, so `plot response-time` on a timed sweep
     # said "the instant engine has no time" though the runs were timed.
@@ -355,7 +382,10 @@ def test_failed_runs_are_recorded_and_the_others_kept(tmp_path):
     # 0.001% of a 5000-request zipf footprint is less than a block: fails at run time, not in the spec.
     s = spec(**{"level[0].size": ["0.001%", "5%", "10%"]})
     db = tmp_path / "f.sqlite"
-    with pytest.raises(ps.PrefetchsimError, match=r"1 of 3 runs failed.*less than one block"):
+    # The first failure is named by its grid point too, as the checks before a sweep name one (the run
+    # hash alone said nothing of which size failed).
+    with pytest.raises(ps.PrefetchsimError, match=r"1 of 3 runs failed.* first: run [0-9a-f]+ "
+                                                  r"\(grid point level0_size='0\.001%'\): .*less than one block"):
         ps.sweep(s, ThreadPoolExecutor(2), db=db, batch_size=3)
     df = ps.results(db)
     assert sorted(df.level0_size) == ["10%", "5%"]

@@ -23,6 +23,29 @@ def _replaceable(target: str) -> bool:
         return True
 
 
+def _direct(target: str) -> bool:
+    """Whether ``target`` is written in place rather than replaced (see the module doc); raises the error
+    the write would meet when its folder is missing or not writable."""
+    if not _replaceable(target):
+        return True
+    directory = os.path.dirname(os.path.abspath(target))
+    # Errors name the target, not the temporary file.
+    if not os.path.isdir(directory):
+        raise FileNotFoundError(errno.ENOENT, f"no folder {directory}", target)
+    if not os.access(directory, os.W_OK):
+        if os.access(target, os.W_OK):  # a writable file in a folder that is not: it cannot be replaced
+            return True
+        raise PermissionError(errno.EACCES, f"the folder {directory} is not writable", target)
+    return False
+
+
+def check_writable(path: str | os.PathLike[str]) -> None:
+    """Raise now the error :func:`atomic_path` would raise for ``path``'s folder, so that a command can
+    refuse an output before its work rather than after it (``mrc --plot`` into a missing folder)."""
+    target = os.fspath(path)
+    _direct(os.path.realpath(target) if os.path.islink(target) else target)
+
+
 @contextlib.contextmanager
 def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
     """A path to write the whole of ``path``'s new content to; it becomes ``path`` when the block ends
@@ -31,18 +54,10 @@ def atomic_path(path: str | os.PathLike[str]) -> Iterator[str]:
     target = os.fspath(path)
     if os.path.islink(target):  # replace the file the link points to, not the link
         target = os.path.realpath(target)
-    if not _replaceable(target):
+    if _direct(target):
         yield target
         return
     directory, name = os.path.split(os.path.abspath(target))
-    # Errors name the target, not the temporary file.
-    if not os.path.isdir(directory):
-        raise FileNotFoundError(errno.ENOENT, f"no folder {directory}", target)
-    if not os.access(directory, os.W_OK):
-        if os.access(target, os.W_OK):  # a writable file in a folder that is not: it cannot be replaced
-            yield target
-            return
-        raise PermissionError(errno.EACCES, f"the folder {directory} is not writable", target)
     stem, ext = os.path.splitext(name)
     tmp = os.path.join(directory, f".{stem}.{os.getpid()}-{os.urandom(4).hex()}.partial{ext}")
     try:

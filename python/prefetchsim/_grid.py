@@ -32,7 +32,7 @@ import math
 import os
 import re
 import tomllib
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -548,6 +548,7 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
         tref = traces_by_key.get(tkey)
         if tref is None:
             tref = _resolve_trace(tr_value, base_dir)
+            _refuse_relabelled_trace(tref, traces_by_key.values())
             traces_by_key[tkey] = tref
         ckey = _dumps(point)
         got = canon_cache.get(ckey)
@@ -555,8 +556,7 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
             try:
                 canon = canonical_config(point)
             except _core.ConfigError as e:
-                where = ", ".join(f"{k}={v!r}" for k, v in labels.items())
-                raise _err(f"sweep: {e} (grid point {where})") from None
+                raise _err(f"sweep: {e} (grid point {point_text(labels)})") from None
             got = (canon, _dumps(canon))
             canon_cache[ckey] = got
         block_size = tref.spec.get("block_size", 4096)
@@ -566,8 +566,7 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
             try:
                 _core.check_sizes(ckey, block_size)
             except _core.ConfigError as e:
-                where = ", ".join(f"{k}={v!r}" for k, v in labels.items())
-                raise _err(f"sweep: {e} (grid point {where})") from None
+                raise _err(f"sweep: {e} (grid point {point_text(labels)})") from None
             sizes_checked.add((ckey, block_size))
         rid = _digest(tref.trace_id + "\n" + got[1])
         if rid in seen:
@@ -578,6 +577,24 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
     traces = {t.trace_id: t for t in traces_by_key.values()}
     return SweepPlan(runs, traces, columns, name, {**doc, "sweep": dict(sweep_tbl)}, preset, duplicates,
                      excluded=excluded)
+
+
+def point_text(labels: Mapping[str, Any], trace: str | None = None) -> str:
+    """A grid point as its errors name it: its axis values (``level0_size='1%', level0_policy='arc'``),
+    after its trace's label when one is given."""
+    items = ([("trace", trace)] if trace is not None else []) + list(labels.items())
+    return ", ".join(f"{k}={v!r}" for k, v in items)
+
+
+def _refuse_relabelled_trace(new: TraceRef, known: Iterable[TraceRef]) -> None:
+    """Two values of the trace axis with one identity (a file under two paths or labels) are one run per
+    config, which has one trace label: the first point's label vanished from the grid and the results.
+    Refused, naming both; the same file twice under one label is a plain duplicate, run once."""
+    for old in known:
+        if old.trace_id == new.trace_id and old.label != new.label:
+            raise _err(f"trace: {new.label!r} ({new.spec.get('path')}) and {old.label!r} ({old.spec.get('path')}) "
+                       "are the same trace (a run is keyed by the trace's identity: format, options, size and "
+                       "contents, not its path or label), so they would be one run under one label; list it once")
 
 
 def _core_reason(base: Mapping[str, Any], parts: list[str | int], value: Any, path: str) -> str | None:

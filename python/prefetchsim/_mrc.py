@@ -68,19 +68,28 @@ def check_options(method: str, given: Mapping[str, Any], spell: Callable[[str], 
     for key, value in given.items():
         if value is None or method in APPLIES[key]:
             continue
-        if key in implied and not isinstance(value, bool) and _names(value) == implied[key]:
+        if key in implied and not isinstance(value, bool) and _same(key, value, implied[key]):
             continue
         why = f" ({method!r} computes LRU without prefetching)" if "policy" in key or "prefetcher" in key else ""
         raise _core.ConfigError(f"{spell(key)}: applies to method {' or '.join(APPLIES[key])} only, "
                                 f"not {method!r}{why}")
 
 
-def _names(value: Any) -> Any:
-    """A component as a name, spelled as the core reads names: ``"LRU"`` and ``{"name": "lru"}`` are
-    ``"lru"`` (they were refused with ``exact``); anything else as it is."""
-    if isinstance(value, Mapping) and set(value) == {"name"}:
-        value = value["name"]
-    return value.strip().lower() if isinstance(value, str) else value
+def _same(key: str, value: Any, implied: Any) -> bool:
+    """Whether ``value`` of option ``key`` says ``implied``: a policy or prefetcher as the core reads a
+    level's (``"LRU"`` and ``{"name": "lru"}`` are ``"lru"``, aliases folded; they were refused with
+    ``exact``), anything else as it is."""
+    if key not in ("policy", "prefetcher"):
+        return bool(value == implied)
+
+    def canonical(v: Any) -> Any:
+        doc = {"level": [{"size": 1, key: v}]}
+        return json.loads(_core.canonical_config(json.dumps(doc)))["level"][0].get(key)
+
+    try:
+        return bool(canonical(value) == canonical(implied))
+    except (_core.ConfigError, TypeError, ValueError):  # not a component the core reads: not the implied one
+        return False
 
 
 _MAX_U64 = 2**64 - 1
@@ -204,7 +213,9 @@ def mrc(
         ``hit_ratio`` (block references, equal to bytes since blocks have one size), and
         ``request_miss_ratio`` (``exact``/``shards``: requests with a missed block) or the simulated
         level's metrics (``mini``/``full``, with ``sample_blocks``, the miniature cache). ``df.attrs``:
-        ``footprint``, ``rate``, ``cpu_s`` (process CPU seconds of the computation), ``wall_s``.
+        ``footprint``, ``rate``, ``cpu_s`` (process CPU seconds of the computation), ``wall_s``; for
+        ``exact``/``shards`` also ``requests`` and ``references`` read (counted, not estimated) and for
+        ``shards`` their ``estimated_...`` counterparts from the sample (docs/mrc.md lists them all).
 
     Raises:
         ConfigError: a bad size, method or sampling parameter; the message names it (``sampling.rate``).
@@ -281,8 +292,13 @@ def mrc(
         # `footprint` is what the shares were taken of (the whole trace's when resolved above); the
         # blocks of the requests read (estimated by SHARDS) are `footprint_read`.
         attrs.setdefault("footprint", raw["footprint"])
+        # Requests and references as read; SHARDS' estimates from its sample under their own names (they
+        # were `requests` and `references`: P6 at 1% "had" 1,628,100 requests for 519,711).
         attrs.update(footprint_read=raw["footprint"], references=raw["references"], requests=raw["requests"],
                      rate=raw["rate"], skipped_records=raw["skipped_records"])
+        if method == "shards":
+            attrs.update(estimated_references=raw["estimated_references"],
+                         estimated_requests=raw["estimated_requests"], sampled_references=raw["sampled_references"])
     else:
         if blocks is None:  # `points` sizes evenly spaced up to the footprint
             fp = tr.footprint()

@@ -445,20 +445,12 @@ def read_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
             with Store(p, readonly=True) as s:
                 frames.append(s.read(filters))
             continue
-        if p.endswith((".parquet", ".pq")):
-            from ._deps import require
-
-            require("pyarrow", "reading Parquet")
-            df = pd.read_parquet(p)
-        elif p.endswith((".json", ".jsonl")):
-            df = pd.read_json(p, lines=True, precise_float=True)  # the default parser rounds the last digits
-        elif p.endswith((".csv", ".csv.gz")):
-            df = pd.read_csv(p)
-        elif p.endswith((".sqlite", ".sqlite3", ".db")):
+        if p.endswith((".sqlite", ".sqlite3", ".db")):
             raise _core.ConfigError(f"{p}: not an SQLite results database")
-        else:
+        if not p.endswith((".parquet", ".pq", ".json", ".jsonl", ".csv", ".csv.gz")):
             raise _core.ConfigError(f"{p}: unknown results file; give a results database (.sqlite), "
                                     ".csv, .jsonl or .parquet")
+        df = _read_export(p)
         if filters:
             df = _filter_frame(df, filters)
         frames.append(df)
@@ -466,6 +458,48 @@ def read_results(paths: str | os.PathLike[str] | Sequence[str | os.PathLike[str]
     if len(frames) > 1 and {"run_id", "level"} <= set(df.columns):
         df = df.drop_duplicates(["run_id", "level"]).reset_index(drop=True)
     return df
+
+
+def _read_export(p: str):
+    """A results export (CSV, JSON lines or Parquet) as a DataFrame, typed as the database gives it."""
+    import pandas as pd
+
+    try:
+        if p.endswith((".parquet", ".pq")):
+            from ._deps import require
+
+            require("pyarrow", "reading Parquet")
+            df = pd.read_parquet(p)
+        elif p.endswith((".json", ".jsonl")):
+            # Python's parser, not pandas': pandas rounded the last digits unless asked, and read columns named
+            # like dates (`finished_at`) as datetime64 where the database and CSV give the text written.
+            with open(p, encoding="utf-8") as f:
+                try:
+                    records = [json.loads(line) for line in f if line.strip()]
+                except json.JSONDecodeError as e:
+                    raise ValueError(f"not JSON lines: {e}") from None
+            if not all(isinstance(r, dict) for r in records):
+                raise ValueError("not JSON lines of objects")
+            df = pd.DataFrame.from_records(records)
+        else:
+            df = pd.read_csv(p)
+    except ValueError as e:  # pandas' and pyarrow's parse errors (an empty file, a bad line) are ValueErrors
+        raise _core.ConfigError(f"{p}: not a results export: {e}") from None
+    check_results_export(df, p)
+    return df
+
+
+def check_results_export(df, path: str) -> None:
+    """Refuse a table with none of the columns results have (``run_id``, ``level``, a metric such as
+    ``hit_ratio``, a run total): any CSV was shown as a results table with exit 0. An export cut down by
+    ``results --columns`` passes as long as it keeps one such column."""
+    known = reserved_columns()
+    if not any(c in known for c in df.columns):
+        cols = [str(c) for c in df.columns]
+        shown = ", ".join(cols[:8]) + (f" (and {len(cols) - 8} more)" if len(cols) > 8 else "")
+        raise _core.ConfigError(f"{path}: not a results export: none of its columns ({shown or 'none'}) is a "
+                                "results column such as run_id, level or hit_ratio; give a results database or "
+                                "a file written by `prefetchsim results --export` or `sweep -o`")
 
 
 def _filter_frame(df, filters):

@@ -31,7 +31,7 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import Any
 
 from . import _core
-from ._grid import SweepPlan, Task, _dumps, plan
+from ._grid import SweepPlan, Task, _dumps, plan, point_text
 from ._progress import Progress
 from ._sim import share_blocks
 from ._store import Store, level_record_keys, now, timing_metric_keys
@@ -390,9 +390,17 @@ def sweep(
             rid, err = failures[0]
             raise _core.PrefetchsimError(
                 f"{len(failures)} of {len(p.runs)} runs failed (the others are in {store.path}); "
-                f"first: run {rid}: {err}")
+                f"first: run {rid} ({_where(p, rid)}): {err}")
         df = store.read(run_ids=[r.run_id for r in p.runs])
     return _relabel(df, p)
+
+
+def _where(p: SweepPlan, rid: str) -> str:
+    """The grid point of run ``rid`` as the checks before a sweep name one (the hash alone said nothing of
+    which sizes or policies failed), with its trace when the sweep has several."""
+    run = next(r for r in p.runs if r.run_id == rid)
+    trace = p.traces[run.trace_id].label if len(p.traces) > 1 else None
+    return f"grid point {point_text(run.labels, trace)}"
 
 
 # A task whose worker dies this many times is recorded as failed instead of being run again.

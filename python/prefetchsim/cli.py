@@ -611,9 +611,10 @@ def cmd_results(args: argparse.Namespace) -> int:
             _emit(_records(df), args.output_format, out)
         return 0
     if args.export and args.export.endswith((".sqlite", ".db")):
-        if args.filter:
-            raise _core.ConfigError("--export to a database merges whole databases; --filter applies to CSV, "
-                                    "JSON and Parquet exports")
+        for given, option in ((args.filter, "--filter"), (args.columns, "--columns")):
+            if given:
+                raise _core.ConfigError(f"--export to a database merges whole databases; {option} applies to CSV, "
+                                        "JSON and Parquet exports")
         with Store(args.export) as st:
             added = 0
             for src in args.db:
@@ -627,18 +628,19 @@ def cmd_results(args: argparse.Namespace) -> int:
         # An empty table is an answer, but a text value no row has is most likely misspelt: say what there is.
         for line in unmatched(read_results(args.db), args.filter):
             sys.stderr.write(f"prefetchsim: {line}\n")
-    if args.export:
-        export(df, args.export)
-        sys.stderr.write(f"prefetchsim: {len(df)} rows written to {args.export}\n")
-        return 0
     cols = None
     if args.columns:
         cols = [c.strip() for c in args.columns.split(",")]
         missing = [c for c in cols if c not in df.columns]
         if missing:
             raise _core.ConfigError(f"--columns {missing[0]}: no such column; columns: {', '.join(df.columns)}")
-        if args.output_format != "table":
+        if args.output_format != "table" or args.export:
             df = df[cols]
+    if args.export:
+        # --columns cuts the export as it cuts the listing (every column was written whatever it said).
+        export(df, args.export)
+        sys.stderr.write(f"prefetchsim: {len(df)} rows written to {args.export}\n")
+        return 0
     elif args.output_format == "table":
         axes = [c for c in df.columns if c not in _NOT_AXES and c not in _core_metric_names()]
         cols = _table_columns(df, [c for c in axes if c not in ("run_id", "trace")])
@@ -840,7 +842,7 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                     "KEY>V, KEY>=V.")
     rs.add_argument("db", nargs="+", help="results database(s) (or CSV/JSON-lines/Parquet exports)")
     rs.add_argument("--filter", action="append", metavar="KEY=VALUE", help="keep matching rows (repeatable)")
-    rs.add_argument("--columns", help="comma list of columns to show")
+    rs.add_argument("--columns", help="comma list of columns to show, or to write with --export")
     rs.add_argument("--export", metavar="FILE",
                     help="write the rows to FILE.csv, .parquet (needs pyarrow) or .jsonl; FILE.sqlite merges the "
                          "databases (e.g. the shards of a job array) into one")

@@ -30,7 +30,7 @@ import re
 from collections.abc import Sequence
 from typing import Any
 
-from ._atomic import atomic_path
+from ._atomic import atomic_path, check_writable
 from ._deps import require
 
 __all__ = [
@@ -127,6 +127,19 @@ def new_figure(ncols: int = 1, nrows: int = 1, figsize: tuple[float, float] | No
     fig = Figure(figsize=figsize or (6.0 * ncols, 4.0 * nrows), layout="constrained")
     axes = fig.subplots(nrows, ncols, squeeze=True)
     return fig, axes
+
+
+def check_image_path(path: str | os.PathLike[str]) -> None:
+    """Raise ValueError (an unsupported format, by the extension) or OSError (no folder, not writable)
+    where `savefig` would, without drawing: a command checks its image file before its work."""
+    _mpl()
+    from matplotlib.backend_bases import FigureCanvasBase
+
+    ext = os.path.splitext(os.fspath(path))[1].lstrip(".").lower()
+    supported = FigureCanvasBase.get_supported_filetypes()
+    if ext and ext not in supported:  # no extension: matplotlib's default format (png)
+        raise ValueError(f"format {ext!r} is not supported; use one of {', '.join(sorted(supported))}")
+    check_writable(path)
 
 
 def savefig(ax_or_fig: Any, path: str | os.PathLike[str], dpi: int = 120) -> str:

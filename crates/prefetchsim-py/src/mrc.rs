@@ -60,8 +60,10 @@ fn open<'a>(
 /// The LRU miss-ratio curve of a trace in one pass: exact, or SHARDS as `sampling_json` says
 /// (`{"rate": .., "max_samples": .., "adjust": .., "seed": ..}`). Evaluated at `sizes` (blocks), at
 /// `shares` of the estimated footprint, or else at `points` sizes evenly spaced up to it. `limit` reads
-/// only the first requests. Returns JSON: `points` (size, miss_ratio, request_miss_ratio), `footprint`,
-/// `references`, `requests` (estimates), `rate` (final), `sampled_references`, and what the source skipped.
+/// only the first requests. Returns JSON: `points` (size, miss_ratio, request_miss_ratio), `footprint`
+/// (estimated), `requests` and `references` read (counted), `estimated_requests` and
+/// `estimated_references` (the sample weighed `1/rate`: the curves' denominators), `sampled_references`,
+/// `rate` (final), and what the source skipped.
 #[pyfunction]
 #[pyo3(signature = (trace_json, sampling_json, sizes=None, shares=None, points=100, limit=None, progress=None))]
 #[allow(clippy::too_many_arguments)]
@@ -109,8 +111,11 @@ fn mrc_curve(
     let mut o = json!({
         "points": curve.points,
         "footprint": curve.footprint,
-        "references": curve.references,
-        "requests": curve.requests,
+        "requests": hist.read_requests,
+        "references": hist.read_blocks,
+        "estimated_requests": curve.requests,
+        "estimated_references": curve.references,
+        "sampled_references": hist.sampled_blocks,
         "rate": rate,
     });
     if let Value::Object(m) = &mut o {

@@ -84,7 +84,7 @@ impl ExactCounts {
             cold_requests: self.cold_requests as f64,
             total_blocks: self.total_blocks as f64,
             total_requests: self.total_requests as f64,
-            scale: None,
+            ..DistanceHistogram::default()
         }
     }
 }

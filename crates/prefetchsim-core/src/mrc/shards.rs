@@ -137,7 +137,7 @@ pub struct MrcBuilder {
     by_sampled: (Vec<u64>, Vec<u64>),
     /// Block references of the whole trace, sampled or not (SHARDS_adj).
     seen_blocks: u64,
-    /// Requests of the whole trace, sampled or not (SHARDS_adj of the request curve).
+    /// Requests of the whole trace, sampled or not (SHARDS_adj of the request curve, and reported).
     seen_requests: u64,
     sampled_blocks: u64,
 }
@@ -318,6 +318,7 @@ impl MrcBuilder {
     /// sampled path at rate 1, without its hashing and per-block rate).
     fn add_exact(&mut self, req: &Request) {
         let n = u64::from(req.len);
+        self.seen_requests += 1;
         if n == 0 {
             return;
         }
@@ -374,9 +375,16 @@ impl MrcBuilder {
         }
     }
 
-    /// The histogram (with the SHARDS_adj correction when asked and sampling at a fixed rate).
+    /// The histogram (with the SHARDS_adj correction when asked and sampling at a fixed rate), with the
+    /// requests and block references read.
     #[must_use]
-    pub fn finish(mut self) -> DistanceHistogram {
+    pub fn finish(self) -> DistanceHistogram {
+        let (read_requests, read_blocks, sampled_blocks) = (self.seen_requests, self.seen_blocks, self.sampled_blocks);
+        DistanceHistogram { read_requests, read_blocks, sampled_blocks, ..self.weighted() }
+    }
+
+    /// The weighted counts of [`Self::finish`].
+    fn weighted(mut self) -> DistanceHistogram {
         if self.cfg.is_exact() {
             return self.exact.into_histogram();
         }

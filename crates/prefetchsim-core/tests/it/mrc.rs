@@ -139,6 +139,26 @@ fn shards_at_rate_one_equals_the_exact_curve() {
 }
 
 #[test]
+fn every_method_counts_the_requests_and_references_it_read() {
+    // SHARDS reported its weighted estimate of the requests as the trace's (P6 at 1%: 1,628,100 for
+    // 519,711); the pass reads every request, so it counts them.
+    let reqs = synthetic(3000, 11);
+    let blocks: u64 = reqs.iter().map(|r| u64::from(r.len)).sum();
+    let e = exact(&reqs, ShardsConfig::exact());
+    assert_eq!((e.read_requests, e.read_blocks, e.sampled_blocks), (3000, blocks, blocks));
+    assert_eq!(e.total_requests, 3000.0);
+    for cfg in [
+        ShardsConfig::fixed_rate(0.05),
+        ShardsConfig { adjust: false, ..ShardsConfig::fixed_rate(0.05) },
+        ShardsConfig::fixed_size(64),
+    ] {
+        let s = exact(&reqs, cfg.clone());
+        assert_eq!((s.read_requests, s.read_blocks), (3000, blocks), "{cfg:?}");
+        assert!(s.sampled_blocks > 0 && s.sampled_blocks < blocks, "{cfg:?}: {}", s.sampled_blocks);
+    }
+}
+
+#[test]
 fn fixed_size_shards_keeps_at_most_its_sample_size() {
     let reqs: Vec<Request> = (0..20_000u64).map(|i| Request::read((i * 2_654_435_761) % 50_000, 1)).collect();
     let mut b = MrcBuilder::new(ShardsConfig::fixed_size(256)).unwrap();
