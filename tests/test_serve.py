@@ -426,3 +426,34 @@ def test_start_errors_agree_and_come_before_serving(tmp_path: Path) -> None:
         assert c.read(0, 10) == backing.read_bytes()[:10]
         c.close()
         assert srv.stop()["requests"] == 1
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGINT"])
+def test_a_stop_signal_during_the_ready_callback_stops_cleanly(tmp_path: Path, signame: str) -> None:
+    """A stop signal that arrives while ``ready`` is still running raised inside the callback: serve took it
+    for the callback's own error, so the session ended with an exception and no report (seen under load in
+    the CLI's tests, the address printed and the client served before ``ready`` had returned). Here the
+    callback signals its own process and waits in Python, where the handler then runs."""
+    import signal
+    import threading
+    import time
+
+    from prefetchsim._serve import serve
+
+    backing = make_backing(tmp_path / "disk.img", MiB)
+
+    def ready(addr: str) -> None:
+        os.kill(os.getpid(), getattr(signal, signame))
+        time.sleep(5)  # the handler raises here, in the callback
+
+    # Bounded: should the stop be lost, a second SIGTERM ends the server after 60 s.
+    guard = threading.Timer(60, os.kill, (os.getpid(), signal.SIGTERM))
+    guard.start()
+    try:
+        report = serve({"level": FAMILIES["ra"]}, backing, socket=str(tmp_path / "s.sock"), ready=ready)
+    except KeyboardInterrupt as e:  # caught here, or pytest would take it for a Ctrl-C of the whole session
+        pytest.fail(f"the stop signal escaped serve as {type(e).__name__}")
+    finally:
+        guard.cancel()
+    assert report["requests"] == 0 and report["clients"] == 0
+    assert not (tmp_path / "s.sock").exists()

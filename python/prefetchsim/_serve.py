@@ -22,8 +22,9 @@ from ._atomic import atomic_open
 from ._sim import _dumps, load_config
 
 
-class _Stop(Exception):
-    """Raised by the SIGTERM handler: the server stops as on Ctrl-C."""
+class _Stop(KeyboardInterrupt):
+    """Raised by the SIGTERM handler: the server stops as on Ctrl-C (a KeyboardInterrupt, so that the core
+    takes it for a stop also when it is raised inside the ``ready`` callback)."""
 
 
 def _raise_stop(signum: int, frame: Any) -> None:

@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use prefetchsim_serve::{Listen, ServeOptions};
-use pyo3::exceptions::PyValueError;
+use pyo3::exceptions::{PyKeyboardInterrupt, PyValueError};
 use pyo3::prelude::*;
 
 use crate::errors::PrefetchsimError;
@@ -56,7 +56,13 @@ fn serve(
                     if let Ok(addr) = addr_rx.try_recv() {
                         if let Some(cb) = &ready {
                             if let Err(e) = cb.call1(py, (addr,)) {
-                                callback_err = Some(e);
+                                // A signal that came while the callback ran raised in it (Ctrl-C's
+                                // KeyboardInterrupt, serve's SIGTERM stop, one of its kind): the request to
+                                // stop, as between calls. It was the callback's error, and the session's
+                                // report was lost, when the signal came before `ready` had returned.
+                                if !e.is_instance_of::<PyKeyboardInterrupt>(py) {
+                                    callback_err = Some(e);
+                                }
                                 stop.store(true, Ordering::Relaxed);
                             }
                         }
