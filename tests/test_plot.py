@@ -233,3 +233,13 @@ def test_reproduce_figures_are_drawn_through_the_plot_api(tmp_path, monkeypatch)
 
     for mod in (split, mithril):
         assert "matplotlib" not in inspect.getsource(mod)
+
+
+def test_the_image_file_is_checked_before_the_results_are_read(tmp_path, capsys):
+    # `plot ... -o x.txt` read the results and drew the figure, then failed on the format without naming -o.
+    missing = str(tmp_path / "none.sqlite")
+    assert main(["plot", "mrc", missing, "-o", str(tmp_path / "x.txt")]) == 2
+    err = capsys.readouterr().err
+    assert f"-o {tmp_path / 'x.txt'}: format 'txt' is not supported" in err and "none.sqlite" not in err, err
+    assert main(["plot", "mrc", missing, "-o", str(tmp_path / "no" / "x.png")]) == 2
+    assert f"-o {tmp_path / 'no' / 'x.png'}: " in capsys.readouterr().err

@@ -39,18 +39,6 @@ def _option(key: str) -> str:
     return "--adjust/--no-adjust" if key == "adjust" else "--" + key.replace("_", "-")
 
 
-def _check_plot(path: str) -> None:
-    """``--plot``'s format and folder, before the curve is computed (they failed after it, and the format's
-    error did not name the option)."""
-    from . import plot
-
-    try:
-        plot.check_image_path(path)
-    except (ValueError, OSError) as e:
-        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
-        raise _core.ConfigError(f"--plot {path}: {why}") from None
-
-
 def cmd_mrc(args: argparse.Namespace) -> int:
     from ._progress import Progress
     from .cli import _component, _open, _output, _prefetcher, _split_top, _warn_skipped
@@ -67,7 +55,9 @@ def cmd_mrc(args: argparse.Namespace) -> int:
     if args.prefetcher is not None:
         options["prefetcher"] = _prefetcher(_split_top(args.prefetcher, "+"), "--prefetcher")
     if args.plot:
-        _check_plot(args.plot)
+        from . import plot
+
+        plot.check_image_option("--plot", args.plot)
     trace = _open(args)
     prog = Progress(None, progress=args.progress)
     try:

@@ -664,6 +664,7 @@ def cmd_plot(args: argparse.Namespace) -> int:
     from . import plot
     from ._store import read_results
 
+    plot.check_image_option("-o", args.output)
     df = read_results(args.results, args.filter or ())
     if df.empty:
         after = " (after --filter)" if args.filter else ""

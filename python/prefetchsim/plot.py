@@ -142,6 +142,19 @@ def check_image_path(path: str | os.PathLike[str]) -> None:
     check_writable(path)
 
 
+def check_image_option(option: str, path: str) -> None:
+    """:func:`check_image_path` for a command's option, before its work: a ConfigError naming the option
+    (``mrc --plot x.txt`` and ``plot -o x.txt`` failed only after the curve or the figure was made, and
+    the format's error did not name the option)."""
+    from . import _core
+
+    try:
+        check_image_path(path)
+    except (ValueError, OSError) as e:
+        why = e.strerror if isinstance(e, OSError) and e.strerror else str(e)
+        raise _core.ConfigError(f"{option} {path}: {why}") from None
+
+
 def savefig(ax_or_fig: Any, path: str | os.PathLike[str], dpi: int = 120) -> str:
     """Save the figure of ``ax_or_fig`` to ``path`` (format from the extension)."""
     fig = getattr(ax_or_fig, "figure", ax_or_fig)
