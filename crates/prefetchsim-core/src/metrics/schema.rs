@@ -78,7 +78,11 @@ pub fn level_fields() -> Vec<Field> {
             "Hit ratio counting the upper level's prefetch requests as accesses too (L2 hit ratio (all)).",
         ),
         field("hit_ratio_excl_prefetch", Float, "Hit ratio without prefetch hits (Butt et al.'s hr2)."),
-        field("precision", Float, "Prefetch accuracy: prefetch_used / prefetch_issued."),
+        field(
+            "precision",
+            Float,
+            "Prefetch accuracy: prefetch_used / prefetch_issued; 0 when nothing was issued (plots leave it out).",
+        ),
         field("coverage", Float, "Prefetch coverage: used / (used + misses not caused by a late prefetch)."),
     ]);
     v
