@@ -157,6 +157,8 @@ def test_cli_prints_the_table_for_a_given_trace(tmp_path, capsys):
     text = capsys.readouterr().out
     assert "execution time" in text and "PM-TA" in text and "RA256" in text and "t.spc" in text
     assert "the paper's figures" in text
+    # The distance rule as `distance` applies it: past both ends, the farther one (not the nearest).
+    assert "passes both ends, the farther one" in text
 
 
 def test_unknown_names_are_errors():

@@ -660,8 +660,8 @@ def write_tables(df, out) -> None:
         present = [c for c in cols if any(c in r for r in rows)]
         emit([{c: r.get(c, "") for c in present} for r in rows], "table", out, present)
         out.write("\n")
-    out.write("\nthe paper's figures beside ours (distance: 0 inside the paper's range, else ours minus the nearest "
-              "end):\n")
+    out.write("\nthe paper's figures beside ours (distance: 0 inside the paper's range, else ours minus the end "
+              "it passes; when our range over seeds passes both ends, the farther one):\n")
     emit(paper_comparison(df), "table", out)
 
 
