@@ -268,6 +268,7 @@ _TRACE_KEYS: dict[str, tuple[tuple[type, ...], str] | None] = {
     "mode": None,
     "ops": None,
     "client_from": None,
+    "volumes": None,
 }
 
 

@@ -24,6 +24,7 @@ def _check_int(key: str, value: Any, least: int) -> int:
         raise _core.ConfigError(f"{key}: {i} is out of range ({least} to 2^64-1)")
     return i
 _OPS = ("all", "reads", "writes")
+_VOLUMES = ("separate", "shared")
 _CLIENT_FROM = ("trace", "stream", "asu", "volume", "lun")
 
 
@@ -148,6 +149,7 @@ def open_trace(
     skip_bad: int = 0,
     client_from: str = "trace",
     id_bytes: int | None = None,
+    volumes: str = "separate",
     cache: bool = True,
     **params: Any,
 ) -> Trace:
@@ -166,9 +168,19 @@ def open_trace(
     ``client_from="stream"`` (or ``"asu"``, ``"volume"``, ``"lun"``) makes each request's client id its
     stream field (SPC ASU, Tencent volume, SYSTOR LUN, ...), for hierarchies with one cache per client.
 
-    ``id_bytes`` (id-addressed formats: LIRS, ``u32le``/``u32be``, oracleGeneral): the bytes one id stands
-    for, so ``block_size`` groups ids (4 KiB ids with 64 KiB blocks: 16 ids a block). Unset: one id = one
-    block.
+    ``id_bytes`` (id-addressed formats in blocks mode: LIRS, ``u32le``/``u32be``, oracleGeneral, ``csv``
+    ids): id ``i`` starts at byte ``i * id_bytes``, and the request covers the record's own size from there
+    (oracleGeneral's ``obj_size``, the ``csv`` size column), or ``id_bytes`` when the format has no size
+    (LIRS, u32 arrays) or the size is 0; those bytes are cut into ``block_size`` blocks like any address
+    (4 KiB ids of LIRS with 64 KiB blocks: 16 ids a block). Unset: one id = one block of one request,
+    whatever the size. So ``id_bytes=block_size`` is not the same as unset on a format with sizes: an
+    oracleGeneral object of 6,656 bytes spans 2 blocks of 4 KiB (``trace convert`` writes ``len`` x
+    ``block_size`` as the size, which ``id_bytes=block_size`` reads back as the original blocks).
+
+    ``volumes="separate"`` (default): each volume of a multi-volume trace (Tencent volume, SYSTOR LUN,
+    SPC ASU, DiskSim/MQSim device, MSR disk of a host) is its own address space, block ``b`` of the
+    volume seen ``k``-th (from 0) becoming ``k * 2**44 + b``; ``"shared"``: one space, the same address in
+    two volumes is one block.
 
     ``cache=False``: decode the file itself on every run, never through the decoded-trace cache (a
     compact copy of the decoded requests kept in ``$PREFETCHSIM_CACHE_DIR``, default
@@ -205,6 +217,10 @@ def open_trace(
         spec["format"] = format
     if id_bytes is not None:
         spec["id_bytes"] = _check_int("trace.id_bytes", id_bytes, 1)
+    if volumes not in _VOLUMES:
+        raise _core.ConfigError(f"trace.volumes: unknown value {volumes!r}; choose one of {', '.join(_VOLUMES)}")
+    if volumes != "separate":
+        spec["volumes"] = volumes
     if not cache:
         spec["cache"] = False
     _client_from(spec, client_from)

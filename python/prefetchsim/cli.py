@@ -79,12 +79,14 @@ def _open(args: argparse.Namespace) -> Trace:
 
 
 def _warn_skipped(path: str, report: dict[str, Any], limit: int) -> None:
-    """One warning line on stderr when reading skipped bad records (then the first messages, indented)."""
+    """One warning line on stderr when reading skipped bad records, or records a format option drops
+    (vscsi's ``other-cmds=skip``, whose messages say so), then the first messages, indented."""
     n = report.get("skipped_records", 0)
     if not n:
         return
     msgs = report.get("skipped_messages", [])
-    sys.stderr.write(f"prefetchsim: warning: skipped {n} bad record(s) of {path} (--skip-bad {limit})"
+    what = f"bad record(s) of {path} (--skip-bad {limit})" if limit else f"record(s) of {path}"
+    sys.stderr.write(f"prefetchsim: warning: skipped {n} {what}"
                      + (f"; first: {msgs[0]}" if msgs else "") + "\n")
     for m in msgs[1:]:
         sys.stderr.write(f"  also: {m}\n")

@@ -207,9 +207,10 @@ impl RequestSource for Merged {
 
     /// The members' reports added up (their first skipped-record messages, in member order).
     fn report(&self) -> SourceReport {
-        let mut rep = SourceReport::default();
+        let mut rep = SourceReport { request_bytes: Some(0), ..SourceReport::default() };
         for m in &self.members {
             let r = m.src.report();
+            rep.request_bytes = rep.request_bytes.zip(r.request_bytes).map(|(a, b)| a.saturating_add(b));
             rep.skipped += r.skipped;
             rep.time_backwards += r.time_backwards;
             rep.skipped_messages.extend(r.skipped_messages);

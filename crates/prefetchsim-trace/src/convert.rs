@@ -5,6 +5,7 @@ use prefetchsim_core::{Op, Request};
 
 use crate::record::{AddrUnit, RawRecord};
 use crate::spec::{Mode, OpsFilter, TraceSpec};
+use crate::volumes::VOLUME_SHIFT;
 
 /// The most blocks one request may span: 2^24, 64 GiB of 4 KiB blocks. Real requests are at most a few
 /// MiB; a larger size is a damaged field, and taking it would make one record cost minutes of simulation
@@ -50,6 +51,15 @@ impl Converter {
         }
     }
 
+    /// The block of byte `byte`.
+    #[inline]
+    fn block(&self, byte: u64) -> u64 {
+        match self.block_shift {
+            Some(shift) => byte >> shift,
+            None => byte / self.block_size,
+        }
+    }
+
     /// Whether every record becomes the one-block request of its address with no filter (object ids
     /// read one id a block, or objects mode, and all operations): `TraceSource` then converts a batch
     /// in a loop of its own.
@@ -57,9 +67,16 @@ impl Converter {
     pub fn is_identity(&self) -> bool {
         self.ops == OpsFilter::All
             && match (self.mode, self.unit, self.id_bytes) {
+                (_, AddrUnit::Blocks(_), _) => false,
                 (Mode::Objects, _, _) | (Mode::Blocks, AddrUnit::Ids, None) => true,
                 (Mode::Blocks, _, _) => false,
             }
+    }
+
+    /// Take records in `unit` from now on (the project's CSV knows its block size only after its
+    /// comment line).
+    pub fn set_unit(&mut self, unit: AddrUnit) {
+        self.unit = unit;
     }
 
     /// The request for `r`, or `None` when the ops filter drops it. Addresses beyond 64 bits and sizes
@@ -75,12 +92,37 @@ impl Converter {
             return Ok(None);
         }
         let (first, len) = match (self.mode, self.unit, self.id_bytes) {
+            (Mode::Objects, AddrUnit::Blocks(n), _) => {
+                // Named by the byte address, as a byte-addressed original names its block-aligned requests.
+                let a = r
+                    .addr
+                    .checked_mul(n)
+                    .ok_or_else(|| (Blame::Addr, format!("address {} × {n} bytes overflows 64 bits", r.addr)))?;
+                (a, 1)
+            }
             (Mode::Objects, _, _) | (Mode::Blocks, AddrUnit::Ids, None) => (r.addr, 1u64),
+            (Mode::Blocks, AddrUnit::Blocks(n), _) => {
+                // The volume bits stay; the block inside the volume is rescaled.
+                let mask = (1u64 << VOLUME_SHIFT) - 1;
+                let (volume, block) = (r.addr & !mask, r.addr & mask);
+                let start = block
+                    .checked_mul(n)
+                    .ok_or_else(|| (Blame::Addr, format!("address {block} × {n} bytes overflows 64 bits")))?;
+                let end = start.checked_add(r.size.max(1) - 1).ok_or_else(|| {
+                    (Blame::Size, format!("byte address {start} + size {} overflows 64 bits", r.size))
+                })?;
+                let (first, last) = (self.block(start), self.block(end));
+                if volume != 0 && last > mask {
+                    return Err((Blame::Addr, format!("block {last} is beyond its volume's 2^{VOLUME_SHIFT} blocks")));
+                }
+                (first | volume, last - first + 1)
+            }
             (Mode::Blocks, unit, id_bytes) => {
                 let unit_bytes = match unit {
                     AddrUnit::Sectors => self.sector_size,
                     AddrUnit::Ids => id_bytes.unwrap_or(1),
                     AddrUnit::Bytes => 1,
+                    AddrUnit::Blocks(n) => n,
                 };
                 let start = r.addr.checked_mul(unit_bytes).ok_or_else(|| {
                     (Blame::Addr, format!("address {} × {unit_bytes} bytes overflows 64 bits", r.addr))
@@ -91,12 +133,8 @@ impl Converter {
                     let blame = if size > start { Blame::Size } else { Blame::Addr };
                     (blame, format!("byte address {start} + size {size} overflows 64 bits"))
                 })?;
-                let block = |byte: u64| match self.block_shift {
-                    Some(shift) => byte >> shift,
-                    None => byte / self.block_size,
-                };
-                let first = block(start);
-                (first, block(end) - first + 1)
+                let first = self.block(start);
+                (first, self.block(end) - first + 1)
             }
         };
         if len > MAX_REQUEST_BLOCKS {

@@ -16,14 +16,20 @@
 //!      `time_s,process,file_id,…` → multi_real, `# time, object, size …` → twitter, `# prefetchsim
 //!      trace:` or `time_ns,op,first,len,stream,client` → prefetchsim_csv, what `trace convert` writes);
 //!      else every
-//!      format whose reader parses all whole lines of the head is a candidate; one candidate wins,
-//!      and between DiskSim and MQSim (same columns) integer times mean MQSim.
+//!      format whose reader parses all whole lines of the head is a candidate; one candidate wins, and
+//!      several are an [`TraceError::Undetected`] naming them. DiskSim and MQSim have the same columns:
+//!      lines with integer times and types 0 and 1 read as both (DiskSim in ms, MQSim in ns), and nothing
+//!      in either format tells them apart, so such a trace needs a telling name or the format given
+//!      (integer times once meant MQSim: a DiskSim trace of whole milliseconds ran 10^6 times too fast).
 //! 3. Anything else is [`TraceError::Undetected`], saying why and listing the formats.
 
 use std::io::{Cursor, Read};
 use std::path::Path;
 
 use serde_json::Value;
+
+/// A trace's format parameters.
+type Params = serde_json::Map<String, Value>;
 
 use crate::compress;
 use crate::error::TraceError;
@@ -123,7 +129,7 @@ fn whole_part<'a>(format: &str, head: &'a [u8], whole: bool) -> &'a [u8] {
 /// Parse `data` (the head) as `format`: the number of records, or the first error past `skip_bad`
 /// skippable bad records (what the trace's own `skip_bad` lets the read skip).
 fn parse_head(format: &'static str, path: &str, data: &[u8], skip_bad: u64) -> Result<u64, TraceError> {
-    match read_head(format, path, data, skip_bad) {
+    match read_head(format, path, data, skip_bad, &Params::new()) {
         (n, None) => Ok(n),
         (_, Some(e)) => Err(e),
     }
@@ -132,8 +138,14 @@ fn parse_head(format: &'static str, path: &str, data: &[u8], skip_bad: u64) -> R
 /// [`parse_head`] that also counts the good records before the error: records that read well identify the
 /// format, so an error after them is about a record, not about the format. A skippable error past
 /// `skip_bad` > 0 is the [`TraceError::SkipLimit`] the read gives.
-fn read_head(format: &'static str, path: &str, data: &[u8], skip_bad: u64) -> (u64, Option<TraceError>) {
-    let mut reader = match open_head(format, path, data) {
+fn read_head(
+    format: &'static str,
+    path: &str,
+    data: &[u8],
+    skip_bad: u64,
+    params: &Params,
+) -> (u64, Option<TraceError>) {
+    let mut reader = match open_head(format, path, data, params) {
         Ok(r) => r,
         Err(e) => return (0, Some(e)),
     };
@@ -171,7 +183,7 @@ fn closest_text_format(path: &str, data: &[u8]) -> TraceError {
     let mut best: Option<(u64, &'static str, TraceError)> = None;
     let (mut tied, mut others) = (false, false);
     for f in TEXT_CANDIDATES.iter().copied() {
-        let (n, Some(err)) = read_head(f, path, data, 0) else { continue };
+        let (n, Some(err)) = read_head(f, path, data, 0, &Params::new()) else { continue };
         if n == 0 {
             continue;
         }
@@ -217,11 +229,16 @@ fn open_head(
     format: &'static str,
     path: &str,
     data: &[u8],
+    params: &Params,
 ) -> Result<Box<dyn crate::record::RecordReader>, TraceError> {
     let mut spec = TraceSpec::with_format(path, format);
     if format == "multi_real" {
         // The contiguous layout would read the companion list or the whole trace.
         spec.params.insert("layout".into(), Value::from("butt_hash"));
+    }
+    if let (Some(v), "vscsi") = (params.get("other-cmds"), format) {
+        // The trace's own choice: with `other-cmds = "skip"` a non-I/O command must not fail detection.
+        spec.params.insert("other-cmds".into(), v.clone());
     }
     formats::open(format, path, Box::new(Cursor::new(data.to_vec())), &spec)
 }
@@ -243,9 +260,9 @@ fn plausible_oracle(data: &[u8]) -> bool {
 }
 
 /// The format of binary content.
-fn detect_binary(path: &str, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
+fn detect_binary(path: &str, head: &[u8], whole: bool, params: &Params) -> Result<&'static str, TraceError> {
     if vscsi::sniff(head).is_some() {
-        match read_head("vscsi", path, whole_part("vscsi", head, whole), 0) {
+        match read_head("vscsi", path, whole_part("vscsi", head, whole), 0, params) {
             (_, None) => return Ok("vscsi"),
             (n, Some(e)) => {
                 if let Ok(plain) = record_error("vscsi", "the version bytes of its first records", n, e) {
@@ -285,7 +302,6 @@ fn detect_text(path: &str, head: &[u8], whole: bool) -> Result<&'static str, Tra
         TEXT_CANDIDATES.iter().copied().filter(|f| matches!(parse_head(f, path, data, 0), Ok(n) if n > 0)).collect();
     match fits.as_slice() {
         [one] => Ok(one),
-        ["disksim", "mqsim"] => Ok("mqsim"),
         [] => Err(closest_text_format(path, data)),
         many => Err(undetected(path, format!("the text parses as each of {}", many.join(", ")))),
     }
@@ -300,17 +316,23 @@ pub fn detect(path: &str) -> Result<&'static str, TraceError> {
 /// parses in it with at most N bad records (the read would skip them; detection refused such a trace, so
 /// `--skip-bad` worked with a format named and not without).
 pub fn detect_skipping(path: &str, skip_bad: u64) -> Result<&'static str, TraceError> {
+    detect_with(path, skip_bad, &Params::new())
+}
+
+/// [`detect_skipping`] with the trace's format parameters: the ones that decide whether a record is
+/// bad (vscsi's `other-cmds`) apply to the head as to the read.
+pub fn detect_with(path: &str, skip_bad: u64, params: &Params) -> Result<&'static str, TraceError> {
     let stem = stem(path);
     let named = by_name(&stem).map_err(|why| undetected(path, why))?;
     let (head, whole) = head(path)?;
-    detect_named(path, named, &head, whole, skip_bad)
+    detect_named(path, named, &head, whole, skip_bad, params)
 }
 
 /// The format of a trace named `path` whose decompressed content starts with `head` (`whole` when
 /// that is all of it), without opening any file: [`detect`] after reading the head (also fuzzed).
 pub fn detect_head(path: &str, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
     let named = by_name(&stem(path)).map_err(|why| undetected(path, why))?;
-    detect_named(path, named, &head[..head.len().min(HEAD_BYTES)], whole && head.len() <= HEAD_BYTES, 0)
+    detect_named(path, named, &head[..head.len().min(HEAD_BYTES)], whole && head.len() <= HEAD_BYTES, 0, &Params::new())
 }
 
 /// The first line of text `head`, without a UTF-8 byte-order mark: the readers skip one, so the header
@@ -333,6 +355,7 @@ fn detect_named(
     head: &[u8],
     whole: bool,
     skip_bad: u64,
+    params: &Params,
 ) -> Result<&'static str, TraceError> {
     if is_prefetchsim_csv(head) {
         return Ok("prefetchsim_csv");
@@ -341,7 +364,7 @@ fn detect_named(
         if head.is_empty() {
             return Ok(format);
         }
-        return match read_head(format, path, whole_part(format, head, whole), skip_bad) {
+        return match read_head(format, path, whole_part(format, head, whole), skip_bad, params) {
             (_, None) => Ok(format),
             (n, Some(e)) => Err(record_error(format, "the file name", n, e).unwrap_or_else(|e| {
                 undetected(path, format!("the name suggests {format}, but the content does not parse as it: {e}"))
@@ -352,7 +375,7 @@ fn detect_named(
         return Err(undetected(path, "the file is empty and its name names no format"));
     }
     if is_binary(head) {
-        detect_binary(path, head, whole)
+        detect_binary(path, head, whole, params)
     } else {
         detect_text(path, head, whole)
     }

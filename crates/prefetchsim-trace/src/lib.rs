@@ -29,8 +29,10 @@ pub mod record;
 pub mod spec;
 pub mod stats;
 pub mod synth;
+pub mod volumes;
 pub mod writer;
 
 pub use error::{Location, TraceError};
-pub use record::{AddrUnit, RawRecord, RecordReader};
+pub use record::{AddrUnit, RawRecord, RecordReader, VolumeKey};
 pub use spec::{Converter, Mode, OpsFilter, TraceSource, TraceSpec};
+pub use volumes::Volumes;

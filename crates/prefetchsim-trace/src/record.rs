@@ -14,6 +14,22 @@ pub enum AddrUnit {
     /// Ids that are already cache blocks / objects (LIRS, oracleGeneral, generic CSV object ids, the
     /// w106 block array): one id = one block, whatever the block size.
     Ids,
+    /// Blocks of this many bytes, the bits from [`crate::volumes::VOLUME_SHIFT`] up naming a volume (the
+    /// project's CSV, written in blocks): a volume's blocks are rescaled to the reading block size in
+    /// place, and the volume kept (bytes of a volume past the 256th of 4 KiB blocks overflow 64 bits).
+    Blocks(u64),
+}
+
+/// Which fields of a record name the volume (LUN, device, ASU, disk of a host) whose address space its
+/// address is in ([`crate::volumes`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum VolumeKey {
+    /// One address space for the whole trace (file layouts, id traces, the project's CSV).
+    None,
+    /// `stream` is the volume (Tencent volume, SYSTOR'17 LUN, SPC ASU, DiskSim/MQSim device).
+    Stream,
+    /// `client` and `stream` together: MSR's disk numbers count per host.
+    ClientStream,
 }
 
 /// One record of a trace in the format's own units.
@@ -50,6 +66,23 @@ pub trait RecordReader: Send {
     /// The names of the fields `addr` and `size` come from, as the format names them: the errors of
     /// converting a record blame one of them (an address that overflows in bytes was blamed on `size`).
     fn addr_size_fields(&self) -> (&str, &str);
+
+    /// Which fields name a record's volume (default: none, one address space).
+    fn volume_key(&self) -> VolumeKey {
+        VolumeKey::None
+    }
+
+    /// Whether `size` is the record's own size in bytes (default), not absent (ids without a size: LIRS, u32
+    /// arrays, CSV ids without `obj-size-col`) nor rounded to blocks (the project's CSV).
+    fn byte_sizes(&self) -> bool {
+        true
+    }
+
+    /// Records the reader dropped by an option since the last call (vscsi's `other-cmds = "skip"`), and
+    /// the messages of the first few: they are counted with the skipped records, not as bad ones.
+    fn take_dropped(&mut self) -> (u64, Vec<String>) {
+        (0, Vec::new())
+    }
 
     /// The location of a record from its [`RawRecord::pos`] (for errors found after decoding, e.g. a size
     /// that does not fit one request).

@@ -10,6 +10,7 @@ use crate::clients::{ClientFrom, Merged, StreamAsClient};
 pub use crate::convert::{Blame, Converter, MAX_REQUEST_BLOCKS};
 use crate::error::TraceError;
 use crate::record::{AddrUnit, RawRecord, RecordReader};
+use crate::volumes::{VolumeSpace, Volumes};
 use crate::{compress, detect, formats, synth};
 
 /// How records become cache requests.
@@ -85,15 +86,23 @@ pub struct TraceSpec {
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merge: Vec<Map<String, Value>>,
     /// Bytes one id stands for in id-addressed formats (LIRS, the w106 block array, oracleGeneral, CSV
-    /// object ids) in `blocks` mode: id `i` becomes bytes `[i·id_bytes, (i+1)·id_bytes)`, split into
-    /// `block_size` blocks like any address (so 4 KiB ids read with 64 KiB blocks group 16 ids). Unset
-    /// (default): one id = one block, whatever the block size.
+    /// object ids) in `blocks` mode: id `i` starts at byte `i·id_bytes` and the request covers the
+    /// record's own size from there (oracleGeneral's `obj_size`, the CSV size column), or `id_bytes` where
+    /// the format has no size (LIRS, u32 arrays) or it is 0; split into `block_size` blocks like any
+    /// address (so 4 KiB LIRS ids read with 64 KiB blocks group 16 ids). Unset (default): one id = one
+    /// block of one request, whatever the block size and the record's size; so `id_bytes = block_size`
+    /// differs from unset on formats with sizes.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id_bytes: Option<u64>,
     /// `id_bytes` came from the merge, not the member: a member whose format has no ids ignores it, where
     /// an `id_bytes` set on a trace without ids is an error (it would do nothing).
     #[serde(skip)]
     pub id_bytes_inherited: bool,
+    /// `separate` (default): each volume (LUN, device, ASU, disk of a host) of a multi-volume trace is its
+    /// own address space, its blocks numbered from `index · 2^44` ([`crate::volumes`]); `shared`: one
+    /// space, the same address in two volumes one block.
+    #[serde(default, skip_serializing_if = "Volumes::is_default")]
+    pub volumes: Volumes,
     /// Read and write the decoded-trace cache ([`crate::cache`]; default true). `false` always decodes
     /// the trace file itself.
     #[serde(default = "default_cache", skip_serializing_if = "is_true")]
@@ -135,6 +144,7 @@ impl TraceSpec {
             merge: Vec::new(),
             id_bytes: None,
             id_bytes_inherited: false,
+            volumes: Volumes::Separate,
             cache: true,
         }
     }
@@ -165,6 +175,7 @@ impl TraceSpec {
             "mode": self.mode,
             "ops": self.ops,
             "skip_bad": self.skip_bad,
+            "volumes": self.volumes,
         });
         // Set on the merge, `id_bytes` was accepted and then read by nobody.
         if let (Some(b), Value::Object(o)) = (self.id_bytes, &mut inherited) {
@@ -286,7 +297,7 @@ impl TraceSpec {
     /// The format to use: the given one (validated) or the detected one.
     pub fn resolved_format(&self) -> Result<&'static str, TraceError> {
         match self.format.as_deref() {
-            None | Some("auto") | Some("") => detect::detect_skipping(&self.path, self.skip_bad),
+            None | Some("auto") | Some("") => detect::detect_with(&self.path, self.skip_bad, &self.params),
             Some(name) => formats::canonical(&self.path, name),
         }
     }
@@ -348,7 +359,11 @@ impl TraceSpec {
         } else {
             match format {
                 Some((name, unit)) if unit != AddrUnit::Ids => {
-                    let by = if unit == AddrUnit::Bytes { "bytes" } else { "sectors" };
+                    let by = match unit {
+                        AddrUnit::Bytes => "bytes",
+                        AddrUnit::Blocks(_) => "blocks",
+                        _ => "sectors",
+                    };
                     format!("the {name} format addresses {by}, not ids")
                 }
                 _ => return Ok(()),
@@ -409,16 +424,25 @@ pub const SKIPPED_MESSAGES: usize = 5;
 /// next record to re-synchronise on; the records before it are read, then the error comes).
 ///
 /// **Time going backwards** is not an error: records stay in file order (the SYSTOR'17 samples are
-/// slightly out of order), and the records earlier than the record before them are counted in the
-/// report's `time_backwards`.
+/// slightly out of order), and the requests kept (by the ops filter) that are earlier than the request
+/// kept before them are counted in the report's `time_backwards`.
+///
+/// **Volumes** of a multi-volume format are separate address spaces unless `volumes = "shared"`
+/// ([`crate::volumes`]). The report's `request_bytes` sums the kept records' own sizes where the format
+/// states them in bytes ([`RecordReader::byte_sizes`]).
 pub struct TraceSource {
     reader: Box<dyn RecordReader>,
     conv: Converter,
     path: String,
     records: u64,
     raw: Vec<RawRecord>,
+    /// The volume index of each record of `raw` (empty with one address space).
+    vols: Vec<u64>,
+    volumes: Option<VolumeSpace>,
     next: usize,
     skip_bad: u64,
+    /// Bad records skipped (the report's count also holds records a reader dropped by an option).
+    bad: u64,
     report: SourceReport,
     last_time: u64,
 }
@@ -428,15 +452,20 @@ impl TraceSource {
     #[must_use]
     pub fn new(reader: Box<dyn RecordReader>, spec: &TraceSpec) -> Self {
         let conv = Converter::new(spec, reader.addr_unit());
+        let volumes = VolumeSpace::new(reader.volume_key(), spec.volumes);
+        let request_bytes = reader.byte_sizes().then_some(0);
         Self {
             reader,
             conv,
             path: spec.path.clone(),
             records: 0,
             raw: Vec::with_capacity(BATCH),
+            vols: Vec::new(),
+            volumes,
             next: 0,
             skip_bad: spec.skip_bad,
-            report: SourceReport::default(),
+            bad: 0,
+            report: SourceReport { request_bytes, ..SourceReport::default() },
             last_time: 0,
         }
     }
@@ -453,9 +482,10 @@ impl TraceSource {
         if !e.is_skippable() || self.skip_bad == 0 {
             return Err(e);
         }
-        if self.report.skipped >= self.skip_bad {
+        if self.bad >= self.skip_bad {
             return Err(TraceError::SkipLimit { limit: self.skip_bad, last: Box::new(e) });
         }
+        self.bad += 1;
         self.report.skipped += 1;
         if self.report.skipped_messages.len() < SKIPPED_MESSAGES {
             self.report.skipped_messages.push(e.to_string());
@@ -463,11 +493,24 @@ impl TraceSource {
         Ok(())
     }
 
-    /// The request of a raw record (`None` when the ops filter drops it or the record is skipped).
+    /// The request of raw record `i` of the batch (`None` when the ops filter drops it or the record is
+    /// skipped), in its volume's address space; a kept request counts in the report.
     #[inline]
-    fn convert(&mut self, rec: &RawRecord) -> Result<Option<Request>, TraceError> {
-        match self.conv.convert(rec) {
-            Ok(r) => Ok(r),
+    fn convert(&mut self, i: usize) -> Result<Option<Request>, TraceError> {
+        let rec = self.raw[i];
+        let placed = self.conv.convert(&rec).and_then(|r| match (r, &self.volumes) {
+            (Some(mut r), Some(_)) => {
+                r.first = VolumeSpace::place(self.vols[i], r.first, r.len).map_err(|m| (Blame::Addr, m))?;
+                Ok(Some(r))
+            }
+            (r, _) => Ok(r),
+        });
+        match placed {
+            Ok(Some(r)) => {
+                self.kept(&r, rec.size);
+                Ok(Some(r))
+            }
+            Ok(None) => Ok(None),
             Err((blame, m)) => {
                 let (addr, size) = self.reader.addr_size_fields();
                 let field = match blame {
@@ -478,6 +521,17 @@ impl TraceSource {
                 self.skip(e)?;
                 Ok(None)
             }
+        }
+    }
+
+    /// Account for a request kept: time going backwards among the requests kept (not the records read:
+    /// a trace and its `--ops reads` conversion must agree) and the requests' own bytes.
+    #[inline]
+    fn kept(&mut self, r: &Request, size: u64) {
+        self.report.time_backwards += u64::from(r.time_ns < self.last_time);
+        self.last_time = r.time_ns;
+        if let Some(b) = &mut self.report.request_bytes {
+            *b = b.saturating_add(size);
         }
     }
 
@@ -496,14 +550,18 @@ impl TraceSource {
                 Err(e) => self.skip(e)?,
             }
         }
-        let mut last = self.last_time;
-        let mut backwards = 0;
-        for r in &self.raw {
-            backwards += u64::from(r.time_ns < last);
-            last = r.time_ns;
+        self.conv.set_unit(self.reader.addr_unit());
+        let (dropped, messages) = self.reader.take_dropped();
+        if dropped > 0 {
+            self.report.skipped += dropped;
+            let room = SKIPPED_MESSAGES.saturating_sub(self.report.skipped_messages.len());
+            self.report.skipped_messages.extend(messages.into_iter().take(room));
         }
-        self.last_time = last;
-        self.report.time_backwards += backwards;
+        if let Some(space) = &mut self.volumes {
+            // Every record, before the ops filter: a filtered read numbers the volumes as the whole does.
+            self.vols.clear();
+            self.vols.extend(self.raw.iter().map(|r| space.index(r)));
+        }
         self.records += self.raw.len() as u64;
         Ok(!self.raw.is_empty())
     }
@@ -511,9 +569,9 @@ impl TraceSource {
     /// The next request, or `None` at the end.
     pub fn next_request(&mut self) -> Result<Option<Request>, TraceError> {
         while self.refill()? {
-            let rec = self.raw[self.next];
+            let i = self.next;
             self.next += 1;
-            if let Some(r) = self.convert(&rec)? {
+            if let Some(r) = self.convert(i)? {
                 return Ok(Some(r));
             }
         }
@@ -533,24 +591,27 @@ impl RequestSource for TraceSource {
         while buf.len() - start < max && self.refill()? {
             let take = (self.raw.len() - self.next).min(max - (buf.len() - start));
             let mut from = self.next;
-            if self.conv.is_identity() {
+            if self.conv.is_identity() && self.volumes.is_none() {
                 // Every record is the one-block request of its address; only the last block of the
                 // address space cannot be one (the general conversion below reports it).
                 let recs = &self.raw[from..self.next + take];
                 let ok = recs.iter().position(|r| r.addr == u64::MAX).unwrap_or(recs.len());
-                buf.extend(recs[..ok].iter().map(|r| Request {
-                    time_ns: r.time_ns,
-                    first: r.addr,
-                    len: 1,
-                    op: r.op,
-                    stream: r.stream,
-                    client: r.client,
+                let (mut last, mut backwards, mut bytes) = (self.last_time, 0, 0u64);
+                buf.extend(recs[..ok].iter().map(|r| {
+                    backwards += u64::from(r.time_ns < last);
+                    last = r.time_ns;
+                    bytes = bytes.saturating_add(r.size);
+                    Request { time_ns: r.time_ns, first: r.addr, len: 1, op: r.op, stream: r.stream, client: r.client }
                 }));
+                self.last_time = last;
+                self.report.time_backwards += backwards;
+                if let Some(b) = &mut self.report.request_bytes {
+                    *b = b.saturating_add(bytes);
+                }
                 from += ok;
             }
             for i in from..self.next + take {
-                let rec = self.raw[i];
-                if let Some(r) = self.convert(&rec)? {
+                if let Some(r) = self.convert(i)? {
                     buf.push(r);
                 }
             }

@@ -87,7 +87,9 @@ pub struct TraceStats {
     pub read_share: f64,
     /// Blocks accessed: the sum of request lengths.
     pub blocks_accessed: u64,
-    /// Bytes accessed: `blocks_accessed × block_size`.
+    /// Bytes accessed: the requests' own bytes, the sum of their records' sizes, where the trace states
+    /// sizes in bytes ([`Self::with_request_bytes`]); else (ids without sizes, the project's CSV,
+    /// generators) `blocks_accessed × block_size`. [`Self::bytes_from`] says which.
     pub bytes_accessed: u64,
     /// Distinct blocks accessed.
     pub footprint_blocks: u64,
@@ -95,8 +97,11 @@ pub struct TraceStats {
     pub footprint_bytes: u64,
     /// Mean request length, blocks.
     pub mean_request_blocks: f64,
-    /// Mean request length, bytes.
+    /// Mean request size, bytes: `bytes_accessed / requests`.
     pub mean_request_bytes: f64,
+    /// Where `bytes_accessed` comes from: `records` (their own sizes, whatever the block size) or
+    /// `blocks` (blocks touched × block size).
+    pub bytes_from: BytesFrom,
     /// Lowest block accessed.
     pub min_block: Option<u64>,
     /// Highest block accessed.
@@ -117,8 +122,33 @@ pub struct TraceStats {
     pub random_gap: u64,
 }
 
+/// Where [`TraceStats::bytes_accessed`] comes from.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BytesFrom {
+    /// The records' own sizes in bytes.
+    Records,
+    /// Blocks touched × block size (the trace states no byte sizes).
+    Blocks,
+}
+
 impl TraceStats {
-    /// Statistics of everything `src` yields, in one pass (batches of 4096 requests).
+    /// These statistics with the requests' own bytes (a source report's `request_bytes`), when known:
+    /// `bytes_accessed` and `mean_request_bytes` then describe the trace, not its blocks (they changed
+    /// with the block size: MSR's 1,000-request sample has a mean of 9,689.6 bytes, 10,129.4 in 4 KiB
+    /// blocks).
+    #[must_use]
+    pub fn with_request_bytes(mut self, bytes: Option<u64>) -> Self {
+        if let Some(b) = bytes {
+            self.bytes_accessed = b;
+            self.mean_request_bytes = if self.requests == 0 { 0.0 } else { b as f64 / self.requests as f64 };
+            self.bytes_from = BytesFrom::Records;
+        }
+        self
+    }
+
+    /// Statistics of everything `src` yields, in one pass (batches of 4096 requests), with the
+    /// requests' own bytes when its report has them.
     pub fn compute(src: &mut dyn RequestSource, block_size: u64, rule: RandomRule) -> Result<Self, SourceError> {
         let mut acc = StatsCollector::new(block_size, rule);
         let mut buf = Vec::with_capacity(4096);
@@ -129,7 +159,7 @@ impl TraceStats {
             }
             buf.iter().for_each(|r| acc.push(r));
         }
-        Ok(acc.finish())
+        Ok(acc.finish().with_request_bytes(src.report().request_bytes))
     }
 }
 
@@ -230,6 +260,7 @@ impl StatsCollector {
             footprint_bytes: footprint.saturating_mul(self.block_size),
             mean_request_blocks: share(self.blocks),
             mean_request_bytes: share(self.blocks) * self.block_size as f64,
+            bytes_from: BytesFrom::Blocks,
             min_block: (n > 0).then_some(self.min_block),
             max_block: (n > 0).then_some(self.max_block),
             duration_ns: if n == 0 { 0 } else { self.max_time - self.min_time },

@@ -47,8 +47,13 @@ pub struct SourceReport {
     pub skipped: u64,
     /// The messages of the first few skipped records.
     pub skipped_messages: Vec<String>,
-    /// Records whose time is earlier than the record's before them (kept, in file order).
+    /// Requests whose time is earlier than the request's before them (kept, in file order; counted over
+    /// the requests an ops filter keeps).
     pub time_backwards: u64,
+    /// The requests' own bytes (the sum of their records' sizes), when the trace states sizes in bytes;
+    /// `None` for ids without a size, block-rounded sizes and generators (`trace info` then counts blocks).
+    #[serde(default)]
+    pub request_bytes: Option<u64>,
 }
 
 /// A source over requests already in memory (tests, small examples).

@@ -58,7 +58,12 @@ impl RequestSource for Reporting {
 
     fn report(&self) -> SourceReport {
         // What was "skipped" grows with what was read, so a prefix reports less than the whole trace.
-        SourceReport { skipped: self.pos as u64 / 1000, skipped_messages: vec!["bad".into()], time_backwards: 2 }
+        SourceReport {
+            skipped: self.pos as u64 / 1000,
+            skipped_messages: vec!["bad".into()],
+            time_backwards: 2,
+            ..SourceReport::default()
+        }
     }
 }
 

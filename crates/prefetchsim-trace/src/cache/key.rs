@@ -6,11 +6,12 @@ use std::path::Path;
 use serde_json::{json, Value};
 
 use crate::error::TraceError;
+use crate::formats;
 use crate::spec::TraceSpec;
 
 /// Version of the cache file layout and of what is cached. Raise it whenever a trace reader or the
 /// record conversion changes what a trace decodes to, so that older files are no longer hits.
-pub const CACHE_FORMAT: u32 = 1;
+pub const CACHE_FORMAT: u32 = 2;
 
 /// A trace file's identity as a canonical JSON text, and the file name it is cached under.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,16 +35,35 @@ fn inode_and_ctime(_meta: &std::fs::Metadata) -> (String, i128) {
     (String::new(), 0)
 }
 
+/// One file's identity as it is now on disk: canonical path, size, modification time, inode and
+/// status-change time.
+fn file_identity(path: &str) -> Result<Value, TraceError> {
+    let io = |e| TraceError::io(path, e);
+    let canonical = std::fs::canonicalize(Path::new(path)).map_err(io)?;
+    let meta = std::fs::metadata(&canonical).map_err(io)?;
+    let mtime_ns =
+        meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
+    let (inode, ctime_ns) = inode_and_ctime(&meta);
+    Ok(json!({
+        "path": canonical.to_string_lossy(),
+        "size": meta.len(),
+        "mtime_ns": mtime_ns.to_string(),
+        "inode": inode.to_string(),
+        "ctime_ns": ctime_ns.to_string(),
+    }))
+}
+
 impl Identity {
     /// The identity of the trace file `spec` names, as it is now on disk, with the format it resolves
-    /// to. Options that change no request (the cache switch itself) are left out.
+    /// to and the files besides the trace its decoding reads ([`formats::side_files`]: multi_real's file
+    /// list, or that there is none, since its absence changes the layout too). Options that change no
+    /// request (the cache switch itself) are left out.
     pub fn of(spec: &TraceSpec, format: &str) -> Result<Self, TraceError> {
-        let io = |e| TraceError::io(&spec.path, e);
-        let canonical = std::fs::canonicalize(Path::new(&spec.path)).map_err(io)?;
-        let meta = std::fs::metadata(&canonical).map_err(io)?;
-        let mtime_ns =
-            meta.modified().ok().and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok()).map_or(0, |d| d.as_nanos());
-        let (inode, ctime_ns) = inode_and_ctime(&meta);
+        let file = file_identity(&spec.path)?;
+        let mut side = serde_json::Map::new();
+        for (role, path) in formats::side_files(format, &spec.path, spec)? {
+            side.insert(role.into(), path.as_deref().map(file_identity).transpose()?.unwrap_or(Value::Null));
+        }
         let mut options = serde_json::to_value(spec).map_err(|e| TraceError::option("trace", e.to_string()))?;
         if let Value::Object(o) = &mut options {
             o.remove("path");
@@ -53,11 +73,8 @@ impl Identity {
         let v = json!({
             "cache_format": CACHE_FORMAT,
             "version": env!("CARGO_PKG_VERSION"),
-            "path": canonical.to_string_lossy(),
-            "size": meta.len(),
-            "mtime_ns": mtime_ns.to_string(),
-            "inode": inode.to_string(),
-            "ctime_ns": ctime_ns.to_string(),
+            "file": file,
+            "side_files": side,
             "options": options,
         });
         Ok(Self { text: v.to_string() })

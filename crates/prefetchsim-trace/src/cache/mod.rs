@@ -7,9 +7,10 @@
 //!   `~/.cache/prefetchsim` (traces often sit in read-only directories, so never beside the trace), in
 //!   its `decoded/` folder.
 //! - **Key**: the trace's identity ([`key::Identity`]): its canonical path, size, modification time, inode and
-//!   status-change time (which no `touch` can set back),
-//!   every option of the spec that changes what is decoded, the cache format's version and the
-//!   package's version. A changed trace or option is another key, never a stale hit.
+//!   status-change time (which no `touch` can set back), the same of every file besides the trace that
+//!   the decoding reads (multi_real's file-size list) or that there is none, every option of the spec
+//!   that changes what is decoded, the cache format's version and the package's version. A changed
+//!   trace, side file or option is another key, never a stale hit.
 //! - **Trust**: a file is used only if its header names the same identity and its footer and trailer
 //!   check out; every chunk carries a CRC-32 checked before its requests are handed out. A file that
 //!   fails a check is deleted and the run goes on from the trace itself, at the same request

@@ -365,6 +365,10 @@ impl LineParser for Csv {
     fn addr_size_fields(&self) -> (&str, &str) {
         (&self.names.obj_id, &self.names.obj_size)
     }
+
+    fn byte_sizes(&self) -> bool {
+        self.cols.obj_size.is_some()
+    }
 }
 
 fn reader(path: &str, input: Box<dyn BufRead + Send>, cols: Columns) -> Box<dyn RecordReader> {

@@ -3,6 +3,9 @@
 //!
 //! Mapping: `time_ns` from time (milliseconds, decimal), `stream` = device, `addr` = block (sectors),
 //! `size` = sectors × `sector_size`, `op` read when bit 0 of flags is set, else write.
+//!
+//! Volumes: each device is a volume, its own address space unless `volumes = "shared"`
+//! ([`crate::volumes`]).
 
 use std::io::BufRead;
 
@@ -11,7 +14,7 @@ use prefetchsim_core::Op;
 use super::input::{LineParser, TextReader};
 use super::parse::{check_keys, field_count_error, mul_field, scaled_field, split_ws, u64_field, StreamIds};
 use crate::error::TraceError;
-use crate::record::{AddrUnit, RawRecord, RecordReader};
+use crate::record::{AddrUnit, RawRecord, RecordReader, VolumeKey};
 use crate::spec::TraceSpec;
 
 const FIELDS: [&str; 5] = ["time", "device", "block", "sectors", "flags"];
@@ -41,6 +44,10 @@ impl LineParser for DiskSim {
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
+    }
+
+    fn volume_key(&self) -> VolumeKey {
+        VolumeKey::Stream
     }
 
     fn addr_size_fields(&self) -> (&str, &str) {

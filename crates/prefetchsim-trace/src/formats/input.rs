@@ -4,7 +4,7 @@
 use std::io::{BufRead, ErrorKind, Read};
 
 use crate::error::{Location, TraceError};
-use crate::record::{AddrUnit, RawRecord, RecordReader};
+use crate::record::{AddrUnit, RawRecord, RecordReader, VolumeKey};
 
 /// Bytes requested from the decompressor per refill.
 const CHUNK: usize = 256 * 1024;
@@ -267,6 +267,14 @@ pub(crate) trait LineParser: Send {
     fn addr_unit(&self) -> AddrUnit;
     /// See [`RecordReader::addr_size_fields`].
     fn addr_size_fields(&self) -> (&str, &str);
+    /// See [`RecordReader::volume_key`].
+    fn volume_key(&self) -> VolumeKey {
+        VolumeKey::None
+    }
+    /// See [`RecordReader::byte_sizes`].
+    fn byte_sizes(&self) -> bool {
+        true
+    }
 }
 
 /// Line offsets remembered for [`RecordReader::locate`]: more than the records of one batch of
@@ -324,6 +332,14 @@ impl<P: LineParser> RecordReader for TextReader<P> {
 
     fn addr_size_fields(&self) -> (&str, &str) {
         self.parser.addr_size_fields()
+    }
+
+    fn volume_key(&self) -> VolumeKey {
+        self.parser.volume_key()
+    }
+
+    fn byte_sizes(&self) -> bool {
+        self.parser.byte_sizes()
     }
 }
 

@@ -38,6 +38,10 @@ impl LineParser for Lirs {
         AddrUnit::Ids
     }
 
+    fn byte_sizes(&self) -> bool {
+        false
+    }
+
     fn addr_size_fields(&self) -> (&str, &str) {
         ("block", "block")
     }

@@ -109,6 +109,20 @@ pub fn canonical(path: &str, name: &str) -> Result<&'static str, TraceError> {
         .ok_or_else(|| TraceError::UnknownFormat { file: path.into(), name: name.into(), choices: choices() })
 }
 
+/// Files besides the trace that a read of `path` in `format` with `spec` depends on, by role: `None` when
+/// the format would look for one and finds none (it then decodes otherwise). Only `multi_real` has one,
+/// its file-size list; the decoded-trace cache keys on these as on the trace itself.
+pub fn side_files(
+    format: &str,
+    path: &str,
+    spec: &TraceSpec,
+) -> Result<Vec<(&'static str, Option<String>)>, TraceError> {
+    Ok(match format {
+        "multi_real" => vec![("file_list", multi_real::file_list(path, spec)?)],
+        _ => Vec::new(),
+    })
+}
+
 /// A reader of `format` over the decompressed `input` of `path`.
 pub fn open(
     format: &str,

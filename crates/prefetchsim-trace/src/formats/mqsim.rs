@@ -4,6 +4,9 @@
 //!
 //! Mapping: `time_ns` = time, `stream` = device, `addr` = start_sector (sectors), `size` = sectors ×
 //! `sector_size`, `op` from type.
+//!
+//! Volumes: each device is a volume, its own address space unless `volumes = "shared"`
+//! ([`crate::volumes`]).
 
 use std::io::BufRead;
 
@@ -12,7 +15,7 @@ use prefetchsim_core::Op;
 use super::input::{LineParser, TextReader};
 use super::parse::{bad_field, check_keys, field_count_error, mul_field, show, split_ws, u64_field, StreamIds};
 use crate::error::TraceError;
-use crate::record::{AddrUnit, RawRecord, RecordReader};
+use crate::record::{AddrUnit, RawRecord, RecordReader, VolumeKey};
 use crate::spec::TraceSpec;
 
 const FIELDS: [&str; 5] = ["time", "device", "start_sector", "sectors", "type"];
@@ -52,6 +55,10 @@ impl LineParser for MqSim {
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
+    }
+
+    fn volume_key(&self) -> VolumeKey {
+        VolumeKey::Stream
     }
 
     fn addr_size_fields(&self) -> (&str, &str) {

@@ -6,6 +6,9 @@
 //! it fits `u64` until the year 2185), `client` = index of Hostname in order of first appearance,
 //! `stream` = DiskNumber, `op` from Type (`Read`/`Write`, any case), `addr` = Offset in bytes,
 //! `size` = Size in bytes. ResponseTime is not used and not checked beyond being present.
+//!
+//! Volumes: each DiskNumber of each Hostname is a volume, its own address space unless `volumes = "shared"`
+//! ([`crate::volumes`]).
 
 use std::io::BufRead;
 
@@ -15,7 +18,7 @@ use prefetchsim_core::Op;
 use super::input::{LineParser, TextReader};
 use super::parse::{bad_field, check_keys, field_count_error, mul_field, show, split_delim, u64_field, StreamIds};
 use crate::error::TraceError;
-use crate::record::{AddrUnit, RawRecord, RecordReader};
+use crate::record::{AddrUnit, RawRecord, RecordReader, VolumeKey};
 use crate::spec::TraceSpec;
 
 const FIELDS: [&str; 7] = ["Timestamp", "Hostname", "DiskNumber", "Type", "Offset", "Size", "ResponseTime"];
@@ -73,6 +76,10 @@ impl LineParser for Msr {
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Bytes
+    }
+
+    fn volume_key(&self) -> VolumeKey {
+        VolumeKey::ClientStream
     }
 
     fn addr_size_fields(&self) -> (&str, &str) {

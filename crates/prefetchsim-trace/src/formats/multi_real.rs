@@ -145,6 +145,13 @@ fn companion(trace: &str) -> Option<String> {
         .find(|p| Path::new(p).is_file())
 }
 
+/// The file-size list a read of `path` with `spec` takes its layout from (the `files` option, else the
+/// companion beside the trace), or `None` (a first pass over the trace sizes the files). The decoded-trace
+/// cache keys on it: the list changes the decoding as much as the trace does.
+pub(crate) fn file_list(path: &str, spec: &TraceSpec) -> Result<Option<String>, TraceError> {
+    Ok(param_str(&spec.params, "files")?.or_else(|| companion(path)))
+}
+
 /// File sizes from a list `file_id,size_bytes_seen` (header optional). Strict whatever `skip_bad` says:
 /// a wrong list would misplace every file.
 fn read_list(path: &str) -> Result<BTreeMap<u64, u64>, TraceError> {
@@ -231,7 +238,7 @@ pub(crate) fn open(
     let files_opt = param_str(&spec.params, "files")?;
     let layout = match param_str(&spec.params, "layout")?.map(|s| s.to_ascii_lowercase().replace('-', "_")).as_deref() {
         None | Some("contiguous") => {
-            let (sizes, source) = match files_opt.or_else(|| companion(path)) {
+            let (sizes, source) = match file_list(path, spec)? {
                 Some(list) => (read_list(&list)?, format!("sizes from {list}")),
                 None => (scan_sizes(path, spec.skip_bad > 0)?, "sizes from a first pass over the trace".to_string()),
             };

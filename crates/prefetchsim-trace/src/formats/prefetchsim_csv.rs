@@ -7,9 +7,9 @@
 //! ```
 //!
 //! Mapping: `first` and `len` count blocks of the `block_size` on the comment line (the block size the
-//! trace was written with), so `addr` = `first` × that block size and `size` = `len` × it, in bytes: read
-//! back with the same block size, every request is the one written; with another, the same bytes are cut
-//! into the new blocks. A record before any comment line is an error, not blocks of the reading spec's
+//! trace was written with), so `addr` = `first` in blocks of that size ([`AddrUnit::Blocks`]) and `size` =
+//! `len` × it, in bytes: read back with the same block size, every request is the one written; with
+//! another, the same bytes of each volume are cut into the new blocks. A record before any comment line is an error, not blocks of the reading spec's
 //! block size: a file whose comment was lost (a spreadsheet, a CSV library that drops `#` lines) written
 //! with other blocks would silently be read at the wrong addresses. `time_ns` is nanoseconds,
 //! `op` is `read` or `write`, `stream` and `client` are the ids as written.
@@ -32,6 +32,9 @@ pub(crate) const COMMENT_PREFIX: &str = "# prefetchsim trace: ";
 struct PrefetchsimCsv {
     /// Bytes per `first`/`len` unit, once the comment line has said it.
     block_size: Option<u64>,
+    /// A record was read: the block size may not change after it (the readers' caller converts a batch
+    /// of records with one unit).
+    records: bool,
 }
 
 fn u32_field(file: &str, n: u64, field: &str, f: &[u8]) -> Result<u32, TraceError> {
@@ -53,6 +56,14 @@ impl LineParser for PrefetchsimCsv {
                         format!("'{}' is not a block size in bytes", show(rest.as_bytes())),
                     )
                 })?;
+                if self.records && self.block_size != Some(size) {
+                    return Err(bad_field(
+                        file,
+                        n,
+                        "block_size",
+                        format!("{size} after records of {} (one file, one block size)", self.block_size.unwrap_or(0)),
+                    ));
+                }
                 self.block_size = Some(size);
             }
             return Ok(None);
@@ -86,15 +97,20 @@ impl LineParser for PrefetchsimCsv {
         };
         let first = u64_field(file, n, "first", f[2])?;
         let len = u64_field(file, n, "len", f[3])?;
-        let addr = mul_field(file, n, "first", first, block_size)?;
         let size = mul_field(file, n, "len", len, block_size)?;
         let stream = u32_field(file, n, "stream", f[4])?;
         let client = u32_field(file, n, "client", f[5])?;
-        Ok(Some(RawRecord { time_ns, op, addr, size, stream, client, pos: 0 }))
+        self.records = true;
+        Ok(Some(RawRecord { time_ns, op, addr: first, size, stream, client, pos: 0 }))
     }
 
     fn addr_unit(&self) -> AddrUnit {
-        AddrUnit::Bytes
+        // Known from the comment line, before any record is converted.
+        AddrUnit::Blocks(self.block_size.unwrap_or(1))
+    }
+
+    fn byte_sizes(&self) -> bool {
+        false
     }
 
     fn addr_size_fields(&self) -> (&str, &str) {
@@ -109,5 +125,5 @@ pub(crate) fn open(
     spec: &TraceSpec,
 ) -> Result<Box<dyn RecordReader>, TraceError> {
     check_keys("prefetchsim_csv", &spec.params, &[])?;
-    Ok(TextReader::boxed(input, path, PrefetchsimCsv { block_size: None }))
+    Ok(TextReader::boxed(input, path, PrefetchsimCsv { block_size: None, records: false }))
 }

@@ -5,6 +5,9 @@
 //! Mapping: `addr` = LBA in sectors, `size` = Size in bytes, `op` from Opcode (`r`/`R` read, `w`/`W`
 //! write), `time_ns` from Timestamp (seconds, decimal), `stream` = ASU (application storage unit).
 //! The SPC specification allows optional fields after the fifth; they are accepted and ignored.
+//!
+//! Volumes: each ASU is a volume, its own address space unless `volumes = "shared"`
+//! ([`crate::volumes`]).
 
 use std::io::BufRead;
 
@@ -13,7 +16,7 @@ use prefetchsim_core::Op;
 use super::input::{LineParser, TextReader};
 use super::parse::{bad_field, check_keys, field_count_error, scaled_field, show, split_delim, u64_field, StreamIds};
 use crate::error::TraceError;
-use crate::record::{AddrUnit, RawRecord, RecordReader};
+use crate::record::{AddrUnit, RawRecord, RecordReader, VolumeKey};
 use crate::spec::TraceSpec;
 
 const FIELDS: [&str; 5] = ["ASU", "LBA", "Size", "Opcode", "Timestamp"];
@@ -46,6 +49,10 @@ impl LineParser for Spc {
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
+    }
+
+    fn volume_key(&self) -> VolumeKey {
+        VolumeKey::Stream
     }
 
     fn addr_size_fields(&self) -> (&str, &str) {

@@ -6,6 +6,9 @@
 //! LUN, `addr` = Offset (bytes), `size` = Size (bytes). Response is not used and not checked beyond being
 //! present. The header is skipped when it is the first line. Records are kept in file order even when
 //! their timestamps are not (the published samples are slightly out of order).
+//!
+//! Volumes: each LUN is a volume, its own address space unless `volumes = "shared"`
+//! ([`crate::volumes`]).
 
 use std::io::BufRead;
 
@@ -14,7 +17,7 @@ use prefetchsim_core::Op;
 use super::input::{LineParser, TextReader};
 use super::parse::{bad_field, check_keys, field_count_error, scaled_field, show, split_delim, u64_field, StreamIds};
 use crate::error::TraceError;
-use crate::record::{AddrUnit, RawRecord, RecordReader};
+use crate::record::{AddrUnit, RawRecord, RecordReader, VolumeKey};
 use crate::spec::TraceSpec;
 
 const FIELDS: [&str; 6] = ["Timestamp", "Response", "IOType", "LUN", "Offset", "Size"];
@@ -50,6 +53,10 @@ impl LineParser for Systor17 {
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Bytes
+    }
+
+    fn volume_key(&self) -> VolumeKey {
+        VolumeKey::Stream
     }
 
     fn addr_size_fields(&self) -> (&str, &str) {

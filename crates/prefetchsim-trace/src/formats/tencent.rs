@@ -5,6 +5,9 @@
 //! `sector_size`, `op` from IOType (0 read, 1 write), `stream` = VolumeID: ids below 2^31 are used as
 //! they are, larger ones are numbered 2^31, 2^31+1, … in order of first appearance (so streams never
 //! collide and stay within `u32`).
+//!
+//! Volumes: each VolumeID is a volume, its own address space unless `volumes = "shared"`
+//! ([`crate::volumes`]).
 
 use std::io::BufRead;
 
@@ -15,7 +18,7 @@ use super::parse::{
     bad_field, check_keys, field_count_error, mul_field, scaled_field, show, split_delim, u64_field, StreamIds,
 };
 use crate::error::TraceError;
-use crate::record::{AddrUnit, RawRecord, RecordReader};
+use crate::record::{AddrUnit, RawRecord, RecordReader, VolumeKey};
 use crate::spec::TraceSpec;
 
 const FIELDS: [&str; 5] = ["Timestamp", "Offset", "Size", "IOType", "VolumeID"];
@@ -55,6 +58,10 @@ impl LineParser for Tencent {
 
     fn addr_unit(&self) -> AddrUnit {
         AddrUnit::Sectors
+    }
+
+    fn volume_key(&self) -> VolumeKey {
+        VolumeKey::Stream
     }
 
     fn addr_size_fields(&self) -> (&str, &str) {

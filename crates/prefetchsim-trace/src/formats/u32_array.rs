@@ -37,6 +37,10 @@ impl<const BIG_ENDIAN: bool> RecordReader for U32Array<BIG_ENDIAN> {
         ("id", "id")
     }
 
+    fn byte_sizes(&self) -> bool {
+        false
+    }
+
     fn locate(&self, pos: u64) -> crate::error::Location {
         BinInput::location(pos, 4)
     }

@@ -10,8 +10,10 @@
 //!
 //! The high byte of `ver` is the version (1 or 2); the file's version is the one record 0 carries (record 1
 //! decides only when record 0 carries both, v2 first) and every record must carry it. Reads are SCSI commands 0x08, 0x28, 0x2D, 0x88,
-//! 0xA8; writes 0x2A, 0x3F, 0x8A, 0x8E, 0x9A, 0x9C, 0xAA, 0xAE. Any other command is an error unless the
-//! option `other-cmds = "skip"` asks to drop such records.
+//! 0xA8; writes 0x0A, 0x2A, 0x3F, 0x8A, 0x8E, 0x9A, 0x9C, 0xAA, 0xAE (WRITE(6), 0x0A, was missing though
+//! READ(6) was read: the SCSI block commands pair them). Any other command is an error unless
+//! the option `other-cmds = "skip"` asks to drop such records; dropped records are counted with the
+//! skipped ones (they vanished without a word).
 //!
 //! Mapping: `addr` = lbn (sectors), `size` = len, `time_ns` = ts × 1000, `op` from cmd, no stream.
 
@@ -28,7 +30,7 @@ use crate::spec::TraceSpec;
 /// SCSI command codes that read.
 const READS: [u16; 5] = [0x08, 0x28, 0x2D, 0x88, 0xA8];
 /// SCSI command codes that write.
-const WRITES: [u16; 8] = [0x2A, 0x3F, 0x8A, 0x8E, 0x9A, 0x9C, 0xAA, 0xAE];
+const WRITES: [u16; 9] = [0x0A, 0x2A, 0x3F, 0x8A, 0x8E, 0x9A, 0x9C, 0xAA, 0xAE];
 
 /// The operation of SCSI command `cmd`, if it is a read or a write.
 #[inline]
@@ -106,6 +108,9 @@ struct Vscsi {
     file: String,
     version: Version,
     skip_other: bool,
+    /// Records dropped by `other-cmds = "skip"` since the last [`RecordReader::take_dropped`], and the
+    /// first messages.
+    dropped: (u64, Vec<String>),
 }
 
 // Constant offsets into a fixed-size record: the bounds checks vanish at compile time.
@@ -162,7 +167,16 @@ impl RecordReader for Vscsi {
             }
             let op = match op_of(cmd) {
                 Some(op) => op,
-                None if self.skip_other => continue,
+                None if self.skip_other => {
+                    self.dropped.0 += 1;
+                    if self.dropped.1.len() < crate::spec::SKIPPED_MESSAGES {
+                        let why = format!(
+                            "SCSI command {cmd:#04x} is neither a read nor a write: dropped (other-cmds = \"skip\")"
+                        );
+                        self.dropped.1.push(bad(&self.file, v, index, "cmd", why).to_string());
+                    }
+                    continue;
+                }
                 None => {
                     return Err(bad(
                         &self.file,
@@ -201,6 +215,10 @@ impl RecordReader for Vscsi {
 
     fn locate(&self, pos: u64) -> crate::error::Location {
         BinInput::location(pos, self.version.size())
+    }
+
+    fn take_dropped(&mut self) -> (u64, Vec<String>) {
+        std::mem::take(&mut self.dropped)
     }
 }
 
@@ -246,5 +264,5 @@ pub(crate) fn open(
             )
         })?
     };
-    Ok(Box::new(Vscsi { input, file: path.to_string(), version, skip_other }))
+    Ok(Box::new(Vscsi { input, file: path.to_string(), version, skip_other, dropped: (0, Vec::new()) }))
 }

@@ -180,3 +180,50 @@ fn the_size_cap_removes_the_oldest_files_and_clear_removes_all() {
     assert_eq!(capped.usage(), (0, 0));
     assert!(!fresh.exists(), "clear removes temporary files too");
 }
+
+/// A multi-real trace of `n` reads over 50 files, and its file-size list scaled by `scale`.
+fn multi_real(n: u64, scale: u64) -> (String, String) {
+    let mut t = String::from("time_s,process,file_id,offset,size,op\n");
+    for i in 0..n {
+        t.push_str(&format!("{}.{:03},{},{},{},100,R\n", i / 1000, i % 1000, i % 7, i % 50, (i % 13) * 100));
+    }
+    let mut l = String::from("file_id,size_bytes_seen\n");
+    for f in 0..50 {
+        l.push_str(&format!("{f},{}\n", 2000 * scale * (f + 1)));
+    }
+    (t, l)
+}
+
+/// multi_real's file-size list (given as `files` or found beside the trace) is part of the decoding: an
+/// edited, removed or added list is a miss. It was not in the key: cached runs kept the old layout.
+#[test]
+fn the_multi_real_file_list_is_part_of_the_identity() {
+    let dir = Scratch::new("cache-side-file");
+    let (trace, list) = multi_real(5_000, 1);
+    let path = dir.file("mr.csv", trace.as_bytes());
+    let st = settings(&dir.0);
+    let given = dir.file("sizes.csv", list.as_bytes());
+    let mut explicit = TraceSpec::with_format(&path, "multi_real");
+    explicit.params.insert("files".into(), given.clone().into());
+    let first = read_all(cache::open(&explicit, &st).unwrap());
+    assert_eq!(first, uncached(&explicit));
+    std::fs::write(&given, multi_real(0, 3).1.as_bytes()).unwrap();
+    let edited = uncached(&explicit);
+    assert!(edited.0 != first.0, "the larger files move the blocks");
+    assert_eq!(read_all(cache::open(&explicit, &st).unwrap()), edited, "an edited list");
+
+    // The companion list found beside the trace: added, edited, removed.
+    let found = TraceSpec::with_format(&path, "multi_real");
+    let scanned = read_all(cache::open(&found, &st).unwrap());
+    assert_eq!(scanned, uncached(&found));
+    let companion = dir.file("mr.files.csv", multi_real(0, 5).1.as_bytes());
+    let listed = uncached(&found);
+    assert!(listed.0 != scanned.0, "the list moves the blocks");
+    assert_eq!(read_all(cache::open(&found, &st).unwrap()), listed, "a list put beside the trace");
+    std::fs::write(&companion, multi_real(0, 2).1.as_bytes()).unwrap();
+    let relisted = uncached(&found);
+    assert!(relisted.0 != listed.0, "the edited list moves the blocks");
+    assert_eq!(read_all(cache::open(&found, &st).unwrap()), relisted, "an edited companion list");
+    std::fs::remove_file(&companion).unwrap();
+    assert_eq!(read_all(cache::open(&found, &st).unwrap()), scanned, "a removed companion list");
+}

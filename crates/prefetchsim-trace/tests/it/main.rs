@@ -8,3 +8,4 @@ mod readers;
 mod robust;
 mod stats;
 mod timed;
+mod volumes;

@@ -279,6 +279,7 @@ fn stats_of_a_hand_made_trace_match_every_field() {
         footprint_bytes: 12 * 4096,
         mean_request_blocks: 2.0,
         mean_request_bytes: 8192.0,
+        bytes_from: prefetchsim_trace::stats::BytesFrom::Blocks,
         min_block: Some(50),
         max_block: Some(110),
         duration_ns: 9_500,
@@ -315,6 +316,7 @@ fn stats_serialise_to_a_flat_record_with_stable_column_names_in_schema_order() {
             "footprint_bytes",
             "mean_request_blocks",
             "mean_request_bytes",
+            "bytes_from",
             "min_block",
             "max_block",
             "duration_ns",
@@ -326,7 +328,11 @@ fn stats_serialise_to_a_flat_record_with_stable_column_names_in_schema_order() {
             "random_gap",
         ]
     );
-    assert!(v.as_object().unwrap().values().all(|x| x.is_number()), "flat: {v}");
+    // Flat: numbers, and `bytes_from`'s one word.
+    assert!(
+        v.as_object().unwrap().iter().all(|(k, x)| x.is_number() || k == "bytes_from" && x == "blocks"),
+        "flat: {v}"
+    );
 }
 
 // ---------------------------------------------------------------------------------------------------

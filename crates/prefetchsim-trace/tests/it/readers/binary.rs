@@ -49,6 +49,33 @@ fn vscsi_errors_name_record_offset_and_field() {
     assert_malformed(&p, "vscsi", Location::Record { index: 0, offset: 0 }, "ts", "overflows");
 }
 
+/// SCSI WRITE(6) (0x0A) is a write, as READ(6) (0x08) is a read: it was "neither a read nor a write".
+/// Records that `other-cmds = "skip"` drops are counted and named in the report (they vanished without a
+/// word), without using up `skip_bad`.
+#[test]
+fn vscsi_write6_is_a_write_and_skipped_commands_are_counted() {
+    let dir = Scratch::new("vscsi-write6");
+    let p = dir.file("six.vscsi", &[vscsi_v1(1, 0x08, 100, 7), vscsi_v1(2, 0x0a, 108, 9)].concat());
+    let recs = read_all(&p, "vscsi").unwrap();
+    assert_eq!(recs.iter().map(|r| r.op).collect::<Vec<_>>(), [Op::Read, Op::Write]);
+    let cmds = [0x28, 0x12, 0x0a, 0x00, 0x00, 0x2a];
+    let data: Vec<u8> = cmds.iter().enumerate().flat_map(|(i, &c)| vscsi_v1(i as u32, c, 100 + i as u64, 7)).collect();
+    let p = dir.file("mixed.vscsi", &data);
+    let mut spec = TraceSpec::with_format(&p, "vscsi");
+    spec.params.insert("other-cmds".into(), "skip".into());
+    let mut src = spec.open_file().unwrap();
+    let reqs: Vec<_> = src.by_ref().map(Result::unwrap).collect();
+    assert_eq!(reqs.len(), 3);
+    let rep = src.source_report();
+    assert_eq!(rep.skipped, 3, "{rep:?}");
+    assert_eq!(rep.skipped_messages.len(), 3, "{rep:?}");
+    assert!(
+        rep.skipped_messages[0].contains("record 1 (byte 32)") && rep.skipped_messages[0].contains("0x12"),
+        "{rep:?}"
+    );
+    assert!(rep.skipped_messages[2].contains("record 4 (byte 128)"), "{rep:?}");
+}
+
 #[test]
 fn a_bad_vscsi_version_in_record_1_is_that_records_skippable_error() {
     // The version was decided from records 0 and 1 together: a bad record 1 rejected the whole file,

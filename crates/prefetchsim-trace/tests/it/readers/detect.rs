@@ -10,7 +10,7 @@ use prefetchsim_trace::detect::detect_head;
 #[test]
 fn unnamed_text_traces_are_detected_by_their_fields() {
     let dir = Scratch::new("detect-text");
-    let cases: [(&str, &[u8]); 10] = [
+    let cases: [(&str, &[u8]); 9] = [
         ("spc", b"0,20941264,8192,W,0.551706\n1,20939840,8192,r,0.554041\n"),
         ("msr", b"128166372003061629,wdev,2,Read,3154059264,4096,1240\n128166372003061630,wdev,2,Write,0,512,9\n"),
         ("tencent", b"1538323200,4247200,128,1,1058\n1538323199,13896880,128,0,1063\n"),
@@ -18,7 +18,6 @@ fn unnamed_text_traces_are_detected_by_their_fields() {
         ("multi_real", b"time_s,process,file_id,offset,size,op\n0.0,0,0,0,10,R\n"),
         ("arc", b"1 1 0 0\n2 8 0 1\n"),
         ("disksim", b"0.000000 0 3712 8 1\n12.500 1 99 16 0\n"),
-        ("mqsim", b"11413000 0 657728 16 1\n11565000 1 31244784 64 0\n"),
         ("lirs", b"5\n*\n6\n7\n"),
         ("twitter", b"# time, object, size, next_access_vtime\n0, 5, 7, 3\n"),
     ];
@@ -30,6 +29,75 @@ fn unnamed_text_traces_are_detected_by_their_fields() {
         let gz = dir.file(&format!("unnamed-{i}.dat.gz"), &gzip(data));
         assert_eq!(detect(&gz).unwrap(), format);
     }
+}
+
+/// Text formats detection tries on content.
+const TEXT_FORMATS: [&str; 9] = ["msr", "spc", "systor17", "tencent", "multi_real", "arc", "disksim", "mqsim", "lirs"];
+
+/// The text formats that read every line of `data`.
+fn readers_of(data: &[u8]) -> Vec<&'static str> {
+    TEXT_FORMATS
+        .into_iter()
+        .filter(|f| {
+            let mut spec = TraceSpec::with_format("t.dat", f);
+            if *f == "multi_real" {
+                spec.params.insert("layout".into(), "butt_hash".into());
+            }
+            let Ok(mut r) = formats::open(f, "t.dat", Box::new(std::io::Cursor::new(data.to_vec())), &spec) else {
+                return false;
+            };
+            let mut n = 0;
+            loop {
+                match r.next_record() {
+                    Ok(Some(_)) => n += 1,
+                    Ok(None) => return n > 0,
+                    Err(_) => return false,
+                }
+            }
+        })
+        .collect()
+}
+
+/// A DiskSim trace whose times are whole milliseconds reads as MQSim too (same columns, MQSim's times in
+/// ns): detection took integer times for MQSim, silently making a DiskSim trace 10^6 times faster. Nothing
+/// in the two formats tells such lines apart, so detection refuses and asks for the format; every other
+/// pair of text formats is checked here on lines that both could plausibly hold (integer times, numeric
+/// ops, no header).
+#[test]
+fn lines_that_two_formats_read_are_not_detected() {
+    let cases: [(&[&str], &[u8]); 14] = [
+        (&["disksim", "mqsim"], b"0 0 657728 16 1\n12 1 31244784 64 1\n25 1 21868784 16 0\n"),
+        (&["disksim", "mqsim"], b"11413000 0 657728 16 1\n11565000 1 31244784 64 0\n"),
+        (&["disksim"], b"0.5 0 657728 16 1\n12 1 31244784 64 1\n"),
+        (&["disksim"], b"0 0 657728 16 3\n12 1 31244784 64 1\n"),
+        (&["spc"], b"0,20941264,8192,W,1\n1,20939840,8192,r,2\n"),
+        (&["spc"], b"1,0,0,R,0\n"),
+        (&["tencent"], b"1538323200,4247200,128,1,1058\n1538323199,13896880,128,0,1063\n"),
+        (&["tencent"], b"0,0,0,0,0\n"),
+        (&["msr"], b"1,h,0,Read,0,0,0\n"),
+        (&["systor17"], b"1,0,R,0,4096,512\n2,0,W,1,0,0\n"),
+        (&["multi_real"], b"0,0,0,0,10,R\n1,1,1,0,0,W\n"),
+        (&["arc"], b"1 1 0 0\n2 8 0 1\n"),
+        (&["lirs"], b"5\n6\n"),
+        (&[], b"1 1\n"),
+    ];
+    for (want, data) in cases {
+        let text = String::from_utf8_lossy(data);
+        assert_eq!(readers_of(data), want, "{text}");
+        match (want, detect_head("t.dat", data, true)) {
+            ([one], got) => assert_eq!(got.unwrap_or_else(|e| panic!("{text}: {e}")), *one, "{text}"),
+            ([], got) => assert!(got.is_err(), "{text}: {got:?}"),
+            (many, got) => {
+                let e = got.expect_err(&text).to_string();
+                assert!(e.contains("cannot tell the trace format") && e.contains("name it explicitly"), "{e}");
+                assert!(many.iter().all(|f| e.contains(f)), "{e}");
+            }
+        }
+    }
+    // A telling name or the format named reads them.
+    let mqsim = b"11413000 0 657728 16 1\n11565000 1 31244784 64 0\n";
+    assert_eq!(detect_head("wsrch.mqsim", mqsim, true).unwrap(), "mqsim");
+    assert_eq!(detect_head("t.disksim", mqsim, true).unwrap(), "disksim");
 }
 
 #[test]

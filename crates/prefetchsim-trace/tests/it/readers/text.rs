@@ -250,5 +250,9 @@ fn prefetchsim_csv_without_its_block_size_line_is_an_error() {
     assert_malformed(&p, "prefetchsim_csv", line(2), "block_size", "no '# prefetchsim trace: block_size=N' line");
     let p = dir
         .file("ok.csv", b"# prefetchsim trace: block_size=512\ntime_ns,op,first,len,stream,client\n0,read,5,2,0,0\n");
-    assert_eq!(read_all(&p, "prefetchsim_csv").unwrap(), [rec(0, Op::Read, 2560, 1024, 0, 0)]);
+    // `first` counts blocks of the comment's size (it was bytes, 2560: a block number with a volume in its
+    // high bits overflowed 64 bits in bytes).
+    assert_eq!(read_all(&p, "prefetchsim_csv").unwrap(), [rec(0, Op::Read, 5, 1024, 0, 0)]);
+    let req: Vec<_> = TraceSpec::with_format(&p, "prefetchsim_csv").open_file().unwrap().map(Result::unwrap).collect();
+    assert_eq!((req[0].first, req[0].len), (0, 1), "2 blocks of 512 bytes at block 5: 1 block of 4 KiB");
 }
