@@ -13,6 +13,19 @@ pub enum Op {
     Write,
 }
 
+/// Bits of a block number inside one volume. A multi-volume trace (prefetchsim-trace's `volumes.rs`) numbers
+/// the blocks of its `k`-th volume from `k · 2^VOLUME_SHIFT`, so that the caches keep the volumes apart.
+pub const VOLUME_SHIFT: u32 = 44;
+
+/// Where `block` lies on a device: its number inside its volume. The trace gives no layout of its volumes on
+/// one disk, so the timed engine lays them over one LBA range, each as the trace numbers it (a disk saw the
+/// same addresses before the volumes were told apart); a single-volume trace is unchanged.
+#[inline]
+#[must_use]
+pub const fn device_block(block: u64) -> u64 {
+    block & ((1 << VOLUME_SHIFT) - 1)
+}
+
 /// One request: `len` consecutive blocks starting at `first`.
 ///
 /// Object traces (oracleGeneral, LIRS, plain ids) become one-block requests. `stream` is a file id, ASU,

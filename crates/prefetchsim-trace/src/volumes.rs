@@ -7,15 +7,17 @@
 //! filtered read numbers volumes as the whole trace does), and its blocks are `index · 2^44 + block`: the
 //! first volume keeps its block numbers, and adjacency inside a volume is kept for the prefetchers. 2^44
 //! blocks per volume are 8 PiB of 512-byte blocks; a block beyond, or more than 2^20 - 1 volumes, is an
-//! error naming the record. `volumes = "shared"` keeps the one space of the trace's own numbers.
+//! error naming the record. `volumes = "shared"` keeps the one space of the trace's own numbers. On a
+//! device (the timed engine) the volumes lie over one LBA range, each at its own numbers
+//! (`prefetchsim_core::request::device_block`).
 
 use hashbrown::HashMap;
 use serde::{Deserialize, Serialize};
 
 use crate::record::{RawRecord, VolumeKey};
 
-/// Bits of a block number inside one volume.
-pub const VOLUME_SHIFT: u32 = 44;
+/// Bits of a block number inside one volume (the core's, whose timed engine lays volumes over one device).
+pub use prefetchsim_core::request::VOLUME_SHIFT;
 
 /// The most volumes one trace may have: index `2^20 - 1` would end at the last block of 64 bits.
 pub const MAX_VOLUMES: u64 = (1 << (64 - VOLUME_SHIFT)) - 1;

@@ -11,6 +11,7 @@ use std::collections::VecDeque;
 use crate::device::{Device, IoScheduler};
 use crate::engine::inflight::{Job, Slab, NIL};
 use crate::engine::SourceError;
+use crate::request::device_block;
 
 /// A bio at the scheduler: blocks of one fetch.
 #[derive(Clone, Copy, Debug)]
@@ -145,15 +146,22 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         let cap = self.io.dev.capacity();
         // Checked: a fetch ending at block 2^64 - 1 (a plugin's prefetch) wrapped to 0, passed this test
         // and was counted as issued but never read.
-        let end =
-            f.first.checked_add(u64::from(f.len)).filter(|e| e.checked_mul(self.io.spb).is_some_and(|s| s <= cap));
+        // On the device a block lies at its number inside its volume (`device_block`: the volumes of a
+        // trace over one LBA range).
+        let fits = device_block(f.first)
+            .checked_add(u64::from(f.len))
+            .is_some_and(|e| e.checked_mul(self.io.spb).is_some_and(|s| s <= cap));
+        let end = f.first.checked_add(u64::from(f.len)).filter(|_| fits);
         let Some(end) = end else {
+            // The block as the trace numbers it, and where it would lie when that is inside a volume.
+            let last = f.first.saturating_add(u64::from(f.len).saturating_sub(1));
+            let on_device = device_block(f.first).saturating_add(u64::from(f.len).saturating_sub(1));
+            let inside = if on_device == last { String::new() } else { format!("block {on_device} of its volume; ") };
             return Err(ConfigError::new(
                 "device",
                 format!(
-                    "block {} ({} sectors of 512 B each) lies past the end of device '{}' ({cap} sectors); \
-                     choose a larger device or a trace that fits",
-                    f.first.saturating_add(u64::from(f.len).saturating_sub(1)),
+                    "block {last} ({inside}{} sectors of 512 B each) lies past the end of device '{}' ({cap} \
+                     sectors); choose a larger device or a trace that fits",
                     self.io.spb,
                     self.io.dev.name()
                 ),
@@ -243,7 +251,8 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             let n_chunks = sectors.div_ceil(self.io.max_sectors);
             let (demand, prefetch) = (x < demand_end, y > demand_end);
             let id = self.io.bios.alloc(BioRec { fetch: g, first: x, len, chunks: n_chunks, demand, prefetch });
-            let bio = Bio { lbn: x * self.io.spb, sectors, write: false, sync: demand, tag: u64::from(id) };
+            let bio =
+                Bio { lbn: device_block(x) * self.io.spb, sectors, write: false, sync: demand, tag: u64::from(id) };
             self.obs.read_start(x, len, now);
             if self.stats.measuring {
                 self.stats.dev_rep.bios += 1;
