@@ -7,6 +7,9 @@ use crate::record::{AddrUnit, RawRecord};
 use crate::spec::{Mode, OpsFilter, TraceSpec};
 use crate::volumes::VOLUME_SHIFT;
 
+/// The block-inside-its-volume bits of a block number.
+const VOLUME_MASK: u64 = (1 << VOLUME_SHIFT) - 1;
+
 /// The most blocks one request may span: 2^24, 64 GiB of 4 KiB blocks. Real requests are at most a few
 /// MiB; a larger size is a damaged field, and taking it would make one record cost minutes of simulation
 /// and gigabytes of footprint counting.
@@ -101,22 +104,6 @@ impl Converter {
                 (a, 1)
             }
             (Mode::Objects, _, _) | (Mode::Blocks, AddrUnit::Ids, None) => (r.addr, 1u64),
-            (Mode::Blocks, AddrUnit::Blocks(n), _) => {
-                // The volume bits stay; the block inside the volume is rescaled.
-                let mask = (1u64 << VOLUME_SHIFT) - 1;
-                let (volume, block) = (r.addr & !mask, r.addr & mask);
-                let start = block
-                    .checked_mul(n)
-                    .ok_or_else(|| (Blame::Addr, format!("address {block} × {n} bytes overflows 64 bits")))?;
-                let end = start.checked_add(r.size.max(1) - 1).ok_or_else(|| {
-                    (Blame::Size, format!("byte address {start} + size {} overflows 64 bits", r.size))
-                })?;
-                let (first, last) = (self.block(start), self.block(end));
-                if volume != 0 && last > mask {
-                    return Err((Blame::Addr, format!("block {last} is beyond its volume's 2^{VOLUME_SHIFT} blocks")));
-                }
-                (first | volume, last - first + 1)
-            }
             (Mode::Blocks, unit, id_bytes) => {
                 let unit_bytes = match unit {
                     AddrUnit::Sectors => self.sector_size,
@@ -124,17 +111,26 @@ impl Converter {
                     AddrUnit::Bytes => 1,
                     AddrUnit::Blocks(n) => n,
                 };
-                let start = r.addr.checked_mul(unit_bytes).ok_or_else(|| {
-                    (Blame::Addr, format!("address {} × {unit_bytes} bytes overflows 64 bits", r.addr))
-                })?;
+                // Blocks (the project's CSV) keep a volume in the bits from VOLUME_SHIFT up: the block inside
+                // it is rescaled, the volume kept.
+                let (volume, addr) = match unit {
+                    AddrUnit::Blocks(_) => (r.addr & !VOLUME_MASK, r.addr & VOLUME_MASK),
+                    _ => (0, r.addr),
+                };
+                let start = addr
+                    .checked_mul(unit_bytes)
+                    .ok_or_else(|| (Blame::Addr, format!("address {addr} × {unit_bytes} bytes overflows 64 bits")))?;
                 let size = if unit == AddrUnit::Ids && r.size == 0 { unit_bytes } else { r.size.max(1) };
                 let end = start.checked_add(size - 1).ok_or_else(|| {
                     // The larger of the two is the likely damage.
                     let blame = if size > start { Blame::Size } else { Blame::Addr };
                     (blame, format!("byte address {start} + size {size} overflows 64 bits"))
                 })?;
-                let first = self.block(start);
-                (first, self.block(end) - first + 1)
+                let (first, last) = (self.block(start), self.block(end));
+                if volume != 0 && last > VOLUME_MASK {
+                    return Err((Blame::Addr, format!("block {last} is beyond its volume's 2^{VOLUME_SHIFT} blocks")));
+                }
+                (first | volume, last - first + 1)
             }
         };
         if len > MAX_REQUEST_BLOCKS {
