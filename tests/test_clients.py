@@ -98,3 +98,24 @@ def test_a_merges_own_keys_reach_its_members_or_are_refused():
     assert on_merge.levels[0]["hits"] == on_member.levels[0]["hits"] != plain.levels[0]["hits"]
     with pytest.raises(ps.ConfigError, match="trace.params: a merge has no parameters of its own"):
         ps.simulate(None, {**cfg, "trace": {"merge": [dict(member)], "params": {"seed": 1}}})
+
+
+def test_separate_member_spaces_keep_two_traces_of_the_same_blocks_apart(tmp_path):
+    # Two copies of one trace: shared, client 1 finds client 0's blocks at the server; separate, each
+    # client's server traffic is what its trace alone sends (the same blocks of two disks are two blocks).
+    levels = [ps.Level(32, per_client=True), ps.Level(4096)]
+    one = _gen(1, 1000)
+    shared = ps.simulate(ps.merge_traces(one, one), levels=levels).levels[1]
+    apart = ps.simulate(ps.merge_traces(one, one, member_space="separate"), levels=levels).levels[1]
+    alone = ps.simulate(one, levels=levels).levels[1]
+    assert apart["misses"] == 2 * alone["misses"] and apart["hits"] == 2 * alone["hits"]
+    assert shared["misses"] == alone["misses"] < apart["misses"]
+    # The same from a config's trace table; the key belongs to a merge only.
+    gen = {"path": "zipf", "format": "synthetic", "params": {"requests": 1000, "seed": 1}}
+    cfg = {"level": [{"size": 32, "per_client": True}, {"size": 4096}]}
+    table = ps.simulate(None, {**cfg, "trace": {"merge": [gen, gen], "member_space": "separate"}}).levels[1]
+    assert table["misses"] == apart["misses"]
+    with pytest.raises(ps.ConfigError, match="trace.member_space: only a merge"):
+        ps.simulate(None, {**cfg, "trace": {**gen, "member_space": "separate"}})
+    with pytest.raises(ps.ConfigError, match="trace.member_space: unknown value 'apart'"):
+        ps.merge_traces(one, one, member_space="apart")

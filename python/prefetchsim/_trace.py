@@ -246,20 +246,31 @@ def _output_format(out: str) -> str:
                             ".bin (compressed: add .zst or .gz), or name the format (to=, --to csv|oracle_general)")
 
 
-def merge_traces(*traces: Trace, label: str | None = None) -> Trace:
+def merge_traces(*traces: Trace, label: str | None = None, member_space: str = "shared") -> Trace:
     """Several traces as one, the requests of ``traces[i]`` as client ``i``: merged by timestamp when
     every trace has times, else round-robin (one request of each in turn). All must share a block size.
-    Use with a ``per_client`` level, e.g. ``Level("5%", per_client=True)``."""
+    Use with a ``per_client`` level, e.g. ``Level("5%", per_client=True)``.
+
+    ``member_space``: ``"shared"`` (default), the traces address one set of blocks, as clients sharing
+    data do; ``"separate"``, each trace is its own address space (traces of different disks or hosts,
+    whose block numbers would otherwise alias), as the volumes of one trace are."""
     if not traces:
         raise _core.ConfigError("trace.merge: give at least one trace")
     for t in traces:
         if not isinstance(t, Trace):
             raise ConfigTypeError(f"merge_traces takes Trace objects, not {type(t).__name__}")
-    return Trace({
+    if member_space not in _VOLUMES:
+        raise _core.ConfigError(
+            f"trace.member_space: unknown value {member_space!r}; choose one of {', '.join(_VOLUMES)}"
+        )
+    spec: dict[str, Any] = {
         "path": label if label is not None else " + ".join(t.path for t in traces),
         "block_size": traces[0].block_size,
         "merge": [t.spec for t in traces],
-    })
+    }
+    if member_space != "shared":  # the default stays out of the spec, as the core leaves it out
+        spec["member_space"] = member_space
+    return Trace(spec)
 
 
 def synthetic(name: str, *, block_size: int = 4096, client_from: str = "trace", **params: Any) -> Trace:

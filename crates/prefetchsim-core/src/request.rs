@@ -26,6 +26,26 @@ pub const fn device_block(block: u64) -> u64 {
     block & ((1 << VOLUME_SHIFT) - 1)
 }
 
+/// The volume `block` lies in: the number above its [`VOLUME_SHIFT`] bits (0 for a single-volume trace).
+#[inline]
+#[must_use]
+pub const fn volume_of(block: u64) -> u64 {
+    block >> VOLUME_SHIFT
+}
+
+/// Block `first` of volume `volume` as the caches number it (`volume · 2^VOLUME_SHIFT + first`), when the
+/// `len` blocks from `first` fit in one volume and `volume` is below [`volume_of`]`(u64::MAX)` (the last
+/// volume would end at block `u64::MAX`); `None` otherwise.
+#[inline]
+#[must_use]
+pub const fn in_volume(volume: u64, first: u64, len: u32) -> Option<u64> {
+    let last = first.saturating_add(if len == 0 { 0 } else { len as u64 - 1 });
+    if volume_of(last) != 0 || volume >= volume_of(u64::MAX) {
+        return None;
+    }
+    Some(first | volume << VOLUME_SHIFT)
+}
+
 /// One request: `len` consecutive blocks starting at `first`.
 ///
 /// Object traces (oracleGeneral, LIRS, plain ids) become one-block requests. `stream` is a file id, ASU,

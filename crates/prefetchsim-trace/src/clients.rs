@@ -13,8 +13,11 @@ use std::cmp::Reverse;
 use std::collections::{BinaryHeap, VecDeque};
 
 use prefetchsim_core::engine::{RequestSource, SourceError, SourceReport};
+use prefetchsim_core::request::{device_block, volume_of};
 use prefetchsim_core::Request;
 use serde::{Deserialize, Serialize};
+
+use crate::volumes::VolumeSpace;
 
 /// Which field of the trace becomes the request's client id.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -139,6 +142,45 @@ impl Order {
     }
 }
 
+/// Whether the members of a merge address one set of blocks (the spec's `member_space`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemberSpace {
+    /// One address space (default): the same block in two members is one block, as for clients that
+    /// share data (the members of one workload, the PFC and STEP generators' clients).
+    #[default]
+    Shared,
+    /// Each member its own address space, as separate volumes: traces of different disks or hosts merged
+    /// as clients, whose block numbers would otherwise alias.
+    Separate,
+}
+
+impl MemberSpace {
+    /// Whether this is the default (kept out of serialised specs, so their keys stay as they were).
+    #[must_use]
+    pub fn is_default(&self) -> bool {
+        *self == Self::default()
+    }
+}
+
+/// The volumes of a merge with separate member spaces: each (member, volume of the member) pair is one
+/// volume of the merge, numbered in order of first appearance ([`crate::volumes`]).
+#[derive(Default)]
+struct MemberVolumes {
+    index: hashbrown::HashMap<(usize, u64), u64, foldhash::fast::FixedState>,
+}
+
+impl MemberVolumes {
+    /// Request `r` of member `i` renumbered into its own volume of the merge.
+    fn place(&mut self, i: usize, r: &mut Request) -> Result<(), SourceError> {
+        let next = self.index.len() as u64;
+        let volume = *self.index.entry((i, volume_of(r.first))).or_insert(next);
+        r.first = VolumeSpace::place(volume, device_block(r.first), r.len)
+            .map_err(|e| format!("trace.merge[{i}]: member_space = \"separate\": {e}"))?;
+        Ok(())
+    }
+}
+
 /// Several traces as one, member `i`'s requests as client `i`. Each request costs O(log n) in the
 /// number of members (a heap by time, or a queue of turns): a scan over all members for each request
 /// made a merge of 1,000 traces 7.5 us a request.
@@ -148,16 +190,25 @@ pub struct Merged {
     /// Requests a member reads when its buffer runs dry.
     refill: usize,
     scratch: Vec<Request>,
+    /// With separate member spaces, the merge's volumes.
+    volumes: Option<MemberVolumes>,
 }
 
 impl Merged {
-    /// Merge `sources` as clients 0..n-1.
+    /// Merge `sources` as clients 0..n-1, in one address space.
     #[must_use]
     pub fn new(sources: Vec<Box<dyn RequestSource + Send>>) -> Self {
+        Self::with_space(sources, MemberSpace::Shared)
+    }
+
+    /// Merge `sources` as clients 0..n-1, their blocks in one space or each member in its own.
+    #[must_use]
+    pub fn with_space(sources: Vec<Box<dyn RequestSource + Send>>, space: MemberSpace) -> Self {
         let members: Vec<Member> =
             sources.into_iter().map(|src| Member { src, buf: VecDeque::new(), done: false }).collect();
         let refill = (BUFFER_BUDGET / members.len().max(1)).clamp(PEEK_STEP, PEEK);
-        Self { members, order: Order::Undecided, refill, scratch: Vec::new() }
+        let volumes = (space == MemberSpace::Separate).then(MemberVolumes::default);
+        Self { members, order: Order::Undecided, refill, scratch: Vec::new(), volumes }
     }
 
     /// Decide the merge order from the members' first requests (by time when every non-empty member has
@@ -183,6 +234,9 @@ impl Merged {
         let m = &mut self.members[i];
         let mut r = m.buf.pop_front().expect("a queued member has a buffered request");
         r.client = i as u32;
+        if let Some(v) = &mut self.volumes {
+            v.place(i, &mut r)?;
+        }
         if let Some(head) = m.head(&mut self.scratch, self.refill)? {
             self.order.queue(i, head);
         }
@@ -241,6 +295,44 @@ mod tests {
     fn members_with_times_merge_by_time_and_become_clients() {
         let m = Merged::new(vec![src(&[(5, 1), (20, 2), (30, 3)]), src(&[(1, 10), (20, 11)]), src(&[])]);
         assert_eq!(all(m), vec![(1, 10), (0, 1), (0, 2), (1, 11), (0, 3)]);
+    }
+
+    #[test]
+    fn separate_member_spaces_keep_the_same_block_of_two_members_apart() {
+        let members = || vec![src(&[(5, 1), (20, 2)]), src(&[(1, 1), (30, 2)])];
+        assert_eq!(all(Merged::new(members())), vec![(1, 1), (0, 1), (0, 2), (1, 2)]);
+        let one = 1 << prefetchsim_core::request::VOLUME_SHIFT;
+        let apart = all(Merged::with_space(members(), MemberSpace::Separate));
+        // Member 1 is seen first, so its space is the merge's first: it keeps its block numbers.
+        assert_eq!(apart, vec![(1, 1), (0, one + 1), (0, one + 2), (1, 2)]);
+    }
+
+    #[test]
+    fn separate_member_spaces_number_each_members_volumes_apart_and_refuse_what_does_not_fit() {
+        let one = 1u64 << prefetchsim_core::request::VOLUME_SHIFT;
+        // Member 0 has two volumes (0 and 1), member 1 the same two numbers: four volumes of the merge.
+        let m = Merged::with_space(
+            vec![src(&[(1, 7), (2, one + 7)]), src(&[(3, one + 7), (4, 7), (5, 8)])],
+            MemberSpace::Separate,
+        );
+        assert_eq!(all(m), vec![(0, 7), (0, one + 7), (1, 2 * one + 7), (1, 3 * one + 7), (1, 3 * one + 8)]);
+        // A request across a member's volume boundary cannot keep its blocks together in one volume.
+        let cross = vec![Request { time_ns: 1, ..Request::read(one - 1, 2) }];
+        let mut m = Merged::with_space(vec![Box::new(VecSource::new(cross))], MemberSpace::Separate);
+        let e = m.fill(&mut Vec::new(), 4).unwrap_err().to_string();
+        assert!(e.starts_with("trace.merge[0]: member_space = \"separate\": block"), "{e}");
+    }
+
+    #[test]
+    fn member_space_is_a_merges_key_only() {
+        let gen = serde_json::json!({"path": "zipf", "format": "synthetic", "params": {"requests": 10}});
+        let s = spec(serde_json::json!({"merge": [gen, gen], "member_space": "separate"})).unwrap();
+        assert_eq!(s.member_space, MemberSpace::Separate);
+        let e = spec(serde_json::json!({"path": "zipf", "format": "synthetic", "member_space": "separate"}))
+            .unwrap_err()
+            .to_string();
+        assert!(e.starts_with("trace.member_space"), "{e}");
+        assert!(spec(serde_json::json!({"merge": [gen], "member_space": "apart"})).is_err());
     }
 
     #[test]

@@ -6,7 +6,7 @@ use prefetchsim_core::{Op, Request};
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use crate::clients::{ClientFrom, Merged, StreamAsClient};
+use crate::clients::{ClientFrom, MemberSpace, Merged, StreamAsClient};
 pub use crate::convert::{Blame, Converter, MAX_REQUEST_BLOCKS};
 use crate::error::TraceError;
 use crate::record::{AddrUnit, RawRecord, RecordReader};
@@ -85,6 +85,10 @@ pub struct TraceSpec {
     /// spec's.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub merge: Vec<Map<String, Value>>,
+    /// For a `merge`: `shared` (default), the members address one set of blocks (clients sharing data);
+    /// `separate`, each member is its own address space, as a volume ([`crate::clients::MemberSpace`]).
+    #[serde(default, skip_serializing_if = "MemberSpace::is_default")]
+    pub member_space: MemberSpace,
     /// Bytes one id stands for in id-addressed formats (LIRS, the w106 block array, oracleGeneral, CSV
     /// object ids) in `blocks` mode: id `i` starts at byte `i·id_bytes` and the request covers the
     /// record's own size from there (oracleGeneral's `obj_size`, the CSV size column), or `id_bytes` where
@@ -142,6 +146,7 @@ impl TraceSpec {
             skip_bad: 0,
             client_from: ClientFrom::Trace,
             merge: Vec::new(),
+            member_space: MemberSpace::Shared,
             id_bytes: None,
             id_bytes_inherited: false,
             volumes: Volumes::Separate,
@@ -244,6 +249,9 @@ impl TraceSpec {
                 "missing: give a trace file, a generator name or merge = [...]",
             ));
         }
+        if self.merge.is_empty() && !self.member_space.is_default() {
+            return Err(TraceError::option("trace.member_space", "only a merge has members; drop member_space"));
+        }
         if !self.merge.is_empty() && !self.client_from.is_default() {
             return Err(TraceError::option("trace.client_from", "a merge sets each member's client; drop client_from"));
         }
@@ -310,7 +318,7 @@ impl TraceSpec {
             let members = (0..self.merge.len())
                 .map(|i| self.member(i)?.open().map_err(|e| in_member(&format!("trace.merge[{i}]"), e)))
                 .collect::<Result<Vec<_>, _>>()?;
-            return Ok(Box::new(Merged::new(members)));
+            return Ok(Box::new(Merged::with_space(members, self.member_space)));
         }
         let src = self.open_one()?;
         Ok(match self.client_from {

@@ -18,9 +18,10 @@ use crate::record::{RawRecord, VolumeKey};
 
 /// Bits of a block number inside one volume (the core's, whose timed engine lays volumes over one device).
 pub use prefetchsim_core::request::VOLUME_SHIFT;
+use prefetchsim_core::request::{in_volume, volume_of};
 
 /// The most volumes one trace may have: index `2^20 - 1` would end at the last block of 64 bits.
-pub const MAX_VOLUMES: u64 = (1 << (64 - VOLUME_SHIFT)) - 1;
+pub const MAX_VOLUMES: u64 = volume_of(u64::MAX);
 
 /// How the volumes of a trace share block numbers (the spec's `volumes`).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -85,19 +86,18 @@ impl VolumeSpace {
     /// it does not fit.
     #[inline]
     pub fn place(index: u64, first: u64, len: u32) -> Result<u64, String> {
-        let last = first + u64::from(len.max(1)) - 1;
-        if last >> VOLUME_SHIFT != 0 {
-            return Err(format!(
-                "block {last} is beyond the 2^{VOLUME_SHIFT} blocks of one volume's address space (a larger \
-                 block size, or volumes = \"shared\" for one space of every volume)"
-            ));
-        }
         if index >= MAX_VOLUMES {
             return Err(format!(
                 "more than {MAX_VOLUMES} volumes, each its own address space (volumes = \"shared\" for one space)"
             ));
         }
-        Ok(first | index << VOLUME_SHIFT)
+        in_volume(index, first, len).ok_or_else(|| {
+            let last = first.saturating_add(u64::from(len.max(1)) - 1);
+            format!(
+                "block {last} is beyond the 2^{VOLUME_SHIFT} blocks of one volume's address space (a larger \
+                 block size, or volumes = \"shared\" for one space of every volume)"
+            )
+        })
     }
 }
 
