@@ -284,10 +284,10 @@ def _check_trace_types(t: Mapping[str, Any], key: str) -> None:
 
 
 def share_blocks(share: float, footprint: int) -> int:
-    """A share of the footprint in blocks as the core resolves a level's size (``SizeSpec::resolve``):
-    truncated, as libCacheSim does (1% of 23,361 blocks is 233). The core does not expose its
-    resolution; callers that measured the footprint once (a sweep's workers, ``mrc``) use this one copy."""
-    return math.floor(share * footprint)
+    """A share of the footprint in blocks, by the core's rule for a level's size (truncated, as
+    libCacheSim does: 1% of 23,361 blocks is 233; 0 under one block), for callers that measured the
+    footprint once (a sweep's workers, ``mrc``)."""
+    return int(_core.share_blocks(float(share), int(footprint)))
 
 
 def _dumps(what: str, value: Any) -> str:

@@ -41,6 +41,7 @@ fn _core(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(device::device_capacity_sectors, m)?)?;
     m.add_function(wrap_pyfunction!(registry::canonical_config, m)?)?;
     m.add_function(wrap_pyfunction!(registry::check_sizes, m)?)?;
+    m.add_function(wrap_pyfunction!(registry::share_blocks, m)?)?;
     m.add_function(wrap_pyfunction!(sim::integrated, m)?)?;
     m.add_function(wrap_pyfunction!(sim::single_disk, m)?)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;

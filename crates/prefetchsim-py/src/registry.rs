@@ -70,6 +70,13 @@ pub(crate) fn canonical_config(config_json: &str) -> PyResult<String> {
     serde_json::to_string(&c).map_err(|e| PrefetchsimError::new_err(format!("config: {e}")))
 }
 
+/// A share of a footprint of `footprint` blocks in whole blocks, as the core sizes a level
+/// (`config::size::share_blocks`; 0 when less than one block).
+#[pyfunction]
+pub(crate) fn share_blocks(share: f64, footprint: u64) -> u64 {
+    prefetchsim_core::config::size::share_blocks(share, footprint)
+}
+
 /// The result schema as JSON: `{"run": [field, …], "level": [field, …]}`, each field `{"name", "kind",
 /// "meaning"}` in record order (`metrics::schema`); `kind` is int, float, text, bool or textlist.
 #[pyfunction]
