@@ -13,6 +13,10 @@ pub enum Op {
     Write,
 }
 
+/// The last block a request may name: its exclusive end, `first + len`, must fit in 64 bits (the readers
+/// refuse a record past it, and every prefetch run is clipped to it).
+pub const LAST_BLOCK: u64 = u64::MAX - 1;
+
 /// Bits of a block number inside one volume. A multi-volume trace (prefetchsim-trace's `volumes.rs`) numbers
 /// the blocks of its `k`-th volume from `k · 2^VOLUME_SHIFT`, so that the caches keep the volumes apart.
 pub const VOLUME_SHIFT: u32 = 44;

@@ -279,7 +279,8 @@ impl Amp {
         let mut b = first;
         while b < last {
             let key = b >> 3;
-            let end = last.min((key + 1) << 3);
+            // Saturating: the last group's end, `(key + 1) << 3`, wrapped to 0 and sent `b` back to 0.
+            let end = last.min((key << 3).saturating_add(GROUP as u64));
             let s = self.pages.slot_or_insert(key, [0; GROUP]);
             let ws = self.pages.at_mut(s);
             if end - b == GROUP as u64 && last - b <= u64::from(DELTA) && ws.iter().fold(0, |a, &w| a | w) & HEAD == 0 {

@@ -121,7 +121,10 @@ impl<T: Copy + Eq + Default> StreamDetector<T> {
             // The blocks of this claim inside granule g, bounded by what the generation may still take.
             let lo = (b & 31) as u32;
             let room = (self.half - self.cur_blocks) as u64;
-            let hi = (((g + 1) << GRANULE_BITS).min(end).min(b.saturating_add(room)) - (g << GRANULE_BITS)) as u32;
+            // The granule's end saturates: the last granule ends at u64::MAX, which no claim reaches
+            // (`end` is exclusive), where `(g + 1) << GRANULE_BITS` wrapped to 0 and sent `b` back.
+            let base = g << GRANULE_BITS;
+            let hi = (base.saturating_add(1 << GRANULE_BITS).min(end).min(b.saturating_add(room)) - base) as u32;
             let bits = if hi - lo == 32 { u32::MAX } else { ((1u32 << (hi - lo)) - 1) << lo };
             match self.cur.entry(g) {
                 Ok(i) => {
@@ -141,7 +144,7 @@ impl<T: Copy + Eq + Default> StreamDetector<T> {
                 self.old.at_mut(i).mask &= !bits;
             }
             self.cur_blocks += (hi - lo) as usize;
-            b = (g << GRANULE_BITS) + u64::from(hi);
+            b = base + u64::from(hi);
         }
     }
 

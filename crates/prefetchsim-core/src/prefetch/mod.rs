@@ -179,7 +179,13 @@ impl PrefetchCtx<'_> {
     }
 
     /// Ask for a run with explicit stream and placement. Empty runs are ignored.
-    pub fn prefetch_run(&mut self, run: PrefetchRun) {
+    pub fn prefetch_run(&mut self, mut run: PrefetchRun) {
+        // Clipped at the last block a request may name, for every prefetcher in one place (TaP read
+        // ahead onto block u64::MAX).
+        if run.first > crate::request::LAST_BLOCK {
+            return;
+        }
+        run.len = run.len.min(u32::try_from(crate::request::LAST_BLOCK - run.first + 1).unwrap_or(u32::MAX));
         if run.len > 0 {
             self.plan.runs.push(run);
         }

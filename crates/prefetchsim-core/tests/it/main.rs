@@ -1,5 +1,6 @@
 //! The core crate's integration tests, one binary (fast to link).
 
+mod address_top;
 mod batch;
 mod clients;
 mod device;
