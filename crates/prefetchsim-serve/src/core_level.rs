@@ -55,9 +55,9 @@ pub struct CoreLevel {
     blocks: u64,
     /// Per level: `per_client = true` (one cache per client, made at the client's first request).
     per_client: Vec<bool>,
-    /// Clients whose connection ended. Their per-client caches stay in the levels, untouched (their
-    /// counters are reported, and a client id is never reused, so no decision changes), but no longer
-    /// count as holding a block: the server frees their data.
+    /// Clients whose connection ended. Their per-client caches are retired (freed, counters kept; a
+    /// client id is never reused, so no decision changes) or, above a DEMOTE level, stay untouched; either
+    /// way they no longer count as holding a block: the server frees their data.
     closed: HashSet<u32>,
 }
 
@@ -138,9 +138,19 @@ impl CoreLevel {
     }
 
     /// `client`'s connection ended: its per-client caches no longer hold data (see [`CoreLevel::resident`]).
+    /// Each is freed, policy and prefetcher state included, keeping its counters
+    /// ([`prefetchsim_core::level::Instances::retire_client`]), unless DEMOTE lands the blocks of that
+    /// level below: a demoted block is dropped when the level above holds it, in any client's cache, so
+    /// the closed client's cache still takes part in that decision and stays (data freed, metadata kept).
     pub fn client_closed(&mut self, client: u32) {
-        if self.has_per_client() {
-            self.closed.insert(client);
+        if !self.has_per_client() {
+            return;
+        }
+        self.closed.insert(client);
+        for k in 0..self.h.levels.len() {
+            if self.per_client[k] && !self.h.demotes_below(k) {
+                self.h.levels[k].retire_client(client);
+            }
         }
     }
 

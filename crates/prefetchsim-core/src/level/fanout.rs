@@ -32,6 +32,13 @@ pub trait Instances {
     fn is_fan_out(&self) -> bool;
     /// Per-instance counters (the level's [`CacheLevel::counters`] are their sum); empty for one cache.
     fn instance_reports(&self) -> Vec<InstanceReport>;
+    /// Client `client` will send no more requests (its connection to the live server ended): free its
+    /// per-client cache, keeping its counters (finished now) for the reports. Whether it was freed: not
+    /// for a level that is one cache, a client without a cache here, or a cache with fetches or events
+    /// still pending.
+    fn retire_client(&mut self, _client: u32) -> bool {
+        false
+    }
 }
 
 /// How a request picks one of K instances.
@@ -78,6 +85,9 @@ pub struct FanOut {
     tag_owner: Vec<u32>,
     /// Sum of the instances' counters (kept by [`CacheLevel::finish`] and [`CacheLevel::reset_counters`]).
     sum: LevelCounters,
+    /// The counters of retired per-client caches ([`Instances::retire_client`]): no cache any more, but
+    /// still their level's and their own report's.
+    retired: Vec<InstanceReport>,
     /// One instance's capacity, timed support and exclusive mode (from a probe instance).
     probe: (usize, bool, Exclusive),
     // Settings every instance gets, including ones made later.
@@ -109,6 +119,7 @@ impl FanOut {
             last: 0,
             tag_owner: Vec::new(),
             sum: LevelCounters::default(),
+            retired: Vec::new(),
             probe,
             timed: false,
             record: false,
@@ -180,6 +191,9 @@ impl FanOut {
         for l in &self.inst {
             self.sum.add(l.counters());
         }
+        for r in &self.retired {
+            self.sum.add(&r.counters);
+        }
     }
 }
 
@@ -206,6 +220,9 @@ impl CacheLevel for FanOut {
     fn reset_counters(&mut self) {
         for l in &mut self.inst {
             l.reset_counters();
+        }
+        for r in &mut self.retired {
+            r.counters = LevelCounters::default();
         }
         self.resum();
     }
@@ -358,13 +375,54 @@ impl Instances for FanOut {
         v
     }
     fn instance_reports(&self) -> Vec<InstanceReport> {
-        self.instances()
+        let mut v: Vec<InstanceReport> = self
+            .instances()
             .into_iter()
             .map(|(key, l)| InstanceReport {
                 instance: key,
                 client: (self.routing == Routing::PerClient).then_some(key),
                 counters: l.counters().clone(),
             })
-            .collect()
+            .collect();
+        v.extend(self.retired.iter().cloned());
+        v.sort_by_key(|r| r.instance);
+        v
+    }
+    fn retire_client(&mut self, client: u32) -> bool {
+        if self.routing != Routing::PerClient {
+            return false;
+        }
+        let Some(&i) = self.by_client.get(&u64::from(client)) else { return false };
+        let i = i as usize;
+        // A fetch still to complete at it, or events not drained yet, still need the cache.
+        let pending = self.tag_owner.iter().any(|&o| o as usize == i) || self.log_touched.contains(&(i as u32));
+        if pending || self.inst[i].pinned_count() > 0 {
+            return false;
+        }
+        let mut l = self.inst.remove(i);
+        l.finish();
+        self.retired.push(InstanceReport { instance: client, client: Some(client), counters: l.counters().clone() });
+        drop(l);
+        self.keys.remove(i);
+        self.by_client.remove(&u64::from(client));
+        // Later instances moved down one place.
+        let moved = i as u32;
+        for v in self.by_client.values_mut().filter(|v| **v > moved) {
+            *v -= 1;
+        }
+        for o in self.tag_owner.iter_mut().filter(|o| **o != NONE && **o > moved) {
+            *o -= 1;
+        }
+        for t in self.log_touched.iter_mut().filter(|t| **t > moved) {
+            *t -= 1;
+        }
+        if self.last == i {
+            // The last access's instance is gone: `current` would otherwise name another client's.
+            self.last = usize::MAX;
+        } else if self.last != usize::MAX && self.last > i {
+            self.last -= 1;
+        }
+        self.resum();
+        true
     }
 }

@@ -288,3 +288,45 @@ proptest! {
         prop_assert_eq!(h.levels[1].pinned_count(), 0);
     }
 }
+
+/// A client that will send nothing more (the live server's closed connection) has its per-client cache
+/// freed, and every report stays what it is when the cache is kept: its own record, the level's sums.
+#[test]
+fn a_retired_clients_cache_is_freed_and_every_report_stays_the_same() {
+    let mut l1 = level(16, "ra");
+    l1.per_client = true;
+    let c = cfg(vec![l1, level(64, "none")]);
+    // Clients 0..3 interleaved; client 1 ends early, the others go on.
+    let mut reqs: Vec<Request> =
+        (0..300u64).map(|i| req(i, (i % 3) as u32, (i % 3) * 1000 + (i * 7) % 40, 2)).collect();
+    reqs.retain(|r| r.client != 1 || r.time_ns < 150 * MS);
+    let run_with = |retire: bool| {
+        let mut h = Hierarchy::build(&c, 4096, None).unwrap();
+        let mut scratch: Vec<Vec<Fetch>> = vec![Vec::new(); 2];
+        let mut retired = false;
+        for r in &reqs {
+            if retire && !retired && r.time_ns >= 150 * MS {
+                let before = h.levels[0].len();
+                assert!(h.levels[0].retire_client(1), "client 1's cache is retired");
+                assert!(h.levels[0].len() < before, "its blocks are gone from the level");
+                assert!(!h.levels[0].retire_client(1), "a second time: nothing to retire");
+                assert!(!h.levels[1].retire_client(0), "a level of one cache has no client's cache");
+                retired = true;
+            }
+            serve(&mut h, &mut scratch, r);
+        }
+        assert_eq!(retired, retire);
+        let clients: Vec<u32> = h.levels[0].instances().iter().map(|(k, _)| *k).collect();
+        for l in &mut h.levels {
+            l.finish();
+        }
+        let reports: Vec<_> = h.reports().iter().map(|r| (r.record(), r.instance_records())).collect();
+        (format!("{reports:?}"), clients)
+    };
+    let (kept, kept_clients) = run_with(false);
+    let (freed, freed_clients) = run_with(true);
+    assert_eq!(kept_clients, [0, 1, 2]);
+    assert_eq!(freed_clients, [0, 2]);
+    assert!(kept.contains("prefetch_used"), "{kept}");
+    assert_eq!(freed, kept);
+}
