@@ -1,12 +1,28 @@
 //! Turning an access into fetches for the level below: the missing demand blocks are admitted and read in
 //! runs of consecutive blocks, then the prefetcher's plan is executed, a prefetched block directly after
 //! the previous fetch of the request extending it (a demand read and its synchronous prefetch are one I/O).
+//!
+//! Each block is read at most once per access: a prefetch run passes over a block that this access
+//! already reads (a demand miss, or a block of an earlier run) even when the access has since evicted it
+//! to make room, as it passes over a block an earlier access reads ([`read_by`]).
 
 use super::{Exclusive, Level};
 use crate::eventlog::{EventKind as K, Origin};
 use crate::policy::{flags, Insert, Placement, Policy, Slot};
 use crate::prefetch::Outcome;
 use crate::request::{Fetch, Request};
+
+/// Whether one of `fetches` (the current access's, so far) reads `block`. A block not resident that an
+/// access already reads was evicted by that same access to make room for its later blocks (a prefetch run
+/// longer than the room, or runs that overlap, as SARC's groups and AMP's can). Issuing it again would
+/// count it twice in `prefetch_issued`, `unused_evicted`, `fetches` and `fetched_blocks` and send
+/// overlapping reads, while the schema says in-flight blocks are not re-issued and the timed engine reads
+/// no block twice (docs/guide/engines.md); its one read goes out, and the timed engine remembers it as an
+/// orphan that later demands join. Called only for blocks about to be admitted; an access has few fetches.
+#[inline]
+fn read_by(fetches: &[Fetch], block: u64) -> bool {
+    fetches.iter().any(|f| block >= f.first && block - f.first < u64::from(f.len))
+}
 
 impl<P: Policy> Level<P> {
     /// Insert the missing demand blocks and append their fetches.
@@ -98,6 +114,10 @@ impl<P: Policy> Level<P> {
                     self.note(K::PrefetchDropped, Origin::None, block);
                     continue;
                 }
+                // This access reads it already and evicted it since.
+                if read_by(&out[from..], block) {
+                    continue;
+                }
                 // The previous newly inserted block of this run may have been evicted meanwhile.
                 let after =
                     prev.and_then(|(s, b)| (self.table.is_occupied(s) && self.table.entry(s).block == b).then_some(s));
@@ -152,6 +172,10 @@ impl<P: Policy> Level<P> {
                 }
                 if self.capacity == 0 {
                     dropped += 1;
+                    continue;
+                }
+                // This access reads it already and evicted it since.
+                if read_by(&out[from..], block) {
                     continue;
                 }
                 // The previous newly inserted block of this run may have been evicted meanwhile.

@@ -363,14 +363,12 @@ impl<P: Policy> Level<P> {
                 // Timed mode: a block an earlier access evicted while reading it, its read still in flight.
                 None => match if is_demand && self.pins.on { self.orphan_read(block) } else { None } {
                     // Timed mode: a block an earlier access evicted while reading it, its read in flight.
+                    // It is cached again only after the look-ups ([`Level::rejoin_deferred`]): caching it
+                    // here could evict a block this request has yet to look up.
                     Some(tag) => {
-                        let cached = self.rejoin(block, tag, req.stream);
+                        self.pins.pending_orphan(block, tag);
                         self.counters.misses += 1;
                         self.counters.inflight_demand_joins += 1;
-                        if EXTRA && self.log.is_some() {
-                            let kind = if cached { K::Join } else { K::JoinUncached };
-                            self.push_event(LevelEvent::block(kind, Origin::None, block));
-                        }
                         Outcome::Pending
                     }
                     None => {
@@ -462,6 +460,9 @@ impl<P: Policy> Level<P> {
         }
 
         let from = out.len();
+        if !self.pins.rejoins.is_empty() {
+            self.rejoin_deferred(req.stream);
+        }
         self.fill_demand(req, demand_len, out);
         if self.opts.exclusive == Exclusive::Du {
             self.du_sent_up(req);

@@ -98,6 +98,9 @@ pub(super) struct Pins {
     /// tag of that read, until it arrives. A demand access that misses one waits for that read (a join,
     /// [`Level::rejoin`]) instead of reading the block a second time.
     orphans: BlockMap<u32>,
+    /// (block, tag) of the orphans the current access's look-ups missed, in block order: cached again
+    /// after all its look-ups ([`Level::rejoin_deferred`]), as every insertion of an access is.
+    pub(super) rejoins: Vec<(u64, u32)>,
 }
 
 impl Pins {
@@ -106,6 +109,7 @@ impl Pins {
     pub(super) fn begin_access(&mut self, out_len: usize) {
         self.inserted.clear();
         self.pending.clear();
+        self.rejoins.clear();
         self.fetch_base = out_len as u32;
     }
 
@@ -119,6 +123,13 @@ impl Pins {
     #[inline]
     pub(super) fn not_kept(&mut self, block: u64) {
         self.inserted.push((Slot::MAX, block, self.cur_fetch));
+    }
+
+    /// The access missed an orphan whose read `tag` is in flight: remember the tag it waits for.
+    #[inline]
+    pub(super) fn pending_orphan(&mut self, block: u64, tag: u32) {
+        self.pending.push(tag);
+        self.rejoins.push((block, tag));
     }
 
     /// The access found the block in `slot` pinned: remember the tag it waits for.
@@ -256,13 +267,32 @@ impl<P: Policy> Level<P> {
         self.pins.orphans.get(&block).copied()
     }
 
+    /// Timed mode, after the look-ups of an access: cache again the orphans it missed
+    /// ([`Pins::rejoins`]), logging each `join` (cached) or `join_uncached`. Not done in the look-up loop:
+    /// making room there could evict a resident, ready block that a later block of the same request is
+    /// about to look up, which then counts as a miss and is read again (SARC, timed, found by a user
+    /// study: `oltp-like`, 96 blocks, block 91779).
+    pub(super) fn rejoin_deferred(&mut self, stream: u32) {
+        let rejoins = std::mem::take(&mut self.pins.rejoins);
+        for &(block, tag) in &rejoins {
+            let cached = self.rejoin(block, tag, stream);
+            if self.log.is_some() {
+                let kind = if cached { K::Join } else { K::JoinUncached };
+                self.push_event(LevelEvent::block(kind, Origin::None, block));
+            }
+        }
+        // Keep the buffer's allocation for the next access.
+        self.pins.rejoins = rejoins;
+        self.pins.rejoins.clear();
+    }
+
     /// Timed mode: a demand access missed `block`, whose read `tag` is in flight (what
     /// [`Level::orphan_read`] gave). The access waits for that read, as for any block in flight, and does
     /// not read the block a second time. The block is cached again, pinned under that read, when there is
     /// room: returns whether it was (else it is served without being cached, as a demand block that finds
-    /// no room is).
-    pub(super) fn rejoin(&mut self, block: u64, tag: u32, stream: u32) -> bool {
-        self.pins.pending.push(tag);
+    /// no room is). Called after the access's look-ups ([`Level::rejoin_deferred`]); the look-up loop has
+    /// already recorded the tag the access waits for.
+    fn rejoin(&mut self, block: u64, tag: u32, stream: u32) -> bool {
         if !self.opts.cache_demand_miss || self.capacity == 0 || self.opts.exclusive == Exclusive::Demote {
             return false;
         }

@@ -11,6 +11,7 @@ mod level_roles;
 mod lru_family;
 mod module_graph;
 mod mrc;
+mod one_read_per_access;
 mod optimal;
 mod pfc;
 mod pfc_accounting;
