@@ -110,3 +110,22 @@ def test_after_a_warm_up_the_prefetch_counters_still_add_up(engine):
         assert lv["prefetch_issued"] > 0
         assert lv["prefetch_issued"] == (lv["prefetch_used"] + lv["unused_prefetch"] + lv["prefetch_inflight_end"]
                                          + lv["prefetch_invalidated"]), lv
+
+
+def test_the_summary_names_the_whole_trace_totals_apart_from_the_first_levels_counts():
+    # counters.md §4: with a warm-up, summary["requests"] was L1's post-warm-up count (2300) beside a
+    # whole-trace summary["blocks"] (14486), so blocks / requests was no mean request size, and the
+    # run's own request count (3000) was nowhere in the summary.
+    tr = ps.synthetic("oltp-like", requests=3_000, seed=1)
+    r = ps.simulate(tr, size=128, engine={"warmup_requests": 700})
+    s, l1 = r.summary, r.levels[0]
+    assert (s["trace_requests"], s["trace_blocks"], s["warmup_requests"]) == (3_000, r.raw["blocks"], 700)
+    assert (s["requests"], s["demand_accesses"]) == (l1["requests"], l1["demand_accesses"]) and s["requests"] == 2_300
+    assert "blocks" not in s
+    # Every scalar run total of the core's schema is there, under its flat name, as in the DataFrame.
+    names = {f["name"] for f in ps.result_schema()["run"] if f["kind"] != "textlist"}
+    flat = {{"requests": "trace_requests", "blocks": "trace_blocks"}.get(n, n) for n in names}
+    assert flat <= set(s)
+    row = r.to_pandas().iloc[0]
+    assert {k: row[k] for k in flat} == {k: s[k] for k in flat} and row["requests"] == 2_300
+    assert "blocks" not in r.to_pandas()

@@ -73,6 +73,24 @@ def test_run_reads_a_toml_config(spc_trace, tmp_path):
     assert [r["capacity_blocks"] for r in rows] == ["8", "16"]
 
 
+def test_json_rows_carry_every_run_total_so_a_warm_up_run_says_what_it_left_out(spc_trace, tmp_path):
+    # counters.md §6: the rows had trace_requests and trace_skipped only; no warmup_requests, trace_blocks
+    # or stopped_early, which the results database and Result.raw have.
+    py = ps.simulate(ps.open_trace(spc_trace, "spc"), size=8, engine={"warmup_requests": 10}).summary
+    run = {f["name"] for f in ps.result_schema()["run"] if f["kind"] != "textlist"}
+    want = {{"requests": "trace_requests", "blocks": "trace_blocks"}.get(n, n) for n in run}
+    toml = tmp_path / "w.toml"
+    toml.write_text(f"[trace]\npath = {spc_trace!r}\nformat = 'spc'\n[[level]]\nsize = 8\n"
+                    "[engine]\nwarmup_requests = 10\n")
+    for args in (("sim", spc_trace, "spc", "lru", "8", "--warmup", "10"), ("run", str(toml))):
+        p = cli(*args, "-f", "json")
+        assert p.returncode == 0, p.stderr
+        row = json.loads(p.stdout.splitlines()[0])
+        assert want <= set(row), args
+        assert (row["trace_requests"], row["warmup_requests"], row["stopped_early"], row["requests"]) == (50, 10, False, 40)
+        assert {k: row[k] for k in want} == {k: py[k] for k in want}, args
+
+
 def test_trace_info_prints_the_statistics(spc_trace):
     p = cli("trace", "info", spc_trace, "-f", "json")
     assert p.returncode == 0, p.stderr

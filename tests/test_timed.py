@@ -234,3 +234,19 @@ def test_long_but_representable_times_are_still_measured(tmp_path):
     r = ps.simulate(ps.open_trace(path, format="arc"), levels=[ps.Level(50), ps.Level(100)],
                     engine={"kind": "timed"}, link={"alpha_ms": 0, "beta_ms_per_page": 1e9})
     assert 1e9 <= r.summary["rt_max_ms"] < 1.1e9
+
+
+@pytest.mark.parametrize("warm", [0, 500, 501, 502])
+def test_after_a_warm_up_the_makespan_holds_only_measured_requests(warm):
+    # counters.md §3: closed loop, one loop, no think time, synchronous writes, so the makespan is the sum
+    # of the measured response times. It started at the last warm-up request's issue, so it held that
+    # request's response time too (5.106 ms at warm-up 501, 4.266 ms at 502), and warm-up 500 and 501
+    # gave the same makespan.
+    tr = ps.synthetic("oltp-like", requests=2_000, seed=1)
+    engine = {"kind": "timed", "replay": "closed", "per_stream": False, "think": "none", "sync_writes": True,
+              "warmup_requests": warm}
+    s = ps.simulate(tr, size=128, prefetcher="ra", engine=engine, device="cheetah9lp").summary
+    measured = s["stall_ms"] + s["write_rt_mean_ms"] * s["write_requests"]
+    assert s["rt_requests"] + s["write_requests"] == 2_000 - warm
+    assert s["makespan_ms"] == pytest.approx(measured, abs=1e-6)
+    assert s["sim_time_ms"] >= s["makespan_ms"] and 0 < s["device_utilization"] <= 1

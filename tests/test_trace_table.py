@@ -41,13 +41,13 @@ def test_id_bytes_is_accepted_in_a_run_config_and_a_merge_member(lirs_trace, tmp
     # docs/guide/configs.md lists it, but a config refused it: "trace.id_bytes: unknown key".
     want = ps.simulate(ps.open_trace(lirs_trace, "lirs", id_bytes=65536), size=64).summary
     plain = ps.simulate(ps.open_trace(lirs_trace, "lirs"), size=64).summary
-    assert want["blocks"] == 16 * plain["blocks"]
+    assert want["trace_blocks"] == 16 * plain["trace_blocks"]
     table = f"path = {lirs_trace!r}\nformat = 'lirs'\nid_bytes = 65536"
     assert want["hits"] > 0  # ids of 16 blocks: a re-read id hits 16 times
     got = ps.simulate(config=_toml(tmp_path, table, 64)).summary
-    assert (got["blocks"], got["hits"]) == (want["blocks"], want["hits"])
+    assert (got["trace_blocks"], got["hits"]) == (want["trace_blocks"], want["hits"])
     merged = ps.simulate(config=_toml(tmp_path, f"merge = [{{ {table.replace(chr(10), ', ')} }}]", 64)).summary
-    assert (merged["blocks"], merged["hits"]) == (want["blocks"], want["hits"])
+    assert (merged["trace_blocks"], merged["hits"]) == (want["trace_blocks"], want["hits"])
 
 
 @pytest.mark.parametrize("value", ["'false'", "0", "1"])

@@ -46,3 +46,24 @@ def result_schema() -> dict[str, list[dict[str, str]]]:
     ``run`` are a result's totals, ``level`` the keys of each level's record (`Result.levels`),
     ``timing`` a timed run's run-level metrics (what `Result.summary` adds for a timed run)."""
     return {part: [dict(f) for f in fields] for part, fields in _schema().items()}
+
+
+# A flat row that holds a level's record beside the run's totals (`Result.summary`, the CLI's rows, the
+# results database) names the totals that count the whole trace `trace_...`: a level record has its own
+# `requests` (the requests that reached that level after the warm-up), and `blocks` beside it would pair
+# a whole-trace count with a post-warm-up one (the summary's blocks / requests was no mean request size).
+_FLAT_RUN_NAMES = {"requests": "trace_requests", "blocks": "trace_blocks"}
+
+
+@cache
+def run_total_keys() -> tuple[tuple[str, str], ...]:
+    """``(name in the result, name in a flat row)`` of each run total the core's result schema lists,
+    in schema order; lists (the skipped records' messages) are left out of flat rows."""
+    return tuple((f["name"], _FLAT_RUN_NAMES.get(f["name"], f["name"]))
+                 for f in _schema()["run"] if f["kind"] != "textlist")
+
+
+def run_totals(raw: dict[str, Any]) -> dict[str, Any]:
+    """A result's run totals (``Result.raw``) under their flat-row names: ``trace_requests``,
+    ``trace_blocks`` (the whole trace, warm-up included), ``warmup_requests``, ``stopped_early`` ..."""
+    return {flat: raw[name] for name, flat in run_total_keys()}

@@ -11,6 +11,7 @@ from typing import Any
 
 from . import _core
 from ._numbers import as_int, int_arg, json_default
+from ._registry import run_totals
 from ._events import write_events
 from ._trace import Trace, merge_traces, open_trace
 from ._typeerror import ConfigTypeError
@@ -131,16 +132,18 @@ class Result:
 
     @property
     def summary(self) -> dict[str, Any]:
-        """Run totals, the run-level timing metrics (timed runs only) and the first level's metrics, flat."""
-        s = {
-            "trace": self.trace.path,
-            "requests": self.raw["requests"],
-            "blocks": self.raw["blocks"],
-            "warmup_requests": self.raw["warmup_requests"],
-            "stopped_early": self.raw["stopped_early"],
-            "skipped_records": self.raw["skipped_records"],
-            "time_backwards": self.raw["time_backwards"],
-        }
+        """The run in one flat record: the trace, the run totals, the run-level timing metrics (timed runs
+        only) and the first level's record.
+
+        The run totals that count the whole trace are ``trace_requests`` and ``trace_blocks`` (warm-up
+        included; ``Result.raw``'s ``requests`` and ``blocks``), beside ``warmup_requests``,
+        ``stopped_early``, ``skipped_records`` and ``time_backwards``: the names the CLI's rows and the
+        results database give them. ``requests`` is the first level's counter, as in ``levels[0]``: the
+        requests that reached it after the warm-up (its blocks are ``demand_accesses``). Before, the
+        summary had a whole-trace ``blocks`` beside that post-warm-up ``requests``, and ``blocks /
+        requests`` was no mean request size.
+        """
+        s = {"trace": self.trace.path, **run_totals(self.raw)}
         s.update(self.timing or {})
         s.update(self.levels[0])
         return s
@@ -159,11 +162,12 @@ class Result:
         return {"summary": self.summary, "levels": self.levels, "config": self.config}
 
     def to_pandas(self):
-        """One row per level, with the run totals, and a timed run's response times and device figures
-        (`timing`), repeated on each row."""
+        """One row per level, with the trace and the run totals under their `summary` names
+        (``trace_requests``, ``trace_blocks``, ``warmup_requests`` ...; ``requests`` is each level's), and a
+        timed run's response times and device figures (`timing`), repeated on each row."""
         import pandas as pd
 
-        base = {k: v for k, v in self.summary.items() if k in ("trace", "requests", "blocks", "warmup_requests")}
+        base = {"trace": self.trace.path, **run_totals(self.raw)}
         return pd.DataFrame([{**base, **(self.timing or {}), **lv} for lv in self.levels])
 
     def __repr__(self) -> str:
@@ -427,8 +431,9 @@ def simulate(
             compressed) or ``.parquet`` (with pyarrow); it appears only when complete (docs/events.md).
 
     Returns:
-        The run's `Result`: ``levels`` (one record per level), ``summary`` (the first level's
-        metrics and, for timed runs, response times), ``to_pandas()``.
+        The run's `Result`: ``levels`` (one record per level), ``summary`` (the run's totals,
+        ``trace_requests`` and ``trace_blocks`` for the whole trace, the first level's metrics with its
+        own ``requests`` and, for timed runs, response times), ``to_pandas()``.
 
     Raises:
         ConfigError: a bad key, name or value in the hierarchy; the message names it

@@ -45,7 +45,8 @@ from ._registry import result_schema
 SCHEMA_VERSION = 1
 
 _HEAD = [("run_id", "TEXT NOT NULL"), ("level", "INTEGER NOT NULL"), ("trace", "TEXT"), ("trace_id", "TEXT")]
-_TOTALS = ["trace_requests", "trace_blocks", "warmup_requests", "stopped_early"]
+# The run totals a row keeps, named as `_registry.run_totals` names them (the sweep fills them from it).
+TOTAL_COLUMNS = ["trace_requests", "trace_blocks", "warmup_requests", "stopped_early"]
 _INFO = [("config", "TEXT"), ("trace_spec", "TEXT"), ("sweep", "TEXT"), ("grid_index", "INTEGER"),
          ("version", "TEXT"), ("host", "TEXT"),
          ("pid", "INTEGER"), ("task_wall_s", "REAL"), ("finished_at", "TEXT")]
@@ -66,7 +67,7 @@ def timing_metric_keys() -> tuple[str, ...]:
 
 def reserved_columns() -> set[str]:
     """Column names an axis must not take."""
-    return ({c for c, _ in _HEAD} | set(_TOTALS) | {c for c, _ in _INFO} | set(level_record_keys())
+    return ({c for c, _ in _HEAD} | set(TOTAL_COLUMNS) | {c for c, _ in _INFO} | set(level_record_keys())
             | set(timing_metric_keys()) | {"runs_executed"})
 
 
@@ -267,8 +268,8 @@ class Store:
         axes = [c for c in cols if kinds.get(c) == "axis"]
         info = [n for n, _ in _INFO]
         head = ["run_id", "trace", *axes, "level"]
-        rest = [c for c in cols if c not in head and c not in info and c not in _TOTALS and c != "trace_id"]
-        return head + rest + [c for c in _TOTALS if c in cols] + ["trace_id"] + [c for c in info if c in cols]
+        rest = [c for c in cols if c not in head and c not in info and c not in TOTAL_COLUMNS and c != "trace_id"]
+        return head + rest + [c for c in TOTAL_COLUMNS if c in cols] + ["trace_id"] + [c for c in info if c in cols]
 
     def read(self, filters: Iterable[str] | Mapping[str, Any] = (), run_ids: Iterable[str] | None = None):
         """The runs table as a pandas DataFrame (plus ``runs_executed``), optionally filtered:

@@ -20,7 +20,7 @@ from ._argtypes import inches, positive
 from ._atomic import atomic_open
 from ._deps import MissingDependency
 from ._progress import Progress
-from ._registry import formats, generators, policies, prefetchers
+from ._registry import formats, generators, policies, prefetchers, run_totals
 from ._sim import device_bench, devices, load_config, simulate_many
 from ._table import emit as _emit
 from ._trace import Trace, open_trace, synthetic
@@ -182,12 +182,14 @@ def _add_events_option(p: argparse.ArgumentParser) -> None:
 
 
 def _run_rows(results, labels: list[dict[str, Any]] | None = None) -> list[dict[str, Any]]:
-    """One row per level; timed runs add their run-level timing fields to each row."""
+    """One row per level with the run's totals (every one of the core's run schema, under the names
+    `Result.summary` and the results database give them: a warm-up run's rows say what it left out);
+    timed runs add their run-level timing fields to each row. ``trace_skipped`` is ``skipped_records``
+    under the name these rows had first."""
     rows = []
     for i, r in enumerate(results):
         for lv in r.levels:
-            row = {"trace": r.trace.path, "trace_requests": r.raw["requests"],
-                   "trace_skipped": r.raw["skipped_records"]}
+            row = {"trace": r.trace.path, **run_totals(r.raw), "trace_skipped": r.raw["skipped_records"]}
             if labels:
                 row.update(labels[i])
             row.update(lv)

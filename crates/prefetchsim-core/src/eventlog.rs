@@ -70,7 +70,8 @@ pub enum EventKind {
     FetchSent,
     /// A fetch's data arrived at the level (timed engine).
     FetchDone,
-    /// The counters were zeroed (end of the warm-up); cache contents stay.
+    /// The counters were zeroed (end of the warm-up: after the last warm-up request's accesses); cache
+    /// contents stay. A timed run's time window starts later, at the first measured request's issue.
     CountersReset,
 }
 

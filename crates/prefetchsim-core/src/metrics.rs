@@ -400,7 +400,8 @@ impl DeviceReport {
 pub struct TimingReport {
     /// `open` or `closed`.
     pub replay: String,
-    /// Simulated time when measurement started (end of the warm-up), ns.
+    /// Simulated time when measurement started: the issue of the first measured request (its arrival in
+    /// open loop; 0 without a warm-up), so that no warm-up response time falls inside the window, ns.
     pub start_ns: u64,
     /// Simulated time of the last event, ns.
     pub end_ns: u64,

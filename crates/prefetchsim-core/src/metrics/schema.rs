@@ -120,8 +120,18 @@ pub fn timing_fields() -> Vec<Field> {
     let write = ["write_rt_mean_ms", "write_rt_p50_ms", "write_rt_p95_ms", "write_rt_p99_ms", "write_rt_max_ms"];
     v.extend(rt("write_requests", write, "Write"));
     v.extend([
-        field("makespan_ms", Float, "Last application completion minus the start of measurement, ms."),
-        field("sim_time_ms", Float, "Simulated time from the start of measurement to the last event, ms."),
+        field(
+            "makespan_ms",
+            Float,
+            "Last application completion minus the start of measurement: the issue of the first request after \
+             the warm-up (its trace arrival in open loop; time 0 without a warm-up), ms.",
+        ),
+        field(
+            "sim_time_ms",
+            Float,
+            "Simulated time from the start of measurement (as for makespan_ms) to the last event, ms; the \
+             device_* and sched_* counters count over the same window.",
+        ),
         field("stall_ms", Float, "Sum of read response times (STEP's time out of the box), ms."),
         field("device", Text, "The device model's name."),
         field("device_requests", Int, "Requests dispatched to the device after merging."),

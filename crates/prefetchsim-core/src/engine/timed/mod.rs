@@ -312,6 +312,12 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     }
 
     fn on_issue(&mut self, id: u32, now: u64, progress: &mut dyn Progress) -> Result<(), SourceError> {
+        // Requests are issued in index order (one open-loop arrival is staged at a time, and a closed loop
+        // issues at once), so this one is the next index. The window opens at its arrival, before a wait
+        // for admission, because its response time counts from there.
+        if !self.stats.measuring && self.totals.requests == self.stats.warmup {
+            self.start_window(now);
+        }
         if let Some(k) = self.s.max_outstanding {
             if self.outstanding_apps >= k {
                 // Admission FIFO: the arrival waits for a completion; later arrivals are not read yet.

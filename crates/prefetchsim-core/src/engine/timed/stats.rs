@@ -1,6 +1,7 @@
 //! Statistics of a timed run: response times per client (the totals are their sum), admission waits,
-//! stall time, the device's and scheduler's counters and queue length, counted from the end of the
-//! warm-up; and the report built from them at the end.
+//! stall time, the device's and scheduler's counters and queue length, counted over the measured window
+//! (from the issue of the first measured request to the end of the run); and the report built from them
+//! at the end.
 
 use super::{Engine, TimedObserver};
 use crate::config::Replay;
@@ -19,7 +20,8 @@ struct ClientHist {
 pub(super) struct Stats {
     /// Requests of the warm-up (not measured).
     pub(super) warmup: u64,
-    /// When measuring began.
+    /// When the measured window began: the issue of the first measured request (its arrival in open
+    /// loop, where its response time starts), so the window holds no warm-up request's response time.
     t_measure: u64,
     /// When the last application request completed.
     pub(super) last_app_done: u64,
@@ -39,7 +41,7 @@ pub(super) struct Stats {
     q_area: u128,
     q_last_t: u64,
     q_last: u64,
-    /// Past the warm-up.
+    /// Inside the measured window (the first measured request has been issued).
     pub(super) measuring: bool,
 }
 
@@ -103,11 +105,23 @@ impl Stats {
 }
 
 impl<O: TimedObserver + ?Sized> Engine<'_, O> {
+    /// The warm-up's last request has made its accesses: zero the levels' counters, so that they count
+    /// the accesses of measured requests only. The time window starts later, at the first measured
+    /// request's issue ([`Self::start_window`]): the last warm-up request is still being served until
+    /// then (closed loop), and its response time is not measured.
     pub(super) fn on_warmup_end(&mut self, now: u64) {
         for l in &mut self.h.levels {
             l.reset_counters();
         }
         self.h.log_counters_reset(now);
+    }
+
+    /// The first measured request is issued (arrives, in open loop) at `now`: the measured window starts,
+    /// so `makespan_ms`, `sim_time_ms` and with it `device_utilization`, and the device, scheduler and
+    /// link counters all count from here. Starting at the end of the warm-up's last access instead put
+    /// that request's response time into the makespan (closed loop, one loop: warm-up 500 and 501 gave
+    /// the same makespan).
+    pub(super) fn start_window(&mut self, now: u64) {
         self.stats.measuring = true;
         self.stats.t_measure = now;
         self.stats.sched_base = self.io.sched.stats().clone();
@@ -129,6 +143,10 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             l.finish();
         }
         let end = self.q.now();
+        if !self.stats.measuring {
+            // Stopped before the first measured request: an empty window, no time measured.
+            self.stats.t_measure = end;
+        }
         let st = self.io.sched.stats();
         let base = &self.stats.sched_base;
         let mut dev = std::mem::take(&mut self.stats.dev_rep);

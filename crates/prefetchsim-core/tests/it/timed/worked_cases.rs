@@ -230,8 +230,29 @@ fn warm_up_requests_are_not_measured() {
     let r = run_t(&cfg, &reqs);
     let t = r.timing.as_ref().unwrap();
     assert_eq!((r.warmup_requests, t.reads.requests, r.levels[0].counters.demand_accesses), (3, 7, 7));
-    // Measurement starts when the last warm-up request is issued (10 ms); it is still served after that.
-    assert_eq!((t.start_ns, t.makespan_ns, t.device.requests()), (10 * MS, 40 * MS, 7));
+    // The measured window starts at the first measured request's issue (15 ms, when the last warm-up
+    // request completes), not at the last warm-up request's (10 ms): closed loop with one loop and no
+    // think time, the makespan is the sum of the measured response times, 7 x 5 ms.
+    assert_eq!((t.start_ns, t.makespan_ns, t.device.requests()), (15 * MS, 35 * MS, 7));
+    assert_eq!(u128::from(t.makespan_ns), t.stall_ns);
+    assert_eq!(t.end_ns - t.start_ns, 35 * MS);
+    // One more request of warm-up measures one request (5 ms) less.
+    cfg.engine.warmup_requests = 4;
+    let t = run_t(&cfg, &reqs).timing.unwrap();
+    assert_eq!((t.start_ns, t.makespan_ns, u128::from(t.makespan_ns)), (20 * MS, 30 * MS, t.stall_ns));
+}
+
+#[test]
+fn an_open_loop_window_starts_at_the_first_measured_arrival() {
+    // Arrivals every 10 ms, each a 5 ms miss. With 3 requests of warm-up the window runs from the 4th
+    // arrival (30 ms) to the last completion (95 ms); the device and its utilisation count over it.
+    let mut cfg = one_level(4, serde_json::json!("none"), 5.0);
+    cfg.engine.replay = Some(Replay::Open);
+    cfg.engine.warmup_requests = 3;
+    let reqs: Vec<Request> = (0..10u64).map(|i| at(i as f64 * 10.0, i * 10, 1)).collect();
+    let t = run_t(&cfg, &reqs).timing.unwrap();
+    assert_eq!((t.start_ns, t.end_ns, t.makespan_ns), (30 * MS, 95 * MS, 65 * MS));
+    assert_eq!((t.device.requests(), t.device.service_ns), (7, 35 * MS));
 }
 
 #[test]
