@@ -163,20 +163,6 @@ pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutc
     // The size families: one pass for all of them (mrc::family), over the decoded copy when there is one,
     // otherwise over a stream of the trace (whose report is then the one their results carry).
     // A replay of the copy is not counted as progress again; a stream of the trace is the task's pass.
-    let n = task.configs.len();
-    let threads =
-        if task.threads == 0 { std::thread::available_parallelism().map_or(1, |t| t.get()) } else { task.threads };
-    let threads = threads.min(n);
-    let pool = if threads > 1 {
-        Some(
-            rayon::ThreadPoolBuilder::new()
-                .num_threads(threads)
-                .build()
-                .map_err(|e| TaskError::Source(format!("cannot start {threads} threads: {e}").into()))?,
-        )
-    } else {
-        None
-    };
     let uncounted = AtomicU64::new(0);
     let (family, family_report) = if crate::mrc::family::worthwhile(task.configs, trace.block_size(), footprint) {
         let (src, counted): (Box<dyn RequestSource + Send + '_>, _) = match decoded.and_then(DecodedTrace::replay) {
@@ -184,13 +170,8 @@ pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutc
             None => (trace.open().map_err(TaskError::Source)?, task.done),
         };
         let mut src = Interruptible::new(src, task.stop, counted);
-        let mut precompute =
-            || crate::mrc::family::precompute_on(task.configs, trace.block_size(), footprint, &mut src, threads);
-        let pre = match &pool {
-            Some(pool) => pool.install(precompute),
-            None => precompute(),
-        }
-        .map_err(TaskError::Source)?;
+        let pre = crate::mrc::family::precompute(task.configs, trace.block_size(), footprint, &mut src)
+            .map_err(TaskError::Source)?;
         (pre, Some(src.report()))
     } else {
         (vec![None; task.configs.len()], None)
@@ -203,10 +184,18 @@ pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutc
             run_config(trace, task, i, footprint, decoded, pre)
         })
     };
-    match pool {
-        Some(pool) => Ok(pool.install(|| (0..n).into_par_iter().map(run).collect())),
-        None => Ok((0..n).map(run).collect()),
+    let n = task.configs.len();
+    let threads =
+        if task.threads == 0 { std::thread::available_parallelism().map_or(1, |t| t.get()) } else { task.threads };
+    let threads = threads.min(n);
+    if threads <= 1 {
+        return Ok((0..n).map(run).collect());
     }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(threads)
+        .build()
+        .map_err(|e| TaskError::Source(format!("cannot start {threads} threads: {e}").into()))?;
+    Ok(pool.install(|| (0..n).into_par_iter().map(run).collect()))
 }
 
 /// Build config `i`, replay the decoded trace (or stream its own when it has a limit or the copy was

@@ -13,8 +13,6 @@
 
 use std::collections::BTreeMap;
 
-use rayon::prelude::*;
-
 use super::clock_family::{ClockSizes, MAX_CLOCK_SIZES};
 use super::fifo_family::FifoSizes;
 use super::lru_family::{LruSizes, MAX_SIZES};
@@ -36,7 +34,7 @@ pub enum Kind {
 }
 
 /// One pass of `kind` over `sizes` (at most [`Kind::max_sizes`]).
-fn pass(kind: Kind, sizes: Vec<u64>, warmup: u64) -> Box<dyn SizePass + Send> {
+fn pass(kind: Kind, sizes: Vec<u64>, warmup: u64) -> Box<dyn SizePass> {
     match kind {
         Kind::Lru => Box::new(LruSizes::new(sizes, warmup)),
         Kind::Fifo => Box::new(FifoSizes::new(sizes, warmup)),
@@ -142,8 +140,7 @@ pub fn members(configs: &[HierarchyConfig], block_size: u64, footprint: Option<u
     member
 }
 
-/// One pass over `src` for every family of `configs` on the calling thread; per config, its counters
-/// when it is computed ([`precompute_on`] with one thread).
+/// One pass over `src` for every family of `configs`; per config, its counters when it is computed.
 ///
 /// # Errors
 /// The source's errors.
@@ -153,64 +150,34 @@ pub fn precompute(
     footprint: Option<u64>,
     src: &mut dyn RequestSource,
 ) -> Result<Vec<Option<Precomputed>>, SourceError> {
-    precompute_on(configs, block_size, footprint, src, 1)
-}
-
-/// Requests read at a time; with several threads, every pass takes each batch in parallel.
-const BATCH: usize = 1 << 15;
-
-/// [`precompute`] on `threads` threads of the current rayon pool: a FIFO or CLOCK family is cut into
-/// `threads` passes of fewer sizes, which take each batch of requests in parallel. Their per-size work
-/// (the insertions, the hands' sweeps) is most of a pass and is divided; the look-ups of each block are
-/// repeated per pass. An LRU family stays one pass: its work is the stack distance, the same for every
-/// size. The results do not depend on `threads`.
-///
-/// # Errors
-/// The source's errors.
-pub fn precompute_on(
-    configs: &[HierarchyConfig],
-    block_size: u64,
-    footprint: Option<u64>,
-    src: &mut dyn RequestSource,
-    threads: usize,
-) -> Result<Vec<Option<Precomputed>>, SourceError> {
     let mut out = vec![None; configs.len()];
     let fams = families(configs, block_size, footprint);
     if fams.is_empty() {
         return Ok(out);
     }
     // Each family's distinct sizes, in passes of at most 64 sizes (32 for CLOCK).
-    let mut passes: Vec<(FamilyKey, Box<dyn SizePass + Send>)> = Vec::new();
+    let mut passes: Vec<(FamilyKey, Box<dyn SizePass>)> = Vec::new();
     for (&key, members) in &fams {
         let mut sizes: Vec<u64> = members.iter().map(|m| m.1).collect();
         sizes.sort_unstable();
         sizes.dedup();
-        let per_pass = match key.0 {
-            Kind::Lru => key.0.max_sizes(),
-            Kind::Fifo | Kind::Clock => sizes.len().div_ceil(threads.max(1)).min(key.0.max_sizes()),
-        };
-        for chunk in sizes.chunks(per_pass) {
+        for chunk in sizes.chunks(key.0.max_sizes()) {
             passes.push((key, pass(key.0, chunk.to_vec(), key.1)));
         }
     }
-    let parallel = threads > 1 && passes.len() > 1;
-    let mut buf = Vec::with_capacity(BATCH);
+    let mut buf = Vec::with_capacity(8192);
     let (mut requests, mut blocks) = (0u64, 0u64);
     loop {
         buf.clear();
-        if src.fill(&mut buf, BATCH)? == 0 {
+        if src.fill(&mut buf, 8192)? == 0 {
             break;
         }
         for r in &buf {
             requests += 1;
             blocks += u64::from(r.len);
         }
-        if parallel {
-            passes.par_iter_mut().for_each(|(_, p)| p.add_all(&buf));
-        } else {
-            for (_, p) in &mut passes {
-                p.add_all(&buf);
-            }
+        for (_, p) in &mut passes {
+            p.add_all(&buf);
         }
     }
     for (key, p) in &passes {
