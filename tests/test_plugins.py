@@ -225,7 +225,10 @@ def test_a_callback_that_raises_stops_the_run_with_a_plugin_error_and_its_traceb
 @pytest.mark.parametrize(("ret", "needle"), [
     ("[block + 1, 2.5]", "on_access returned 2.5 (<class 'float'>)"),
     ("True", "on_access returned True (<class 'bool'>)"),
-    ("-1", "on_access returned block -1, outside 0 to 2**64-1"),
+    ("-1", "on_access returned block -1, outside 0 to 2**64-2"),
+    ("2**64 - 1", "on_access returned block 18446744073709551615, outside 0 to 2**64-2 (the last block)"),
+    ("range(2**64 - 3, 2**64)", "blocks past 2**64-2 (the last block)"),
+    ("range(2**70, 2**70 + 2)", "blocks past 2**64-2 (the last block)"),
     ("object()", "expected None, a block number or an iterable of block numbers"),
     # Text is iterable but holds no blocks: b"ab" prefetched blocks 97 and 98, "12" was refused as '1'.
     ('b"ab"', "on_access returned b'ab' (<class 'bytes'>); expected None, a block number or an iterable"),
@@ -336,13 +339,15 @@ def test_numpy_integers_are_block_numbers_like_ints(oltp, tmp_path, monkeypatch)
         assert got == counters(run(oltp, size=100, prefetcher=f"{mod}:{plain}")) and got[0]["prefetch_issued"] > 0
 
 
-def test_a_prefetch_of_the_last_block_number_is_the_devices_error_not_a_silent_no_read(oltp, tmp_path, monkeypatch):
+def test_a_prefetch_of_the_last_block_number_is_an_error_not_a_silent_no_read(oltp, tmp_path, monkeypatch):
     # Block 2**64-1: the fetch's end wrapped to 0, so it passed the device's bounds check and was counted
-    # as issued but never read (device_requests_prefetch 0).
+    # as issued but never read (device_requests_prefetch 0). Every prefetch run now stops at 2**64-2, the
+    # last block a request may name, so a plugin naming the one after it is told, in both engines.
     mod = _module(tmp_path, monkeypatch, "last_block", """
         class Last:
             def on_access(self, block, nblocks, misses, prefetch_hits):
                 return 2**64 - 1
     """)
-    with pytest.raises(ps.ConfigError, match="device: block 18446744073709551615 .* lies past the end of device"):
-        run(oltp, TIMED, size=100, prefetcher=f"{mod}:Last")
+    for engine in (None, TIMED):
+        with pytest.raises(ps.PluginError, match=r"on_access returned block 18446744073709551615, outside 0 to 2\*\*64-2"):
+            run(oltp, engine, size=100, prefetcher=f"{mod}:Last")

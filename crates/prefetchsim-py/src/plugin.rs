@@ -11,12 +11,12 @@ use prefetchsim_core::component::{ComponentSpec, ConfigError};
 use prefetchsim_core::plugin::{self, PluginFault, PluginHost};
 use prefetchsim_core::policy::{BlockTable, Entry, FirstHit, Insert, Origin, Placement, Policy, PolicyEnv, Slot};
 use prefetchsim_core::prefetch::{Capabilities, LevelGeometry, Outcome, PrefetchCtx, Prefetcher};
+use prefetchsim_core::request::LAST_BLOCK;
 use prefetchsim_trace::spec::MAX_REQUEST_BLOCKS;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PyRangeMethods, PySet, PyString,
-    PyTuple, PyType,
+    PyBool, PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PySet, PyString, PyTuple, PyType,
 };
 
 /// Make config names `module:Class` build Python plugins in this process.
@@ -160,8 +160,11 @@ fn block_of(item: &Bound<'_, PyAny>, callback: &str) -> PyResult<u64> {
             )))
         }
     };
-    int.extract::<u64>()
-        .map_err(|_| PyValueError::new_err(format!("{callback} returned block {int}, outside 0 to 2**64-1")))
+    // The last block a request may name is 2**64-2 (`LAST_BLOCK`): a prefetch of 2**64-1 would be clipped
+    // away by the level without a word, so it is the plugin's error.
+    int.extract::<u64>().ok().filter(|&b| b <= LAST_BLOCK).ok_or_else(|| {
+        PyValueError::new_err(format!("{callback} returned block {int}, outside 0 to 2**64-2 (the last block)"))
+    })
 }
 
 /// Consecutive ascending blocks of a prefetcher's answer, gathered into runs (one I/O each, nearest block
@@ -213,14 +216,27 @@ fn add_prefetches(out: &Bound<'_, PyAny>, ctx: &mut PrefetchCtx<'_>) -> PyResult
         return Ok(());
     }
     if let Ok(r) = out.cast::<PyRange>() {
-        let (start, stop, step) = (r.start()?, r.stop()?, r.step()?);
+        // As Python ints: `PyRange::start` is a C long, so a range near 2**64 was an OverflowError.
+        let int = |name: &str| -> PyResult<i128> {
+            r.getattr(name)?.extract::<i128>().map_err(|_| {
+                PyValueError::new_err(format!("{WHAT} returned {out}: blocks outside 0 to 2**64-2 (the last block)"))
+            })
+        };
+        let (start, stop, step) = (int("start")?, int("stop")?, int("step")?);
         if step == 1 {
             if stop > start {
-                let first = u64::try_from(start)
-                    .map_err(|_| PyValueError::new_err(format!("{WHAT} returned {out}: negative blocks")))?;
+                if start < 0 {
+                    return Err(PyValueError::new_err(format!("{WHAT} returned {out}: negative blocks")));
+                }
+                let first = u64::try_from(start).unwrap_or(u64::MAX);
                 let n = u64::try_from(stop - start).unwrap_or(u64::MAX);
                 if n > MAX_REQUEST_BLOCKS {
                     return Err(too_many(n));
+                }
+                if first.saturating_add(n - 1) > LAST_BLOCK {
+                    return Err(PyValueError::new_err(format!(
+                        "{WHAT} returned {out}: blocks past 2**64-2 (the last block)"
+                    )));
                 }
                 ctx.prefetch(first, n as u32);
             }
