@@ -85,6 +85,10 @@ impl<P: Policy> Level<P> {
                 self.fill_prefetch_lean(req, out, from);
             }
         }
+        if self.wants_evictions {
+            // Marks kept over an old copy this access evicted are settled now (Prefetcher::after_access).
+            self.prefetcher.after_access(CacheView::new(&self.table, self.data_capacity));
+        }
         for f in &out[from..] {
             self.counters.fetches += 1;
             self.counters.fetched_blocks += u64::from(f.len);

@@ -6,10 +6,18 @@
 //! accesses; a block at the LRU end of `Qk` (k >= 1) whose `expire` has passed drops to `Qk-1`; victims
 //! come from the LRU end of the lowest non-empty queue and leave `(id, f)` in Qout.
 //!
+//! On a miss the victim is evicted first (its `(id, f)` enters Qout, dropping Qout's oldest entry when
+//! full) and the missed block is looked up in Qout after that, as the paper's text and figure order it
+//! ("MQ evicts the head of the lowest non-empty queue … If the requested block b is in Qout, then it is
+//! loaded and its frequency f is set to be the remembered value plus 1") and replacement.md §3 restates:
+//! with a full Qout the victim's entry can push out the missed block's own history, which then comes
+//! back with `f = 1`. The look-up is therefore in `on_insert`, which the level calls after making room,
+//! not in `on_miss`, which it calls before (`studies/policies.md`, finding 4).
+//!
 //! libCacheSim's `MQ` (the `libcachesim` 0.3.5 package we compare against) has the same queues, `QueueNum`,
-//! Qout (4 × capacity ids) and victim rule, and also looks the missed block up in Qout before it evicts
-//! (so an eviction cannot push the block's own history out first; we do the look-up in `on_miss`). It
-//! differs in two ways. Its default `lifetime` is a fixed 10 000 requests (ours: 4 × capacity). And its
+//! Qout (4 × capacity ids) and victim rule. It differs in three ways. It looks the missed block up in
+//! Qout before it evicts (so an eviction cannot push the block's own history out first), where we follow
+//! the paper. Its default `lifetime` is a fixed 10 000 requests (ours: 4 × capacity). Its
 //! clock ticks after an access has set the block's expiry and before Adjust runs, where ours ticks first:
 //! a block it has just loaded or hit expires one access earlier than ours with the same lifetime, while a
 //! block Adjust demotes gets the same new lifetime in both.
@@ -81,8 +89,9 @@ pub struct Mq {
     freq: Vec<u32>,
     expire: Vec<u64>,
     queue: Vec<u8>,
-    /// Frequency of the block `on_miss` was told about, for `on_insert`.
-    pending_freq: u32,
+    /// Whether the block `on_miss` was told about is a demand miss (its Qout look-up is due in
+    /// `on_insert`, after the eviction that makes room for it).
+    pending_demand: bool,
     first_hit: FirstHit,
 }
 
@@ -103,7 +112,7 @@ impl Mq {
             freq: vec![0; c],
             expire: vec![0; c],
             queue: vec![0; c],
-            pending_freq: 1,
+            pending_demand: false,
             first_hit: env.first_hit,
         }
     }
@@ -182,18 +191,17 @@ impl Policy for Mq {
         self.adjust();
     }
 
-    /// A demand miss is a reference: the clock ticks and the block takes its Qout frequency. A prefetch
-    /// is not: it enters with `f = 0` and leaves the block's history in Qout until the block is demanded.
-    fn on_miss(&mut self, block: u64, origin: Origin, _table: &BlockTable) {
+    /// A demand miss is a reference: the clock ticks, and the block will take its Qout frequency once
+    /// the level has made room (`on_insert`: the paper evicts before the look-up). A prefetch is not: it
+    /// enters with `f = 0` and leaves the block's history in Qout until the block is demanded.
+    fn on_miss(&mut self, _block: u64, origin: Origin, _table: &BlockTable) {
         if origin == Origin::Demand {
             self.now += 1;
-            self.pending_freq = self.recall(block);
-        } else {
-            self.pending_freq = 0;
         }
+        self.pending_demand = origin == Origin::Demand;
     }
 
-    fn on_insert(&mut self, slot: Slot, _table: &BlockTable, how: &Insert) {
+    fn on_insert(&mut self, slot: Slot, table: &BlockTable, how: &Insert) {
         grow(&mut self.freq, slot, 0);
         grow(&mut self.expire, slot, 0);
         grow(&mut self.queue, slot, 0);
@@ -203,8 +211,15 @@ impl Policy for Mq {
             self.queues[k].push_front(&mut self.links, slot);
             return;
         }
-        let f = if how.origin == Origin::Demand { self.pending_freq } else { 0 };
-        self.pending_freq = 1;
+        // After the eviction that made room (the paper's order): the victim's entry is in Qout already.
+        let f = if how.origin == Origin::Demand && self.pending_demand {
+            self.recall(table.entry(slot).block)
+        } else if how.origin == Origin::Demand {
+            1
+        } else {
+            0
+        };
+        self.pending_demand = false;
         let k = self.queue_num(f);
         self.freq[slot as usize] = f;
         self.queue[slot as usize] = k as u8;

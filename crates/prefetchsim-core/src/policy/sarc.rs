@@ -31,7 +31,13 @@
 //! - New blocks go to the MRU end one by one in address order (the farther block ends nearer MRU), as
 //!   the reference writes "insert x, then x+1 .. x+u, at MRU of SEQ"; the level's `after` hint is not used.
 //!   `Placement::Lru` (level option `pf_insert = "lru"`) puts a block at the LRU end with that end's stamp.
-//! - `ΔL` is a whole number of blocks, `max(1, floor(delta_l_share × C))`.
+//! - `ΔL` is real-valued, `max(1, delta_l_share × C)` as sarc.md gives it (1.28 at C = 64): the paper
+//!   uses it as a factor (`ratio = 2·seqMiss·ΔL/|SEQ|`, the bottom test's `ΔL/L`) and as a size compared
+//!   with list lengths (`|SEQ| < ΔL`), none of which needs a whole number; the paper gives no value. Where
+//!   it counts blocks (the exact bottom holds the blocks at positions `1..=ΔL` from the LRU end, and a
+//!   list of `n <= ΔL` blocks is all bottom) only `floor(ΔL)` can differ, and those tests are the same for
+//!   `ΔL` and `floor(ΔL)`. Before, `ΔL` was `floor` in every use, which made C = 64 behave as ΔL = 1
+//!   (`studies/policies.md`, finding 5).
 //! - In the global-LRU case of the eviction rule, equal timestamps evict from SEQ.
 //! - `desiredSeqListSize` moves by `adapt/2` on every block that really leaves (not on a second chance).
 //! - The level option `first_hit = "stay"` is honoured like in the other list policies (no move, no new
@@ -127,7 +133,16 @@ impl SarcParams {
         Ok(())
     }
 
-    /// `ΔL` in blocks for a cache of `capacity` blocks.
+    /// `ΔL` for a cache of `capacity` blocks: `delta_l` when set, else `max(1, delta_l_share × C)`.
+    #[must_use]
+    pub fn delta_l_value(&self, capacity: usize) -> f64 {
+        match self.delta_l {
+            Some(d) => (d as f64).max(1.0),
+            None => (self.delta_l_share * capacity as f64).max(1.0),
+        }
+    }
+
+    /// `floor(ΔL)`: the number of blocks in a list's bottom, for a cache of `capacity` blocks.
     #[must_use]
     pub fn delta_l_blocks(&self, capacity: usize) -> usize {
         match self.delta_l {
@@ -206,7 +221,10 @@ pub struct Sarc {
     desired: f64,
     ratio: f64,
     adapted: bool,
+    /// `floor(ΔL)`: the bottom's block count.
     delta_l: usize,
+    /// `ΔL` itself, for the ratio, the bottom test's fraction and the list-size comparison.
+    delta_l_real: f64,
     large_ratio: f64,
     init_desired: InitDesired,
     first_hit: FirstHit,
@@ -231,6 +249,7 @@ impl Sarc {
             ratio: 0.0,
             adapted: false,
             delta_l: params.delta_l_blocks(c),
+            delta_l_real: params.delta_l_value(c),
             large_ratio: params.large_ratio,
             init_desired: params.init_desired,
             first_hit: env.first_hit,
@@ -368,7 +387,7 @@ impl Sarc {
         let lo = self.slots[tail as usize].stamp();
         let hi = self.slots[head as usize].stamp();
         let x = self.slots[slot as usize].stamp();
-        x.saturating_sub(lo) as f64 <= self.delta_l as f64 / n as f64 * hi.saturating_sub(lo) as f64
+        x.saturating_sub(lo) as f64 <= self.delta_l_real / n as f64 * hi.saturating_sub(lo) as f64
     }
 
     fn set_adapt(&mut self, value: f64) {
@@ -390,7 +409,7 @@ impl Policy for Sarc {
     fn on_hit(&mut self, slot: Slot, table: &BlockTable, first_use: bool) {
         self.t += 1;
         let which = self.slots[slot as usize].home();
-        self.ratio = 2.0 * self.seq_miss as f64 * self.delta_l as f64 / self.len(SEQ).max(1) as f64;
+        self.ratio = 2.0 * self.seq_miss as f64 * self.delta_l_real / self.len(SEQ).max(1) as f64;
         if which == RANDOM && self.in_bottom(RANDOM, slot) {
             self.seq_miss = 0;
             self.set_adapt((self.ratio - 1.0).clamp(-1.0, 1.0));
@@ -441,7 +460,7 @@ impl Policy for Sarc {
             RANDOM
         } else if nr == 0 {
             SEQ
-        } else if ns < self.delta_l || nr < self.delta_l {
+        } else if (ns as f64) < self.delta_l_real || (nr as f64) < self.delta_l_real {
             match (last(self, SEQ), last(self, RANDOM)) {
                 (Some(s), Some(r)) => {
                     if self.slots[s as usize].stamp() <= self.slots[r as usize].stamp() {

@@ -13,8 +13,9 @@
 //! (`key`): the request's `stream` when it is non-zero (a trace "has stream ids" when its requests carry
 //! a non-zero `stream`: file id, ASU, LUN or volume), otherwise a stream detected by the rule of
 //! [`super::detect`] (a request continues the context that read block `s-1` or `s`, requested or read
-//! ahead). `key = "detect"` always detects, `key = "device"` keeps one state for everything (STEP's
-//! `RA#` on a raw device). Contexts live in a bounded LRU table (`max_streams`); a forgotten context
+//! ahead). Stream 0 therefore means "no stream id" under the default key; `key = "id"` keys every id, 0
+//! included (traces whose stream 0 is a real id: SPC ASU 0, device 0, LUN 0). `key = "detect"` always
+//! detects, `key = "device"` keeps one state for everything (STEP's `RA#` on a raw device). Contexts live in a bounded LRU table (`max_streams`); a forgotten context
 //! starts afresh like a file opened again. Block numbers stand in for file offsets (block 0 is "the
 //! start of the file" for the `i == 0` rules) \[ours\].
 //!
@@ -65,8 +66,19 @@ pub enum LinuxMode {
 #[serde(rename_all = "lowercase")]
 pub enum StreamKey {
     /// The request's non-zero `stream` (a file id, …); requests with stream 0 are detected (default).
+    ///
+    /// A request cannot tell "the trace has no stream field" (every format without one gives 0) from
+    /// "stream id 0", so 0 is read as "no id": on a trace where 0 is a real id (SPC ASU 0, DiskSim or
+    /// MQSim device 0, the first SYSTOR LUN or Tencent volume, MSR disk 0) the requests of stream 0 get
+    /// detected contexts while every other id gets one context, and the same workload gives different
+    /// results on stream 0 and stream 1 (`studies/policies.md`, finding 2). [`StreamKey::Id`] keys every
+    /// id, 0 included, for such traces; the default stays as it is so that traces without stream ids
+    /// keep detecting.
     #[default]
     Stream,
+    /// The request's `stream`, 0 included: one context per stream id, whatever the id (for traces whose
+    /// stream 0 is a real id). On a trace without stream ids this is `device`.
+    Id,
     /// Always detected from the block numbers, whatever the requests' stream ids.
     Detect,
     /// One state for the whole device (STEP's `RA#`; linux-readahead.md ambiguity 5).
@@ -105,7 +117,8 @@ pub struct LinuxParams {
     pub pfc_paper_min: u32,
     /// `pfc-paper`: `reach_group` (default, \[ours\]) or `every_access`.
     pub pfc_paper_trigger: PaperTrigger,
-    /// Per-stream state key: `stream` (default), `detect` or `device`.
+    /// Per-stream state key: `stream` (default: the non-zero stream id, stream 0 detected), `id` (every
+    /// stream id, 0 included), `detect` or `device`.
     pub key: StreamKey,
     /// Per-stream contexts kept (LRU; default 4096, \[ours\]).
     pub max_streams: usize,
@@ -394,7 +407,8 @@ impl Linux {
     /// Linux read-ahead with `params` (see [`LinuxParams::validate`]).
     pub fn new(params: LinuxParams) -> Result<Self, (&'static str, String)> {
         params.validate()?;
-        let detector = (params.key != StreamKey::Device).then(|| StreamDetector::new(params.stream_memory));
+        let detector = matches!(params.key, StreamKey::Stream | StreamKey::Detect)
+            .then(|| StreamDetector::new(params.stream_memory));
         Ok(Self {
             max: u64::from(params.ra_pages),
             table: StreamTable::new(params.max_streams),
@@ -448,8 +462,9 @@ impl Linux {
         let key = match self.params.key {
             StreamKey::Device => DEVICE,
             StreamKey::Stream if stream != 0 => u64::from(stream),
+            StreamKey::Id => u64::from(stream),
             _ => {
-                let d = self.detector.as_mut().expect("a detector unless key = device");
+                let d = self.detector.as_mut().expect("a detector for key = stream or detect");
                 let (id, known) = match d.continues_or_owner(s) {
                     Some(t) => ((t >> 32) as u32, Some(t as u32)),
                     None => (d.new_stream(), None),

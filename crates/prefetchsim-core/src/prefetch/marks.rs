@@ -13,6 +13,20 @@
 //! outgrow it: a prefetcher with a few hundred marks gets a filter that stays in the first-level cache,
 //! since it is read at every block access and eviction (a fixed 128 KiB filter cost more in cache misses
 //! than the probes it saved).
+//!
+//! # Marks set over a block's old copy
+//!
+//! A mark is dropped when its block leaves the cache ([`MarkMap::evicted`]), but the access that sets a
+//! mark makes room for its own blocks after deciding, so it can evict the very block it just marked
+//! (still its old copy, resident when the mark was set) and then fetch that block again in the group the
+//! mark belongs to. The mark is meant for the new copy (sequential.md's `start_group` and sarc.md set it
+//! unconditionally; nothing in either lets the access's own evictions undo it), so the first eviction of
+//! a block marked while resident ([`MarkMap::insert_over`]) keeps the mark. Whether the new copy came
+//! in is known only once the access is done: [`MarkMap::settle`], called when the level has finished the
+//! access (`Prefetcher::after_access`; again at the next access's start for a level that does not call
+//! it), drops the kept marks whose block is not resident then (the access evicted the old copy after its run had passed over the
+//! block, so nothing fetched it again). Found by a user study (`studies/policies.md`, finding 1): the
+//! stream stalled, as the new group had no trigger.
 
 use crate::policy::table::{block_map, BlockMap};
 
@@ -28,11 +42,15 @@ pub struct MarkMap<V> {
     filter: Vec<u8>,
     /// `64 - log2(filter.len())`: the filter slot is the top bits of the block's hash.
     shift: u32,
+    /// Blocks marked by the current access while resident: their first eviction is of the old copy.
+    over: Vec<u64>,
+    /// Blocks of `over` whose old copy left: the mark stays until [`MarkMap::settle`] checks them.
+    kept: Vec<u64>,
 }
 
 impl<V> Default for MarkMap<V> {
     fn default() -> Self {
-        Self { map: block_map(0), filter: Vec::new(), shift: 64 }
+        Self { map: block_map(0), filter: Vec::new(), shift: 64, over: Vec::new(), kept: Vec::new() }
     }
 }
 
@@ -55,6 +73,48 @@ impl<V> MarkMap<V> {
             }
         }
         old
+    }
+
+    /// Mark `block` for the current access, `resident` telling whether the block is cached now (its old
+    /// copy, which the same access may evict before fetching the block again; see the module
+    /// documentation). Returns the value it had.
+    pub fn insert_over(&mut self, block: u64, value: V, resident: bool) -> Option<V> {
+        if resident && !self.over.contains(&block) {
+            self.over.push(block);
+        }
+        self.insert(block, value)
+    }
+
+    /// `block` left the cache: unmark it, except at the first eviction of a block marked by the current
+    /// access while resident (its old copy leaving; the mark is for the copy the access fetches again).
+    /// Returns the value removed.
+    #[inline(always)]
+    pub fn evicted(&mut self, block: u64) -> Option<V> {
+        if !self.over.is_empty() {
+            if let Some(i) = self.over.iter().position(|&b| b == block) {
+                self.over.swap_remove(i);
+                self.kept.push(block);
+                return None;
+            }
+        }
+        self.remove(block)
+    }
+
+    /// The access is done (or the next one starts): its marks that outlived their old copy stay when
+    /// `resident` says their block is cached (fetched again), and go otherwise.
+    #[inline]
+    pub fn settle(&mut self, resident: impl Fn(u64) -> bool) {
+        self.over.clear();
+        if self.kept.is_empty() {
+            return;
+        }
+        let mut kept = std::mem::take(&mut self.kept);
+        for b in kept.drain(..) {
+            if !resident(b) {
+                self.remove(b);
+            }
+        }
+        self.kept = kept;
     }
 
     /// The filter counter of `block`.
@@ -194,6 +254,31 @@ mod tests {
         }
         assert!(m.is_empty());
         assert!(m.filter.iter().all(|&c| c == 0));
+    }
+
+    #[test]
+    fn a_mark_set_over_a_resident_block_outlives_the_eviction_of_its_old_copy_only() {
+        let mut m: MarkMap<u64> = MarkMap::default();
+        // Access 1 marks 5 (resident) and 6 (not resident), 7 (resident) and 8 (resident).
+        m.insert_over(5, 50, true);
+        m.insert_over(6, 60, false);
+        m.insert_over(7, 70, true);
+        m.insert_over(8, 80, true);
+        assert_eq!(m.evicted(5), None, "5's old copy leaves: the mark is for the copy fetched again");
+        assert_eq!(m.get(5), Some(&50));
+        assert_eq!(m.evicted(6), Some(60), "6 was not resident: this eviction is of the new copy");
+        assert_eq!(m.evicted(7), None);
+        assert_eq!(m.evicted(7), Some(70), "a second eviction within the access is of the new copy");
+        // Access 2 starts: 5 came back (resident), 8 stayed; nothing was left of 7.
+        m.settle(|b| b == 5 || b == 8);
+        assert_eq!(m.get(5), Some(&50));
+        assert_eq!(m.evicted(8), Some(80), "after the access, an eviction drops the mark");
+        assert_eq!(m.evicted(5), Some(50));
+        // An old copy evicted after the access's run had passed over it: not fetched again, dropped.
+        m.insert_over(9, 90, true);
+        assert_eq!(m.evicted(9), None);
+        m.settle(|_| false);
+        assert!(m.is_empty());
     }
 
     #[test]

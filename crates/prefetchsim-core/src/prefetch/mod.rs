@@ -275,6 +275,12 @@ pub trait Prefetcher: Send {
     /// `entry` left the cache (after any second chances).
     fn on_evicted(&mut self, _entry: &Entry) {}
 
+    /// The level has done the access: its blocks are inserted and its evictions heard. Called after each
+    /// access only for a prefetcher that wants evictions ([`Capabilities::wants_evictions`]): the state
+    /// an eviction changes may depend on what the rest of the access did (trigger marks that outlive
+    /// their block's old copy only if the access fetched the block again; `marks::MarkMap::settle`).
+    fn after_access(&mut self, _cache: CacheView<'_>) {}
+
     /// A demand access found `block` still in flight because of a prefetch (timed engine).
     fn on_late(&mut self, _block: u64) {}
 

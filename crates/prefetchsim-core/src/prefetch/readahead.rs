@@ -261,12 +261,15 @@ impl Readahead {
         let gend = self.run(ctx, a, stream);
         let t = gend - u64::from(self.params.trigger_distance()).min(gend - a);
         if self.params.max_block.is_none_or(|m| t <= m) {
-            self.marks.insert(t, gend);
+            // Even when cached: this access may evict the old copy and fetch `t` again (MarkMap::evicted).
+            self.marks.insert_over(t, gend, ctx.cache.contains(t));
         }
     }
 
     fn trigger(&mut self, ctx: &mut PrefetchCtx<'_>, miss: bool, gate: bool, stream: u32) {
         let (s, e) = (ctx.req.first, ctx.req.last());
+        let cache = ctx.cache;
+        self.marks.settle(|b| cache.contains(b));
         if self.marks.len() > ctx.cache.capacity() + MARK_SLACK {
             let cache = ctx.cache;
             self.marks.retain(|b, _| cache.contains(b));
@@ -373,7 +376,12 @@ impl Prefetcher for Readahead {
     }
 
     fn on_evicted(&mut self, entry: &Entry) {
-        self.marks.remove(entry.block);
+        // Not a mark this access set over the block's old copy (see `MarkMap::evicted`).
+        self.marks.evicted(entry.block);
+    }
+
+    fn after_access(&mut self, cache: super::CacheView<'_>) {
+        self.marks.settle(|b| cache.contains(b));
     }
 
     fn metadata_bytes(&self) -> u64 {

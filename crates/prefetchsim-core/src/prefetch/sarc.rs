@@ -39,7 +39,9 @@
 //!   a group block that the anomaly fix was about to move; the level then fetches it again as a prefetch.
 //! - Trigger lookups go through the counting filter of [`MarkMap`], so hits and evictions of blocks that
 //!   are no trigger (nearly all) do not probe the trigger map.
-//! - A trigger mark is set even when its block is already cached, and is dropped when the block leaves.
+//! - A trigger mark is set even when its block is already cached, and is dropped when the block leaves,
+//!   except when the access that set it evicts the block's old copy and fetches it again: the mark is
+//!   for the new copy ([`MarkMap::evicted`]; `studies/policies.md`, finding 1).
 
 use serde::{Deserialize, Serialize};
 
@@ -155,8 +157,10 @@ impl SarcPrefetcher {
         v
     }
 
-    fn set_trigger(&mut self, block: u64, group: Group) {
-        self.triggers.insert(block, group);
+    /// Mark `block` (resident or not: the access may evict its old copy and fetch it again, which keeps
+    /// the mark; see [`MarkMap::evicted`]).
+    fn set_trigger(&mut self, block: u64, group: Group, resident: bool) {
+        self.triggers.insert_over(block, group, resident);
     }
 
     #[inline]
@@ -202,7 +206,8 @@ impl SarcPrefetcher {
         let Some(last) = first.checked_add(u64::from(self.u) - 1) else { return };
         let stream = ctx.req.stream;
         ctx.prefetch_run(PrefetchRun { first, len: self.u, stream, placement: Placement::Default });
-        self.set_trigger(last - u64::from(self.g), Group { first, last });
+        let t = last - u64::from(self.g);
+        self.set_trigger(t, Group { first, last }, ctx.cache.contains(t));
         self.planned.push(Group { first, last });
         if self.keeps_counters() {
             for b in first..=last {
@@ -243,6 +248,8 @@ impl SarcPrefetcher {
 impl Prefetcher for SarcPrefetcher {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         self.planned.clear();
+        let cache = ctx.cache;
+        self.triggers.settle(|b| cache.contains(b));
         self.sweep(ctx.cache);
         let first = ctx.req.first;
         // Cached blocks, in block order, may be triggers; so may missing blocks that a group planned
@@ -291,10 +298,15 @@ impl Prefetcher for SarcPrefetcher {
     }
 
     fn on_evicted(&mut self, entry: &Entry) {
-        self.take_trigger(entry.block);
+        // A mark this access set over the block's old copy stays (see `MarkMap::evicted`).
+        self.triggers.evicted(entry.block);
         if !self.counters.is_empty() {
             self.counters.remove(&entry.block);
         }
+    }
+
+    fn after_access(&mut self, cache: CacheView<'_>) {
+        self.triggers.settle(|b| cache.contains(b));
     }
 
     fn metadata_bytes(&self) -> u64 {

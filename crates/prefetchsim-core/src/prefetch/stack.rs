@@ -116,6 +116,15 @@ impl Prefetcher for Stack {
         }
     }
 
+    fn after_access(&mut self, cache: super::CacheView<'_>) {
+        if self.first_caps.wants_evictions {
+            self.first.after_access(cache);
+        }
+        if self.second_caps.wants_evictions {
+            self.second.after_access(cache);
+        }
+    }
+
     fn on_late(&mut self, block: u64) {
         self.first.on_late(block);
         self.second.on_late(block);

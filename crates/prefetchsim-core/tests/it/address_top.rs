@@ -41,7 +41,7 @@ fn every_prefetcher_ends_at_the_top_of_the_block_space() {
     }
     assert!(ran + 2 >= PREFETCHERS.len(), "only {ran} of {} prefetchers ran with their defaults", PREFETCHERS.len());
     for mode in ["pfc-paper", "2.6.16", "ondemand"] {
-        for key in ["stream", "detect", "device"] {
+        for key in ["stream", "detect", "device", "id"] {
             let issued = run(serde_json::json!({"name": "linux", "mode": mode, "key": key}), "lru").unwrap();
             assert!(issued > 0, "linux {mode} {key}: the sequential run prefetches");
         }

@@ -9,6 +9,7 @@ mod history;
 mod in_place_admission;
 mod level_roles;
 mod lru_family;
+mod marks_within_access;
 mod module_graph;
 mod mrc;
 mod one_read_per_access;

@@ -97,3 +97,21 @@ fn mq_victim_passes_over_pinned_blocks_into_higher_queues() {
     assert_eq!(d.admit(4, Origin::Demand), None);
     d.check();
 }
+
+#[test]
+fn mq_evicts_before_it_looks_the_missed_block_up_in_qout() {
+    // The MQ paper (Zhou, Philbin & Li, USENIX ATC'01, §4 and its Figure) on a miss evicts first, pushing
+    // the victim's (id, f) into Qout and dropping Qout's oldest entry when full, and only then looks the
+    // missed block up in Qout; replacement.md §3 says the same. One frame and a Qout of one: 1 is pushed
+    // out by 2; the miss on 1 evicts 2, whose entry pushes 1's out, so 1 comes back with frequency 1 (Q0).
+    // Before, the look-up came first (as libCacheSim's MQ does) and 1 came back with 2, into Q1
+    // (`studies/policies.md`, finding 4).
+    let c = 1;
+    let mut l = level(c, Mq::new(&env(c), MqParams { history: Some(1), ..MqParams::default() }));
+    for b in [1, 2, 1] {
+        read(&mut l, b);
+    }
+    let (m, t) = (l.policy(), l.table());
+    assert_eq!((m.queue_blocks(0, t), m.queue_blocks(1, t)), (vec![(1, 1)], vec![]));
+    assert_eq!(m.history_blocks(), [(2, 1)]);
+}

@@ -25,6 +25,7 @@ use crate::split_examples::{paper_options, Technic, Technique};
 mod acceptance;
 mod configuration;
 mod linux_misses_and_interleaving;
+mod linux_stream_zero;
 mod linux_windows;
 mod properties;
 mod split_paper;

@@ -21,10 +21,10 @@ fn prefetcher_spec() -> impl Strategy<Value = (&'static str, Value)> {
             }
             ("ra", v)
         });
-    let linux = (0usize..3, 0usize..3, 1u32..40, 1usize..4, 1usize..64, prop::option::of(0u64..300), any::<bool>())
+    let linux = (0usize..3, 0usize..4, 1u32..40, 1usize..4, 1usize..64, prop::option::of(0u64..300), any::<bool>())
         .prop_map(|(mode, key, ra_pages, streams, memory, max_block, every)| {
             let trigger = if every { "every_access" } else { "reach_group" };
-            let (mode, key) = (["pfc-paper", "2.6.16", "ondemand"][mode], ["stream", "detect", "device"][key]);
+            let (mode, key) = (["pfc-paper", "2.6.16", "ondemand"][mode], ["stream", "detect", "device", "id"][key]);
             let mut v = json!({
                 "mode": mode,
                 "key": key,

@@ -46,6 +46,9 @@ impl<P: Prefetcher> Prefetcher for Shared<P> {
     fn on_late(&mut self, block: u64) {
         self.0.lock().unwrap().on_late(block);
     }
+    fn after_access(&mut self, cache: CacheView<'_>) {
+        self.0.lock().unwrap().after_access(cache);
+    }
     fn attach(
         &mut self,
         geometry: prefetchsim_core::prefetch::LevelGeometry,

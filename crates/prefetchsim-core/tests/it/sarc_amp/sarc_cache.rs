@@ -128,3 +128,17 @@ fn sarc_policy_without_prefetching_is_lru() {
     assert_eq!(a.counters(), b.counters());
     assert_eq!(random(&a), b.policy().queue(b.table()));
 }
+
+#[test]
+fn sarc_delta_l_is_real_valued_as_sarc_md_gives_it() {
+    // sarc.md: ΔL = max(1, 0.02·C), 1.28 at C = 64; the paper uses ΔL as a factor of the ratio and as a
+    // size compared with list lengths, neither of which needs a whole number. Before, ΔL was floored to 1
+    // everywhere, so the ratio below was 2.0 and a one-block SEQ list was not "smaller than ΔL"
+    // (`studies/policies.md`, finding 5).
+    let mut l = marked_level(64, SarcParams::default());
+    assert_eq!((l.policy().delta_l(), SarcParams::default().delta_l_value(64)), (1, 0.02 * 64.0));
+    read(&mut l, 1, 1); // RANDOM
+    read_s(&mut l, 11, 1, 1); // a sequential miss into SEQ: seqMiss = 1, |SEQ| = 1
+    read_s(&mut l, 11, 1, 1); // hit: ratio = 2·1·1.28/1
+    assert_eq!(l.policy().ratio(), 2.0 * 0.02 * 64.0);
+}

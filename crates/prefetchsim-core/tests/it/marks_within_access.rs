@@ -1,0 +1,69 @@
+//! A trigger mark set by an access survives the eviction, by that same access, of its block's old copy
+//! when the access fetches the block again (RA `trigger` and SARC).
+//!
+//! Found by a user study (`studies/policies.md`, finding 1): in one access the level first makes room for
+//! the demand miss, then inserts the prefetch group. When the block that carries the new group's trigger
+//! was resident, was evicted by that room-making and was fetched again as part of the group, the eviction
+//! cleared the mark the access had just set, so the new group had no trigger and the stream stalled.
+//! `sequential.md` (`start_group`: "set the mark even when t was already cached") and `sarc.md` set the
+//! mark unconditionally; nothing lets the access's own evictions undo it.
+
+use prefetchsim_core::build::{build_level, build_prefetcher};
+use prefetchsim_core::level::{AnyLevel, LevelOptions};
+use prefetchsim_core::{ComponentSpec, Request};
+
+fn level(policy: &str, pf: serde_json::Value, capacity: usize) -> Box<dyn AnyLevel> {
+    let serde_json::Value::Object(mut params) = pf else { unreachable!() };
+    let name = params.remove("name").and_then(|v| v.as_str().map(str::to_string)).expect("a name");
+    let (_, pf) = build_prefetcher("pf", &ComponentSpec { name, params }).expect("prefetcher");
+    build_level("policy", &ComponentSpec::named(policy), capacity, LevelOptions::default(), pf).expect("level").1
+}
+
+/// The blocks each one-block read prefetches (the fetched blocks past the demand block), with the event
+/// log on (general path) or off (lean path).
+fn prefetched(level: &mut dyn AnyLevel, blocks: &[u64], events: bool) -> Vec<Vec<u64>> {
+    level.record_events(events);
+    blocks
+        .iter()
+        .map(|&b| {
+            let mut out = Vec::new();
+            level.access(&Request::read(b, 1), 1, &mut out);
+            level.check_invariants().unwrap();
+            out.iter().flat_map(|f| (f.first..f.first + u64::from(f.len)).filter(|&x| x != b)).collect()
+        })
+        .collect()
+}
+
+#[test]
+fn ra_trigger_keeps_the_mark_of_a_block_evicted_and_fetched_again_by_the_same_access() {
+    // P = 2, g = 1: the trigger is the first block of a group. Read 1 misses: group [2,3], trigger 2.
+    // Read 2 hits the trigger: group [4,5], trigger 4 (3 frames: 1, 2 and 3 leave for 4 and 5). Read 1
+    // misses again: it evicts the used block 2 to make room, then prefetches [2,3] again and marks 2.
+    // Read 2 is a first hit on that mark and starts [4,5]. Before the fix the eviction of 2's old copy
+    // cleared the new mark and read 3 prefetched nothing.
+    for events in [false, true] {
+        let mut l = level("lru", serde_json::json!({"name": "ra", "mode": "trigger", "p": 2}), 3);
+        let got = prefetched(l.as_mut(), &[1, 2, 1, 2, 3], events);
+        assert_eq!(got, vec![vec![2, 3], vec![4, 5], vec![2, 3], vec![4, 5], vec![]], "events {events}");
+    }
+}
+
+#[test]
+fn sarc_keeps_the_trigger_of_a_group_whose_old_copies_the_same_access_evicted() {
+    // u = 8, g = 4. The control run: read 7 is a sequential miss, group [8,15] with trigger 11; the hit on
+    // 11 starts [16,23].
+    let sarc = || level("sarc", serde_json::json!({"name": "sarc"}), 10);
+    let eight = |a: u64| (a..a + 8).collect::<Vec<_>>();
+    for events in [false, true] {
+        let got = prefetched(sarc().as_mut(), &[6, 7, 8, 9, 10, 11], events);
+        assert_eq!(got, vec![vec![], eight(8), vec![], vec![], vec![], eight(16)], "control, events {events}");
+        // Read 21 (random) evicts 7, the SEQ list's LRU block. Read 7 misses with 6 cached: a sequential
+        // miss, group [8,15] again with trigger 11. Making room for 7 and the group evicts the unused old
+        // copies of 8..15 one by one, after the trigger 11 was set on its resident old copy; 8..15 are
+        // read again. The hit on 11 (request 7) must start [16,23] (21 is cached, not read).
+        let got = prefetched(sarc().as_mut(), &[6, 7, 21, 7, 8, 9, 10, 11], events);
+        assert_eq!(got[3], eight(8), "events {events}");
+        let next: Vec<u64> = (16..24).filter(|&b| b != 21).collect();
+        assert_eq!(got[7], next, "events {events}: {got:?}");
+    }
+}
