@@ -57,7 +57,7 @@ impl K2616 {
     /// `make_ahead_window`.
     fn make_ahead(&self, st: &mut State2616, io: &mut Io<'_>, force: bool) -> bool {
         st.ahead_size = self.next_size(st);
-        st.ahead_start = st.start + st.size;
+        st.ahead_start = st.start.saturating_add(st.size);
         let ok = self.try_read(st, io, st.ahead_start, st.ahead_size);
         if !ok && !force {
             Self::reset_ahead(st);

@@ -22,8 +22,10 @@ impl Ondemand {
             if i == 0 {
                 break 'decide true;
             }
-            if i == st.start + st.size - st.async_size || i == st.start + st.size {
-                st.start += st.size;
+            // Saturating near the top of the block space (a debug build overflowed there).
+            let end = st.start.saturating_add(st.size);
+            if i == end - st.async_size || i == end {
+                st.start = end;
                 st.size = next_size_ondemand(st.size, max);
                 st.async_size = st.size;
                 break 'decide false;
@@ -74,7 +76,7 @@ impl Ondemand {
                 st.async_size = max / 2;
             }
         }
-        let mark = st.start + st.size - st.async_size;
+        let mark = st.start.saturating_add(st.size) - st.async_size;
         let allocated = st.async_size > 0 && mark <= io.eof && !io.cached(mark);
         io.read(st.start, st.size);
         if allocated {
