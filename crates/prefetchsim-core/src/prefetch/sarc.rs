@@ -41,7 +41,10 @@
 //!   are no trigger (nearly all) do not probe the trigger map.
 //! - A trigger mark is set even when its block is already cached, and is dropped when the block leaves,
 //!   except when the access that set it evicts the block's old copy and fetches it again: the mark is
-//!   for the new copy ([`MarkMap::evicted`]; `studies/policies.md`, finding 1).
+//!   for the new copy ([`MarkMap::evicted`]; `studies/policies.md`, finding 1). Likewise a cached block of
+//!   a new group keeps its counter (set once, when it entered), but when the same access evicts its old
+//!   copy and fetches it again the new copy gets `seqThreshold`, as any prefetched block (with
+//!   `seqThreshold > 2`; before, it had no counter and the stream's next miss was not sequential).
 
 use serde::{Deserialize, Serialize};
 
@@ -122,6 +125,11 @@ pub struct SarcPrefetcher {
     triggers: MarkMap<Group>,
     /// `cnt(x)` of cached blocks; kept only when `seqThreshold > 2`.
     counters: BlockMap<u8>,
+    /// Cached blocks of groups the current access started: their first eviction in it is of the old copy
+    /// (kept only when `seqThreshold > 2`).
+    counted_over: Vec<u64>,
+    /// Blocks of `counted_over` whose old copy the access evicted: a new copy is a prefetched block.
+    reentering: Vec<u64>,
     /// Size above which marks of blocks that never entered the cache are swept out.
     sweep_at: usize,
     /// Groups planned during the current request.
@@ -138,6 +146,8 @@ impl SarcPrefetcher {
             threshold: params.seq_threshold.max(1),
             triggers: MarkMap::default(),
             counters: block_map(0),
+            counted_over: Vec::new(),
+            reentering: Vec::new(),
             sweep_at: 64,
             planned: Vec::new(),
         }
@@ -213,7 +223,24 @@ impl SarcPrefetcher {
             for b in first..=last {
                 if !ctx.cache.contains(b) {
                     self.counters.insert(b, self.threshold);
+                } else if !self.counted_over.contains(&b) {
+                    self.counted_over.push(b);
                 }
+            }
+        }
+    }
+
+    /// The access is done (or the next one starts): marks and counters of blocks whose old copy the
+    /// access evicted. A group block that was cached keeps its counter (counters are set once, when a
+    /// block enters); when the same access evicted that old copy and fetched the block again, the new
+    /// copy is a prefetched block and gets `seqThreshold` (test `marks_within_access`; the trigger marks
+    /// case is [`MarkMap::settle`]).
+    fn settle(&mut self, cache: CacheView<'_>) {
+        self.triggers.settle(|b| cache.contains(b));
+        self.counted_over.clear();
+        for b in std::mem::take(&mut self.reentering) {
+            if cache.contains(b) {
+                self.counters.insert(b, self.threshold);
             }
         }
     }
@@ -248,8 +275,7 @@ impl SarcPrefetcher {
 impl Prefetcher for SarcPrefetcher {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         self.planned.clear();
-        let cache = ctx.cache;
-        self.triggers.settle(|b| cache.contains(b));
+        self.settle(ctx.cache);
         self.sweep(ctx.cache);
         let first = ctx.req.first;
         // Cached blocks, in block order, may be triggers; so may missing blocks that a group planned
@@ -303,10 +329,14 @@ impl Prefetcher for SarcPrefetcher {
         if !self.counters.is_empty() {
             self.counters.remove(&entry.block);
         }
+        if let Some(i) = self.counted_over.iter().position(|&b| b == entry.block) {
+            self.counted_over.swap_remove(i);
+            self.reentering.push(entry.block);
+        }
     }
 
     fn after_access(&mut self, cache: CacheView<'_>) {
-        self.triggers.settle(|b| cache.contains(b));
+        self.settle(cache);
     }
 
     fn metadata_bytes(&self) -> u64 {

@@ -67,3 +67,22 @@ fn sarc_keeps_the_trigger_of_a_group_whose_old_copies_the_same_access_evicted() 
         assert_eq!(got[7], next, "events {events}: {got:?}");
     }
 }
+
+#[test]
+fn sarc_counts_a_group_block_fetched_again_by_the_access_that_evicted_its_old_copy() {
+    // seqThreshold 3, u = 2 (g = 1), LRU of 4 frames. Reads 8, 9, 10: the third is a sequential miss
+    // (cnt 1, 2, 3) and starts the group [11,12], whose blocks were cached (reads 0 and 1, the oldest).
+    // Making room for 10 and the group evicts both old copies; the group reads them again, so the new
+    // copies are prefetched blocks with cnt 3. Reads 30 and 31 evict 8 and 9; read 12 hits; read 13
+    // misses with 12 cached: cnt(13) = min(3, cnt(12) + 1) = 3, a sequential miss that prefetches
+    // [14,15]. The control run has other blocks where 11 and 12 were. Before the fix the eviction of 12's
+    // old copy dropped its counter for good, cnt(13) was 2 and read 13 prefetched nothing.
+    let params = serde_json::json!({"name": "sarc", "degree": 2, "seq_threshold": 3});
+    for events in [false, true] {
+        let control = prefetched(level("lru", params.clone(), 4).as_mut(), &[50, 51, 8, 9, 10, 30, 31, 12, 13], events);
+        assert_eq!(control[8], vec![14, 15], "control, events {events}: {control:?}");
+        let got = prefetched(level("lru", params.clone(), 4).as_mut(), &[11, 12, 8, 9, 10, 30, 31, 12, 13], events);
+        assert_eq!(got[4], vec![11, 12], "events {events}: {got:?}");
+        assert_eq!(got[8], vec![14, 15], "events {events}: {got:?}");
+    }
+}
