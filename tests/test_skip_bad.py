@@ -5,6 +5,7 @@ stderr) and fails on the next one."""
 from __future__ import annotations
 
 import json
+import sqlite3
 import subprocess
 import sys
 
@@ -118,3 +119,23 @@ def test_a_format_detected_from_the_name_skips_bad_records_too(damaged, tmp_path
         ps.open_trace(damaged).info()
     with pytest.raises(ps.TraceError):
         ps.simulate(ps.open_trace(damaged, skip_bad=2), size=8)
+
+
+def test_a_sweep_database_keeps_every_run_total(damaged, tmp_path):
+    # The database stored four of the six run totals: a sweep over a damaged trace did not say that it
+    # had skipped records, nor that a trace's time went backwards.
+    back = tmp_path / "b.spc"
+    back.write_text("0,0,4096,r,2.0\n0,8,4096,r,1.0\n0,16,4096,r,3.0\n")
+    doc = {"trace": {"path": damaged, "format": "spc", "skip_bad": 3}, "level": [{"size": 8}],
+           "sweep": {"level[0].policy": ["lru", "fifo"]}}
+    db = str(tmp_path / "s.sqlite")
+    df = ps.sweep(doc, db=db)
+    assert list(df.skipped_records) == [3, 3] and list(df.time_backwards) == [0, 0]
+    doc["trace"] = {"path": str(back), "format": "spc"}
+    ps.sweep(doc, db=db)
+    stored = ps.results(db)
+    assert sorted(zip(stored.trace_requests, stored.skipped_records, stored.time_backwards)) == [
+        (3, 0, 1), (3, 0, 1), (20, 3, 0), (20, 3, 0)]
+    # The columns are run totals: not axes, not metrics.
+    kinds = dict(sqlite3.connect(db).execute("SELECT name, kind FROM columns").fetchall())
+    assert kinds["skipped_records"] == kinds["time_backwards"] == "total"

@@ -6,8 +6,10 @@ Tables (schema version 1):
     One row per (run, level), primary key ``(run_id, level)``: ``run_id`` (the stable hash of trace
     identity and canonical config), ``trace`` (label), ``trace_id``, the sweep's axis columns, the level
     record exactly as the core defines it (``name``, ``policy``, ``prefetcher``, ``capacity_blocks``,
-    ``hits``, ``hit_ratio`` ...; new metrics become new columns), the run totals (``trace_requests``,
-    ``trace_blocks``, ``warmup_requests``, ``stopped_early``), and ``config`` (canonical JSON),
+    ``hits``, ``hit_ratio`` ...; new metrics become new columns), the run totals (every one the core's
+    result schema lists: ``trace_requests``, ``trace_blocks``, ``warmup_requests``, ``stopped_early``,
+    ``skipped_records``, ``time_backwards``; a database written before the last two were stored has them
+    empty in its older rows), and ``config`` (canonical JSON),
     ``trace_spec`` (JSON), ``sweep``, ``grid_index`` (position in that sweep's grid: the order rows are
     read back in), ``version``, ``host``, ``pid``, ``task_wall_s``, ``finished_at``.
     One row per level keeps it a plain pandas frame: filter ``level == 0`` for single-level studies,
@@ -40,13 +42,19 @@ from typing import Any
 
 from . import _core
 from ._atomic import atomic_path, write_csv
-from ._registry import result_schema
+from ._registry import result_schema, run_total_keys
 
 SCHEMA_VERSION = 1
 
 _HEAD = [("run_id", "TEXT NOT NULL"), ("level", "INTEGER NOT NULL"), ("trace", "TEXT"), ("trace_id", "TEXT")]
-# The run totals a row keeps, named as `_registry.run_totals` names them (the sweep fills them from it).
-TOTAL_COLUMNS = ["trace_requests", "trace_blocks", "warmup_requests", "stopped_early"]
+
+
+@cache
+def total_columns() -> tuple[str, ...]:
+    """The run totals a row keeps: every one of the core's run schema (lists left out), named as
+    `_registry.run_totals` names them (the sweep fills them from it)."""
+    return tuple(flat for _, flat in run_total_keys())
+
 _INFO = [("config", "TEXT"), ("trace_spec", "TEXT"), ("sweep", "TEXT"), ("grid_index", "INTEGER"),
          ("version", "TEXT"), ("host", "TEXT"),
          ("pid", "INTEGER"), ("task_wall_s", "REAL"), ("finished_at", "TEXT")]
@@ -67,7 +75,7 @@ def timing_metric_keys() -> tuple[str, ...]:
 
 def reserved_columns() -> set[str]:
     """Column names an axis must not take."""
-    return ({c for c, _ in _HEAD} | set(TOTAL_COLUMNS) | {c for c, _ in _INFO} | set(level_record_keys())
+    return ({c for c, _ in _HEAD} | set(total_columns()) | {c for c, _ in _INFO} | set(level_record_keys())
             | set(timing_metric_keys()) | {"runs_executed"})
 
 
@@ -268,8 +276,9 @@ class Store:
         axes = [c for c in cols if kinds.get(c) == "axis"]
         info = [n for n, _ in _INFO]
         head = ["run_id", "trace", *axes, "level"]
-        rest = [c for c in cols if c not in head and c not in info and c not in TOTAL_COLUMNS and c != "trace_id"]
-        return head + rest + [c for c in TOTAL_COLUMNS if c in cols] + ["trace_id"] + [c for c in info if c in cols]
+        totals = total_columns()
+        rest = [c for c in cols if c not in head and c not in info and c not in totals and c != "trace_id"]
+        return head + rest + [c for c in totals if c in cols] + ["trace_id"] + [c for c in info if c in cols]
 
     def read(self, filters: Iterable[str] | Mapping[str, Any] = (), run_ids: Iterable[str] | None = None):
         """The runs table as a pandas DataFrame (plus ``runs_executed``), optionally filtered:

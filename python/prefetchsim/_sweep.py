@@ -35,7 +35,7 @@ from ._grid import SweepPlan, Task, _dumps, plan, point_text
 from ._progress import Progress
 from ._sim import share_blocks
 from ._registry import run_totals
-from ._store import TOTAL_COLUMNS, Store, level_record_keys, now, timing_metric_keys
+from ._store import Store, level_record_keys, now, timing_metric_keys, total_columns
 from ._trace import Trace
 
 _AUTO = "auto"
@@ -239,7 +239,7 @@ def _rows(p: SweepPlan, t: Task, result: Mapping[str, Any]) -> tuple[list[dict[s
         run = by_id[rid]
         base = {"run_id": rid, "trace": t.trace.label, "trace_id": t.trace.trace_id, **run.labels}
         totals = run_totals(raw)
-        tail = {**{c: totals[c] for c in TOTAL_COLUMNS},
+        tail = {**{c: totals[c] for c in total_columns()},
                 "config": _dumps(run.config), "trace_spec": _dumps(t.trace.spec), "sweep": p.name,
                 "grid_index": run.index,
                 "version": _core.__version__, "host": result["host"], "pid": result["pid"],
@@ -257,7 +257,7 @@ def _rows(p: SweepPlan, t: Task, result: Mapping[str, Any]) -> tuple[list[dict[s
 def _kinds(p: SweepPlan) -> dict[str, str]:
     k = {c: "axis" for c in p.columns}
     k.update({c: "metric" for c in (*level_record_keys(), *timing_metric_keys()) if c != "level"})
-    k.update({c: "total" for c in TOTAL_COLUMNS})
+    k.update({c: "total" for c in total_columns()})
     return k
 
 

@@ -76,7 +76,8 @@ _HUE_CANDIDATES = ("scheme", "algorithm", "policy", "prefetcher", "trace")
 # Columns that never tell cases apart (provenance, run totals, the Split experiment's constants).
 _NOT_CASES = {"run_id", "trace_id", "config", "trace_spec", "sweep", "grid_index", "version", "host", "pid",
               "task_wall_s", "finished_at", "runs_executed", "name", "level", "stopped_early", "warmup_requests",
-              "trace_blocks", "trace_requests", "disk_mean_ms", "seed", "requests", "generator"}
+              "trace_blocks", "trace_requests", "skipped_records", "time_backwards", "disk_mean_ms", "seed",
+              "requests", "generator"}
 
 
 def _mpl():
