@@ -361,14 +361,21 @@ impl<P: Policy> Level<P> {
             }
             let outcome = match self.table.get(block) {
                 // Timed mode: a block an earlier access evicted while reading it, its read still in flight.
-                None => match if is_demand && self.pins.on { self.orphan_read(block) } else { None } {
+                None => match if self.pins.on { self.orphan_read(block) } else { None } {
                     // Timed mode: a block an earlier access evicted while reading it, its read in flight.
                     // It is cached again only after the look-ups ([`Level::rejoin_deferred`]): caching it
-                    // here could evict a block this request has yet to look up.
+                    // here could evict a block this request has yet to look up. An upper level's prefetch
+                    // of it waits for that read too, as for a block in flight in a frame (before, it read
+                    // the block a second time: a 24-block Linux window into a 14-block MQ level, whose
+                    // blocks an upper TaP then prefetched).
                     Some(tag) => {
-                        self.pins.pending_orphan(block, tag);
-                        self.counters.misses += 1;
-                        self.counters.inflight_demand_joins += 1;
+                        self.pins.pending_orphan(block, tag, is_demand);
+                        if is_demand {
+                            self.counters.misses += 1;
+                            self.counters.inflight_demand_joins += 1;
+                        } else if EXTRA && self.log.is_some() {
+                            self.push_event(LevelEvent::block(K::UpperPending, Origin::None, block));
+                        }
                         Outcome::Pending
                     }
                     None => {

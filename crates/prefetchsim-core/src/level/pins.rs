@@ -98,9 +98,10 @@ pub(super) struct Pins {
     /// tag of that read, until it arrives. A demand access that misses one waits for that read (a join,
     /// [`Level::rejoin`]) instead of reading the block a second time.
     orphans: BlockMap<u32>,
-    /// (block, tag) of the orphans the current access's look-ups missed, in block order: cached again
-    /// after all its look-ups ([`Level::rejoin_deferred`]), as every insertion of an access is.
-    pub(super) rejoins: Vec<(u64, u32)>,
+    /// (block, tag, demand) of the orphans the current access's look-ups missed, in block order: cached
+    /// again after all its look-ups ([`Level::rejoin_deferred`]), as every insertion of an access is.
+    /// `demand` is false for a block an upper level prefetches.
+    pub(super) rejoins: Vec<(u64, u32, bool)>,
 }
 
 impl Pins {
@@ -125,11 +126,12 @@ impl Pins {
         self.inserted.push((Slot::MAX, block, self.cur_fetch));
     }
 
-    /// The access missed an orphan whose read `tag` is in flight: remember the tag it waits for.
+    /// The access missed an orphan whose read `tag` is in flight (`demand`: a demand block, else one an
+    /// upper level prefetches): remember the tag it waits for.
     #[inline]
-    pub(super) fn pending_orphan(&mut self, block: u64, tag: u32) {
+    pub(super) fn pending_orphan(&mut self, block: u64, tag: u32, demand: bool) {
         self.pending.push(tag);
-        self.rejoins.push((block, tag));
+        self.rejoins.push((block, tag, demand));
     }
 
     /// The access found the block in `slot` pinned: remember the tag it waits for.
@@ -268,15 +270,16 @@ impl<P: Policy> Level<P> {
     }
 
     /// Timed mode, after the look-ups of an access: cache again the orphans it missed
-    /// ([`Pins::rejoins`]), logging each `join` (cached) or `join_uncached`. Not done in the look-up loop:
+    /// ([`Pins::rejoins`]), logging each demand block's `join` (cached) or `join_uncached` (an upper
+    /// level's prefetch logged its `upper_pending` at the look-up). Not done in the look-up loop:
     /// making room there could evict a resident, ready block that a later block of the same request is
     /// about to look up, which then counts as a miss and is read again (SARC, timed, found by a user
     /// study: `oltp-like`, 96 blocks, block 91779).
     pub(super) fn rejoin_deferred(&mut self, stream: u32) {
         let rejoins = std::mem::take(&mut self.pins.rejoins);
-        for &(block, tag) in &rejoins {
+        for &(block, tag, demand) in &rejoins {
             let cached = self.rejoin(block, tag, stream);
-            if self.log.is_some() {
+            if demand && self.log.is_some() {
                 let kind = if cached { K::Join } else { K::JoinUncached };
                 self.push_event(LevelEvent::block(kind, Origin::None, block));
             }

@@ -175,6 +175,30 @@ fn prefetcher() -> impl Strategy<Value = serde_json::Value> {
     ]
 }
 
+/// A level of a sequential prefetcher over its usual policy: SARC (its own policy and over LRU, with
+/// thresholds that keep counters), RA's trigger form, AMP, Linux's three modes and TaP.
+fn sequential_level() -> impl Strategy<Value = (&'static str, serde_json::Value)> {
+    prop_oneof![
+        (2u64..9, 1u8..5)
+            .prop_map(|(u, t)| ("sarc", serde_json::json!({"name": "sarc", "degree": u, "seq_threshold": t}))),
+        (2u64..9, 1u8..5)
+            .prop_map(|(u, t)| ("lru", serde_json::json!({"name": "sarc", "degree": u, "seq_threshold": t}))),
+        (2u64..9).prop_map(|p| ("lru", serde_json::json!({"name": "ra", "mode": "trigger", "p": p}))),
+        Just(("arc", serde_json::json!("amp"))),
+        prop_oneof![Just("pfc-paper"), Just("2.6.16"), Just("ondemand")]
+            .prop_map(|m| ("mq", serde_json::json!({"name": "linux", "mode": m}))),
+        Just(("lru", serde_json::json!("tap"))),
+    ]
+}
+
+/// One to three levels of [`sequential_level`], with random sizes.
+fn sequential_hierarchy() -> impl Strategy<Value = HierarchyConfig> {
+    prop::collection::vec((1u64..40, sequential_level()), 1..4).prop_map(|ls| {
+        let level = ls.into_iter().map(|(size, (p, pf))| level(size, p, pf)).collect();
+        HierarchyConfig { level, ..HierarchyConfig::default() }
+    })
+}
+
 /// One to three levels with random policies, prefetchers, sizes and placement options.
 fn hierarchy() -> impl Strategy<Value = HierarchyConfig> {
     prop::collection::vec((1u64..40, policy(), prefetcher(), any::<bool>(), 0u8..2), 1..4).prop_map(|ls| {

@@ -358,3 +358,32 @@ fn a_bio_smaller_than_a_block_is_an_error_naming_max_sectors() {
     cfg.scheduler = Some(serde_json::from_value(serde_json::json!({"max_sectors": 8})).unwrap());
     assert_eq!(run_t(&cfg, &[at(0.0, 0, 1)]).requests, 1);
 }
+
+#[test]
+fn an_upper_prefetch_of_a_block_its_level_evicted_while_reading_it_joins_that_read() {
+    // L2 (MQ, 3 blocks) reads block 0 with RA's 8 blocks ahead in one I/O; MQ inserts prefetched blocks
+    // at its eviction end, so that access evicts most of 2..9 again while their read is in flight. At
+    // 1 ms L1's OBL prefetches block 2, one of those: L2 must wait for the read in flight, not read it
+    // again. Before, the upper prefetch missed, L2 sent a second fetch of block 2 and counted its block
+    // twice in `fetched_blocks` (found by the sequential-prefetcher property test: a 24-block Linux
+    // window into a 14-block MQ level under TaP).
+    let mut cfg = HierarchyConfig {
+        level: vec![
+            level(8, "lru", serde_json::json!({"name": "obl", "variant": "always"})),
+            level(3, "mq", serde_json::json!({"name": "ra", "p": 8})),
+        ],
+        engine: prefetchsim_core::config::EngineConfig { kind: EngineKind::Timed, ..Default::default() },
+        device: Some(fixed_device(10.0)),
+        link: Some(link(1.0, 0.0)),
+        ..HierarchyConfig::default()
+    };
+    cfg.engine.replay = Some(Replay::Open);
+    let reqs = vec![at(0.0, 0, 1), at(1.5, 1, 1)];
+    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+    let mut w = Watch::default();
+    let r = run_timed_observed(&mut VecSource::new(reqs), &mut h, &cfg, &mut Silent, &mut w).unwrap();
+    let (l1, l2) = (&r.levels[0].counters, &r.levels[1].counters);
+    assert_eq!(l1.fetches, 2, "{l1:?}");
+    assert_eq!((l2.upper_prefetch_accesses, l2.fetches, l2.fetched_blocks), (2, 1, 10), "{l2:?}");
+    assert_eq!(l2.fetched_blocks, w.read_blocks);
+}
