@@ -25,6 +25,15 @@ proptest! {
     }
 
     #[test]
+    fn zero_latency_counts_equal_the_instant_engine_with_sequential_prefetchers(
+        reqs in sequential_reqs(), cfg in sequential_hierarchy()
+    ) {
+        let i = run_i(&cfg, &reqs);
+        let t = run_t(&zero_latency(&cfg), &reqs);
+        assert_same_counts(&i, &t)?;
+    }
+
+    #[test]
     fn zero_latency_with_warmup_counts_equal_the_instant_engine(reqs in random_reqs(), cfg in hierarchy(), w in 0u64..300) {
         let mut cfg = cfg;
         cfg.engine.warmup_requests = w;
