@@ -268,7 +268,7 @@ impl CacheLevel for FanOut {
 
 /// The timed engine asks `pinned_tag` of the bottom level right after an access: the last instance's.
 impl Pinning for FanOut {
-    forward_level!(current / current_mut: pending_tags, pinned_tag);
+    forward_level!(current / current_mut: pending_tags, pinned_tag, orphan_tag);
     fn supports_timed(&self) -> bool {
         self.probe.1
     }

@@ -4,7 +4,7 @@
 //! ```ignore
 //! impl Pinning for PfcLevel {
 //!     fn set_timed(&mut self, on: bool) { self.timed = on; self.inner.set_timed(on) }
-//!     forward_level!(inner: supports_timed, pinned_tag, is_pinned, pinned_count);
+//!     forward_level!(inner: supports_timed, pinned_tag, orphan_tag, is_pinned, pinned_count);
 //! }
 //! ```
 //!
@@ -165,6 +165,13 @@ macro_rules! forward_level {
             #[allow(unused_imports)]
             use $crate::level::Pinning as _;
             self.$f.pinned_tag(block)
+        }
+    };
+    (@one $f:ident orphan_tag) => {
+        fn orphan_tag(&self, block: u64) -> Option<u32> {
+            #[allow(unused_imports)]
+            use $crate::level::Pinning as _;
+            self.$f.orphan_tag(block)
         }
     };
     (@one $f:ident complete) => {
@@ -333,6 +340,16 @@ macro_rules! forward_level {
             use $crate::level::Pinning as _;
             match self.$get() {
                 Some(l) => l.pinned_tag(block),
+                None => Default::default(),
+            }
+        }
+    };
+    (@opt $get:ident $get_mut:ident orphan_tag) => {
+        fn orphan_tag(&self, block: u64) -> Option<u32> {
+            #[allow(unused_imports)]
+            use $crate::level::Pinning as _;
+            match self.$get() {
+                Some(l) => l.orphan_tag(block),
                 None => Default::default(),
             }
         }

@@ -43,6 +43,11 @@ pub trait Pinning {
     fn pending_tags(&self) -> &[u32];
     /// The fetch tag of `block` if it is resident and pinned.
     fn pinned_tag(&self, block: u64) -> Option<u32>;
+    /// Timed mode: the fetch tag of the read in flight that carries `block`, which an access of this
+    /// level inserted and evicted again before it ended (an orphan, not resident). None when there is
+    /// none, or when the level would read the block again (prefetch apart, above a DEMOTE level).
+    /// PFC's bypass waits for that read instead of reading the block a second time.
+    fn orphan_tag(&self, block: u64) -> Option<u32>;
     /// Fetch `tag` (blocks `first .. first + len`) arrived: those of its blocks that are still pinned
     /// under its tag become ready. A block pinned under another tag waits for that fetch: it was evicted
     /// and fetched again while this fetch was in flight.
@@ -337,6 +342,14 @@ impl<P: Policy> Pinning for Level<P> {
 
     fn pinned_tag(&self, block: u64) -> Option<u32> {
         self.pins.pinned_tag(&self.table, block)
+    }
+
+    fn orphan_tag(&self, block: u64) -> Option<u32> {
+        if self.pins.on && self.table.get(block).is_none() {
+            self.orphan_read(block)
+        } else {
+            None
+        }
     }
 
     fn complete(&mut self, first: u64, len: u32, tag: u32) {

@@ -157,6 +157,14 @@ impl PfcLevel {
                         Outcome::Hit
                     }
                 }
+            } else if let Some(tag) = self.inner.orphan_tag(b) {
+                // Timed: evicted by the access that reads it, the read still in flight (a readmore block
+                // of a small L2, say). Wait for it, as for a bypassed block in flight in a frame: before,
+                // it was read a second time.
+                self.note(EventKind::BypassPending, b, 1);
+                self.pending.push(tag);
+                pending += 1;
+                Outcome::Pending
             } else {
                 self.note(EventKind::BypassRead, b, 1);
                 bypass_reads += 1;
@@ -289,7 +297,7 @@ impl Pinning for PfcLevel {
             }
         }
     }
-    forward_level!(inner: supports_timed, pinned_tag, is_pinned, pinned_count);
+    forward_level!(inner: supports_timed, pinned_tag, orphan_tag, is_pinned, pinned_count);
 }
 
 impl Coordination for PfcLevel {

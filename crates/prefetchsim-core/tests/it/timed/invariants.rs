@@ -180,6 +180,41 @@ proptest! {
     }
 
     #[test]
+    fn coordinated_servers_under_sequential_clients_complete_every_request_and_keep_their_counts(
+        reqs in sequential_reqs(), cfg in coordinated_hierarchy(), t in timing()
+    ) {
+        let joined = t.prefetch_io == PrefetchIo::Joined;
+        let pfc = cfg.level[1].pfc.is_some();
+        // PFC, DU and DEMOTE below the sequential prefetchers: every request completes once, nothing stays
+        // pinned, the counters add up, the device reads no block twice at once, and (DU) it reads exactly
+        // the blocks the server fetches. Not so for the others, where a block may be read twice and the
+        // device joins the reads (the guide's engines page): above a DEMOTE level, with prefetch apart, and
+        // under PFC, whose bypassed blocks are read around the server's cache (a forwarded request for a
+        // block whose bypass read is in flight reads it again, as a server that does not cache it would).
+        let cfg = timed(&cfg, &t);
+        let demote = cfg.level[1].options.exclusive == prefetchsim_core::level::exclusive::Exclusive::Demote;
+        let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+        let mut w = Watch::default();
+        let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut w).unwrap();
+        prop_assert_eq!(w.backwards, 0);
+        prop_assert_eq!(w.completed.len(), reqs.len(), "a request never completed");
+        prop_assert!(w.completed.values().all(|&c| c == 1), "a request completed twice");
+        prop_assert!(w.double_reads.is_empty(), "blocks read twice while in flight: {:?}", w.double_reads);
+        let last = &r.levels.last().unwrap().counters;
+        if !demote && joined && !pfc {
+            prop_assert_eq!(last.fetched_blocks, w.read_blocks, "last level {:?}", last);
+        }
+        prop_assert!(w.reading.is_empty(), "reads still in flight after the drain");
+        for (l, rep) in h.levels.iter().zip(&r.levels) {
+            prop_assert_eq!(l.pinned_count(), 0, "pinned blocks after the drain");
+            l.check_invariants().map_err(TestCaseError::fail)?;
+            let c = &rep.counters;
+            prop_assert_eq!(c.hits + c.misses, c.demand_accesses);
+            prop_assert!(c.prefetch_conserved(), "prefetch accounting broken: {c:?}");
+        }
+    }
+
+    #[test]
     fn after_a_warm_up_every_prefetch_counted_is_accounted_for(
         reqs in sequential_reqs(), cfg in hierarchy(), t in timing(), share in 0.0f64..0.9
     ) {

@@ -199,6 +199,29 @@ fn sequential_hierarchy() -> impl Strategy<Value = HierarchyConfig> {
     })
 }
 
+/// A sequential prefetcher's level over a server level that coordinates with it: PFC A or B (its
+/// blocks cached or not), DU or DEMOTE, with or without its own Linux read-ahead.
+fn coordinated_hierarchy() -> impl Strategy<Value = HierarchyConfig> {
+    let scheme = prop_oneof![
+        Just("pfc = { version = 'A' }"),
+        Just("pfc = { version = 'B' }"),
+        Just("pfc = { version = 'B', cache_bypassed = true }"),
+        Just("options = { exclusive = 'du' }"),
+        Just("options = { exclusive = 'demote' }"),
+    ];
+    (1u64..40, sequential_level(), 1u64..60, prop_oneof![Just("lru"), Just("arc")], any::<bool>(), scheme).prop_map(
+        |(s1, (p1, pf1), s2, p2, linux, scheme)| {
+            let pf2 = if linux { "'linux'" } else { "'none'" };
+            let text = format!(
+                "[[level]]\nsize = {s1}\npolicy = '{p1}'\n[[level]]\nsize = {s2}\npolicy = '{p2}'\nprefetcher = {pf2}\n{scheme}\n"
+            );
+            let mut cfg = HierarchyConfig::from_toml(&text).unwrap();
+            cfg.level[0].prefetcher = serde_json::from_value(pf1).unwrap();
+            cfg
+        },
+    )
+}
+
 /// One to three levels with random policies, prefetchers, sizes and placement options.
 fn hierarchy() -> impl Strategy<Value = HierarchyConfig> {
     prop::collection::vec((1u64..40, policy(), prefetcher(), any::<bool>(), 0u8..2), 1..4).prop_map(|ls| {

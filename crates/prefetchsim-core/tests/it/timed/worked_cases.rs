@@ -387,3 +387,32 @@ fn an_upper_prefetch_of_a_block_its_level_evicted_while_reading_it_joins_that_re
     assert_eq!((l2.upper_prefetch_accesses, l2.fetches, l2.fetched_blocks), (2, 1, 10), "{l2:?}");
     assert_eq!(l2.fetched_blocks, w.read_blocks);
 }
+
+#[test]
+fn a_pfc_bypass_of_a_block_the_server_evicted_while_reading_it_waits_for_that_read() {
+    // L2 holds one block, so PFC's readmore blocks (33..40, read with 29..32) are evicted by the access
+    // that reads them, their read still in flight. The next request bypasses 33..36: it must wait for
+    // that read (`bypass_pending`), as for a bypassed block in flight in a frame. Before, it read them a
+    // second time: L2's fetched plus bypassed blocks were 71 against the device's 65.
+    let mut cfg = HierarchyConfig::from_toml(
+        "[[level]]\nsize = 34\nprefetcher = { name = 'sarc', degree = 8, seq_threshold = 1 }\n\
+         [[level]]\nsize = 1\npfc = { version = 'A' }\n",
+    )
+    .unwrap();
+    cfg.engine.kind = EngineKind::Timed;
+    cfg.engine.replay = Some(Replay::Open);
+    cfg.engine.time_scale = Some(0.1);
+    cfg.device = Some(fixed_device(0.1));
+    cfg.link = Some(link(0.0, 0.03));
+    let reqs: Vec<Request> = [(0, 1), (1, 7), (8, 1), (9, 2), (11, 7), (18, 8), (26, 3), (529, 8), (537, 8), (545, 1)]
+        .iter()
+        .enumerate()
+        .map(|(i, &(first, len))| Request { time_ns: i as u64 * 100_000, first, len, ..Request::default() })
+        .collect();
+    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+    let mut w = Watch::default();
+    let r = run_timed_observed(&mut VecSource::new(reqs), &mut h, &cfg, &mut Silent, &mut w).unwrap();
+    let l2 = &r.levels[1].counters;
+    assert!(l2.bypass_pending > 0, "{l2:?}");
+    assert_eq!(l2.fetched_blocks + l2.bypass_reads, w.read_blocks, "{l2:?}");
+}
