@@ -157,9 +157,10 @@ def test_sigterm_stops_cleanly_and_record_is_complete(tmp_path: Path) -> None:
         report = srv.stop(signal.SIGTERM)
     assert report["requests"] == 2 and report["clients"] == 1
     lines = srv.record.read_text().splitlines()
-    assert lines[0] == "# prefetchsim trace: block_size=1" and len(lines) == 4, lines
-    assert lines[2].split(",")[1:] == ["read", "0", "8192", "0", "0"]
-    assert lines[3].split(",")[1:] == ["write", "8192", "100", "0", "0"]
+    assert lines[0] == "# prefetchsim trace: block_size=1" and len(lines) == 5, lines
+    assert lines[1] == "# prefetchsim stream_ids=false", "NBD requests carry no stream ids"
+    assert lines[3].split(",")[1:] == ["read", "0", "8192", "0", "0"]
+    assert lines[4].split(",")[1:] == ["write", "8192", "100", "0", "0"]
     assert not srv.socket.exists(), "the socket file is removed at the end"
 
 

@@ -27,6 +27,7 @@ use crate::engine::decoded::{DecodedTrace, MAX_DECODED_REQUESTS};
 use crate::engine::{Hierarchy, RequestSource, SourceError, SourceReport};
 use crate::metrics::RunResult;
 use crate::request::Request;
+use crate::TraceFacts;
 
 /// The trace of a task and the caller's parts of each config's run.
 pub trait TaskTrace: Sync {
@@ -135,6 +136,10 @@ impl RequestSource for Interruptible<'_> {
     fn report(&self) -> SourceReport {
         self.src.report()
     }
+
+    fn facts(&self) -> crate::TraceFacts {
+        self.src.facts()
+    }
 }
 
 /// Run every config of `task` on `trace`. The outer error is a failure of the shared decoding pass
@@ -172,7 +177,7 @@ pub fn run_task(trace: &dyn TaskTrace, task: &Task<'_>) -> Result<Vec<ConfigOutc
         let mut src = Interruptible::new(src, task.stop, counted);
         let pre = crate::mrc::family::precompute(task.configs, trace.block_size(), footprint, &mut src)
             .map_err(TaskError::Source)?;
-        (pre, Some(src.report()))
+        (pre, Some((src.report(), src.facts())))
     } else {
         (vec![None; task.configs.len()], None)
     };
@@ -206,12 +211,28 @@ fn run_config(
     i: usize,
     footprint: Option<u64>,
     decoded: Option<&DecodedTrace>,
-    family: Option<(&crate::mrc::family::Precomputed, &SourceReport)>,
+    family: Option<(&crate::mrc::family::Precomputed, &(SourceReport, TraceFacts))>,
 ) -> ConfigOutcome {
     let cfg = &task.configs[i];
-    let mut h = Hierarchy::build(cfg, trace.block_size(), footprint).map_err(TaskError::Config)?;
+    let open = || -> Result<Box<dyn RequestSource + Send + '_>, TaskError> {
+        let replay = decoded.filter(|_| cfg.engine.limit.is_none()).and_then(DecodedTrace::replay);
+        match replay {
+            Some(s) => Ok(Box::new(s)),
+            None => trace.open().map_err(TaskError::Source),
+        }
+    };
+    // The hierarchy is built for the trace its requests come from (what the trace declares settles
+    // components' defaults): the family's pass, or the source this config replays, opened first.
+    let (facts, mut src) = match family {
+        Some((_, (_, facts))) => (*facts, None),
+        None => {
+            let src = open()?;
+            (src.facts(), Some(src))
+        }
+    };
+    let mut h = Hierarchy::build_for(cfg, trace.block_size(), footprint, facts).map_err(TaskError::Config)?;
     trace.prepare(i, cfg, &mut h, footprint).map_err(TaskError::Source)?;
-    if let Some((pre, report)) = family {
+    if let Some((pre, (report, _))) = family {
         if let Some(r) = crate::mrc::family::result(&mut h, cfg, pre) {
             let r = r.map_err(TaskError::Source)?;
             cfg.engine.check_measured(r.requests, r.stopped_early).map_err(TaskError::Config)?;
@@ -220,10 +241,9 @@ fn run_config(
             return Ok((r, report.clone()));
         }
     }
-    let replay = decoded.filter(|_| cfg.engine.limit.is_none()).and_then(DecodedTrace::replay);
-    let mut src: Box<dyn RequestSource + Send + '_> = match replay {
-        Some(s) => Box::new(s),
-        None => trace.open().map_err(TaskError::Source)?,
+    let mut src = match src.take() {
+        Some(s) => s,
+        None => open()?,
     };
     let mut last = 0u64;
     let mut tick = |n: u64| {

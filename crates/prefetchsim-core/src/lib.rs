@@ -48,6 +48,7 @@ pub mod policy;
 pub mod prefetch;
 pub mod request;
 pub mod run;
+pub mod trace_facts;
 
 pub use component::{ComponentSpec, ConfigError};
 pub use config::{HierarchyConfig, LevelConfig, SizeSpec};
@@ -55,3 +56,4 @@ pub use engine::{run_instant, Hierarchy, RequestSource};
 pub use level::{AnyLevel, Level, LevelOptions};
 pub use metrics::{LevelCounters, LevelReport, RunResult};
 pub use request::{Fetch, Op, Request};
+pub use trace_facts::TraceFacts;

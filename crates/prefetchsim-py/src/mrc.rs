@@ -39,6 +39,10 @@ impl<S: RequestSource> RequestSource for Prefix<S> {
     fn report(&self) -> SourceReport {
         self.inner.report()
     }
+
+    fn facts(&self) -> prefetchsim_core::TraceFacts {
+        self.inner.facts()
+    }
 }
 
 fn check_progress(progress: Option<&Bound<'_, PyAny>>) -> PyResult<()> {
@@ -177,10 +181,11 @@ fn simulate_sampled(
             }
         }
         let (seen_requests, seen_blocks, report) = (src.seen_requests, src.seen_blocks, src.report());
+        let facts = src.facts();
         // Every config replays the sample on the core's batch runner (all cores); progress counts the pass
         // over the trace only, as before.
         let uncounted = AtomicU64::new(0);
-        let sampled = SampleTrace { reqs: &reqs, block_size: spec.block_size };
+        let sampled = SampleTrace { reqs: &reqs, block_size: spec.block_size, facts };
         let outcomes = match run_task(&sampled, &Task::new(&configs, 0, &stop, &uncounted)) {
             Ok(o) => o,
             Err(e) => return vec![Err(PyErrLater::from(e))],
@@ -213,11 +218,13 @@ fn simulate_sampled(
 struct SampleTrace<'a> {
     reqs: &'a [Request],
     block_size: u64,
+    /// What the sampled trace declared (a sample keeps the stream fields).
+    facts: prefetchsim_core::TraceFacts,
 }
 
 impl TaskTrace for SampleTrace<'_> {
     fn open(&self) -> Result<Box<dyn RequestSource + Send + '_>, SourceError> {
-        Ok(Box::new(VecSource::new(self.reqs.to_vec())))
+        Ok(Box::new(VecSource::new(self.reqs.to_vec()).with_facts(self.facts)))
     }
 
     fn block_size(&self) -> u64 {

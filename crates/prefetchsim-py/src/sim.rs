@@ -280,10 +280,11 @@ pub(crate) fn single_disk(
     let stop = AtomicBool::new(false);
     let out = run_detached(py, None, &done, &stop, || -> Result<Value, SourceError> {
         let footprint = if cfg.needs_footprint() { Some(count_footprint(&spec, &stop, &done)?) } else { None };
-        let mut h = Hierarchy::build(&cfg, spec.block_size, footprint)?;
+        // Opened first: the hierarchy is built for what the trace declares (its stream ids).
+        let mut src = Interruptible::new(spec.open()?, &stop, &done);
+        let mut h = Hierarchy::build_for(&cfg, spec.block_size, footprint, src.facts())?;
         prepare_opt(&spec, &cfg, &mut h, footprint, &stop)?;
         let model = DiskModel { cache: h.levels.first().map_or(0, |l| l.capacity()), fetch_time };
-        let mut src = Interruptible::new(spec.open()?, &stop, &done);
         // Not through run::run: a plugin's fault is taken here (crate::plugin).
         let _stale = prefetchsim_core::plugin::take_fault();
         let s = optimal::single_disk::single_disk(&mut src, &mut h, model, cfg.engine.limit)?;

@@ -15,6 +15,7 @@ use prefetchsim_core::engine::{instant, Hierarchy};
 use prefetchsim_core::eventlog::{Event, EventKind, EventSink};
 use prefetchsim_core::metrics::{LevelReport, Value as RecValue};
 use prefetchsim_core::request::{Fetch, Op, Request};
+use prefetchsim_core::TraceFacts;
 use serde_json::Value;
 
 /// Collects the levels' events for [`CoreLevel`] (shared with it; the engines own the sink).
@@ -67,7 +68,10 @@ impl CoreLevel {
     pub fn build(config_json: &str, block_size: u64, export_blocks: u64) -> Result<Self, String> {
         let v: Value = serde_json::from_str(config_json).map_err(|e| format!("config: not valid JSON: {e}"))?;
         let cfg = HierarchyConfig::from_json(v).map_err(|e| e.to_string())?;
-        let mut h = Hierarchy::build(&cfg, block_size, Some(export_blocks)).map_err(|e| e.to_string())?;
+        // NBD requests carry no stream (each is stream 0, below): nothing to declare, so stream 0 means "no
+        // stream id" (Linux read-ahead detects streams under its default key; StreamLRU's blocks are random).
+        let mut h = Hierarchy::build_for(&cfg, block_size, Some(export_blocks), TraceFacts::UNKNOWN)
+            .map_err(|e| e.to_string())?;
         if h.levels.iter_mut().any(|l| l.future().is_some()) {
             return Err("config: a policy that knows the future (opt) cannot serve live requests".into());
         }

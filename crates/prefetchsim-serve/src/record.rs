@@ -2,7 +2,8 @@
 //! per read or write the levels saw, in the order they saw them — `time_ns` since the server started,
 //! `op`, the byte offset and byte size (the comment line says `block_size=1`, so the reader cuts the
 //! bytes into blocks of whatever block size it is opened with, as the server did), stream 0, and the
-//! client (connection number, from 0). Replayed in the instant engine with the same config and block
+//! client (connection number, from 0). A second comment line says the stream field carries no ids
+//! (`stream_ids=false`: the server's levels were built so, `prefetchsim_core::TraceFacts`). Replayed in the instant engine with the same config and block
 //! size, it makes the levels take the same decisions (tests/test_serve.py).
 //!
 //! The file appears only complete: lines go to a hidden temporary file beside it, renamed when the server
@@ -30,7 +31,10 @@ impl Recorder {
         let tmp = path.with_file_name(format!(".{name}.{}.partial", std::process::id()));
         let file = File::create(&tmp).map_err(|e| format!("{}: {e}", path.display()))?;
         let mut out = BufWriter::new(file);
-        let header = "# prefetchsim trace: block_size=1\ntime_ns,op,first,len,stream,client\n";
+        // NBD requests carry no stream: every line's stream 0 means "no stream id", and the file says so, so
+        // that its replay builds the levels the server built (stream 0 detected, not one stream).
+        let header =
+            "# prefetchsim trace: block_size=1\n# prefetchsim stream_ids=false\ntime_ns,op,first,len,stream,client\n";
         let error = out.write_all(header.as_bytes()).err().map(|e| format!("{}: {e}", path.display()));
         Ok(Self { out: Some(out), tmp, path: path.to_path_buf(), error })
     }

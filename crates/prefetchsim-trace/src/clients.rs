@@ -14,7 +14,7 @@ use std::collections::{BinaryHeap, VecDeque};
 
 use prefetchsim_core::engine::{RequestSource, SourceError, SourceReport};
 use prefetchsim_core::request::{device_block, volume_of};
-use prefetchsim_core::Request;
+use prefetchsim_core::{Request, TraceFacts};
 use serde::{Deserialize, Serialize};
 
 use crate::volumes::VolumeSpace;
@@ -57,6 +57,11 @@ impl RequestSource for StreamAsClient {
 
     fn report(&self) -> SourceReport {
         self.src.report()
+    }
+
+    /// The stream field is unchanged (it is copied to the client, not moved).
+    fn facts(&self) -> TraceFacts {
+        self.src.facts()
     }
 }
 
@@ -271,6 +276,12 @@ impl RequestSource for Merged {
         }
         rep.skipped_messages.truncate(crate::spec::SKIPPED_MESSAGES);
         rep
+    }
+
+    /// Stream ids when every member carries them ([`TraceFacts::merged`]: the stream field passes
+    /// unchanged, and a request cannot say whether its member's stream 0 is an id).
+    fn facts(&self) -> TraceFacts {
+        TraceFacts::merged(self.members.iter().map(|m| m.src.facts()))
     }
 }
 

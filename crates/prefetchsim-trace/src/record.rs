@@ -72,6 +72,13 @@ pub trait RecordReader: Send {
         VolumeKey::None
     }
 
+    /// Whether the format's `stream` field carries ids, 0 included: a stream, ASU, device, LUN, volume,
+    /// disk or file column, whose first id is 0 in many traces (SPC ASU 0, DiskSim device 0). `false`: the
+    /// format has no such column and every record's `stream` is 0, meaning "no stream id". Declared by
+    /// every format (no default), read by [`TraceSource`](crate::TraceSource) as its
+    /// [`TraceFacts`](prefetchsim_core::TraceFacts) when the trace is opened.
+    fn stream_ids(&self) -> bool;
+
     /// Whether `size` is the record's own size in bytes (default), not absent (ids without a size: LIRS, u32
     /// arrays, CSV ids without `obj-size-col`) nor rounded to blocks (the project's CSV).
     fn byte_sizes(&self) -> bool {

@@ -409,6 +409,10 @@ impl RequestSource for OpsFiltered {
     fn report(&self) -> SourceReport {
         self.src.report()
     }
+
+    fn facts(&self) -> prefetchsim_core::TraceFacts {
+        self.src.facts()
+    }
 }
 
 /// Records decoded per batch.
@@ -630,6 +634,11 @@ impl RequestSource for TraceSource {
 
     fn report(&self) -> SourceReport {
         self.report.clone()
+    }
+
+    /// What the format declares ([`RecordReader::stream_ids`]).
+    fn facts(&self) -> prefetchsim_core::TraceFacts {
+        prefetchsim_core::TraceFacts::with_stream_ids(self.reader.stream_ids())
     }
 }
 

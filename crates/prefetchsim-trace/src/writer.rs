@@ -344,9 +344,11 @@ pub fn write_csv(src: &mut dyn RequestSource, path: &str, block_size: u64) -> Re
 }
 
 /// Write `src` to `out` as CSV: a comment line naming the block size (`# prefetchsim trace:
-/// block_size=4096`), the header [`CSV_HEADER`], then one line per request, `op` as `read` or `write`,
-/// addresses in blocks. Streaming: nothing is held in memory. Read back as format `prefetchsim_csv`
-/// (detected by its first line), it gives the same requests.
+/// block_size=4096`), one saying whether the stream column carries ids as the source declares
+/// (`# prefetchsim stream_ids=true`, [`prefetchsim_core::TraceFacts`]), the header [`CSV_HEADER`], then
+/// one line per request, `op` as `read` or `write`, addresses in blocks. Streaming: nothing is held in
+/// memory. Read back as format `prefetchsim_csv` (detected by its first line), it gives the same requests
+/// and declares the same facts.
 pub fn write_csv_to(
     src: &mut dyn RequestSource,
     out: &mut dyn Write,
@@ -355,6 +357,8 @@ pub fn write_csv_to(
 ) -> Result<WriteSummary, SourceError> {
     let io_err = |e| -> SourceError { Box::new(TraceError::io(name, e)) };
     writeln!(out, "{}block_size={block_size}", crate::formats::prefetchsim_csv::COMMENT_PREFIX).map_err(io_err)?;
+    let stream_ids = src.facts().stream_ids;
+    writeln!(out, "{}{stream_ids}", crate::formats::prefetchsim_csv::STREAM_IDS_PREFIX).map_err(io_err)?;
     writeln!(out, "{CSV_HEADER}").map_err(io_err)?;
     let mut multi_block_requests = 0u64;
     let requests = for_each_request(src, |r| {
@@ -420,7 +424,9 @@ mod tests {
         write_csv_to(&mut VecSource::new(reqs), &mut out, "mem", 512).unwrap();
         assert_eq!(
             String::from_utf8(out).unwrap(),
-            "# prefetchsim trace: block_size=512\ntime_ns,op,first,len,stream,client\n7,write,3,2,4,1\n"
+            "# prefetchsim trace: block_size=512\n# prefetchsim stream_ids=false\ntime_ns,op,first,len,stream,client\n\
+             7,write,3,2,4,1\n",
+            "a source that declares nothing has no stream ids"
         );
     }
 }

@@ -1,5 +1,7 @@
 //! A level's policy and prefetcher from their config specs, through the registry: the one place where a
-//! component name becomes a constructor ([`build_prefetcher`] and [`build_level`]). A component the
+//! component name becomes a constructor ([`build_prefetcher`] and [`build_level`]), for a trace that
+//! declares [`TraceFacts`] (each registered component settles its trace-dependent defaults from them:
+//! `NamedPrefetcher::for_trace`, `NamedPolicy::for_trace`; plugins get the specs as written). A component the
 //! registry does not list (a plugin named by its path) is one more branch before the registry lookup in
 //! each; a plugin policy goes into its level with [`registry::level_with`].
 
@@ -10,11 +12,22 @@ use crate::config::{HierarchyConfig, LevelConfig};
 use crate::level::{AnyLevel, LevelOptions};
 use crate::prefetch::stack::build_shorthand;
 use crate::prefetch::Prefetcher;
+use crate::TraceFacts;
 
 /// The prefetcher named by `spec` (the `a+b` shorthand of `stack`, or a registry entry); errors at
-/// `path`. Returns its canonical name with it.
+/// `path`. Returns its canonical name with it. For a source that declares nothing
+/// ([`TraceFacts::UNKNOWN`]); [`build_prefetcher_for`] for a trace.
 pub fn build_prefetcher(path: &str, spec: &ComponentSpec) -> Result<(&'static str, Box<dyn Prefetcher>), ConfigError> {
-    let make = |path: &str, spec: &ComponentSpec| build_prefetcher(path, spec).map(|(_, pf)| pf);
+    build_prefetcher_for(path, spec, &TraceFacts::UNKNOWN)
+}
+
+/// [`build_prefetcher`] for a trace that declares `facts` (the prefetchers a `stack` names too).
+pub fn build_prefetcher_for(
+    path: &str,
+    spec: &ComponentSpec,
+    facts: &TraceFacts,
+) -> Result<(&'static str, Box<dyn Prefetcher>), ConfigError> {
+    let make = |path: &str, spec: &ComponentSpec| build_prefetcher_for(path, spec, facts).map(|(_, pf)| pf);
     if let Some(pf) = build_shorthand(path, spec, &make)? {
         return Ok(("stack", pf));
     }
@@ -22,11 +35,12 @@ pub fn build_prefetcher(path: &str, spec: &ComponentSpec) -> Result<(&'static st
         return crate::plugin::build_prefetcher(path, spec);
     }
     let entry = registry::prefetcher(path, &spec.name)?;
-    Ok((entry.name, entry.build(path, spec, &make)?))
+    Ok((entry.name, entry.build(path, spec, &make, facts)?))
 }
 
 /// A level of `capacity` blocks whose policy is named by `spec` (errors at `path`), with options `opts`
-/// and `prefetcher`. Returns the policy's canonical name with it.
+/// and `prefetcher`. Returns the policy's canonical name with it. For a source that declares nothing
+/// ([`TraceFacts::UNKNOWN`]); [`build_level_for`] for a trace.
 pub fn build_level(
     path: &str,
     spec: &ComponentSpec,
@@ -34,16 +48,29 @@ pub fn build_level(
     opts: LevelOptions,
     prefetcher: Box<dyn Prefetcher>,
 ) -> Result<(&'static str, Box<dyn AnyLevel>), ConfigError> {
+    build_level_for(path, spec, capacity, opts, prefetcher, &TraceFacts::UNKNOWN)
+}
+
+/// [`build_level`] for a trace that declares `facts`.
+pub fn build_level_for(
+    path: &str,
+    spec: &ComponentSpec,
+    capacity: usize,
+    opts: LevelOptions,
+    prefetcher: Box<dyn Prefetcher>,
+    facts: &TraceFacts,
+) -> Result<(&'static str, Box<dyn AnyLevel>), ConfigError> {
     if crate::plugin::is_plugin_name(&spec.name) {
         return crate::plugin::build_level(path, spec, capacity, opts, prefetcher);
     }
     let entry = registry::policy(path, &spec.name)?;
-    Ok((entry.name, entry.build_level(path, spec, capacity, opts, prefetcher)?))
+    Ok((entry.name, entry.build_level(path, spec, capacity, opts, prefetcher, facts)?))
 }
 
 /// Build level `l`'s prefetcher and policy (on a placeholder of one block) and check that they pair:
-/// names, parameters and pairing rules, not sizes. Returns the canonical (policy, prefetcher) names;
-/// `path` is the level's key path (`level[1]`).
+/// names, parameters and pairing rules, not sizes (nor the trace: what it declares settles defaults,
+/// never validity). Returns the canonical (policy, prefetcher) names; `path` is the level's key path
+/// (`level[1]`).
 pub fn check_level(path: &str, l: &LevelConfig) -> Result<(&'static str, &'static str), ConfigError> {
     let (pf_name, pf) = build_prefetcher(&format!("{path}.prefetcher"), &l.prefetcher)?;
     let (pol_name, _) = build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)?;

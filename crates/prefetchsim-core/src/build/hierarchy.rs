@@ -11,19 +11,21 @@ use crate::level::exclusive::Exclusive;
 use crate::level::fanout::{Factory, FanOut, Route, Routing};
 use crate::level::AnyLevel;
 use crate::pfc::PfcLevel;
+use crate::TraceFacts;
 
-/// Build level `i` of a hierarchy (one cache): policy, prefetcher, options and PFC. Returns the policy
-/// and prefetcher names with it.
+/// Build level `i` of a hierarchy (one cache) for a trace that declares `facts`: policy, prefetcher,
+/// options and PFC. Returns the policy and prefetcher names with it.
 fn build_one(
     path: &str,
     i: usize,
     l: &LevelConfig,
     cap: u64,
     block_size: u64,
+    facts: &TraceFacts,
 ) -> Result<(&'static str, &'static str, Box<dyn AnyLevel>), ConfigError> {
-    let (pf_name, pf) = components::build_prefetcher(&format!("{path}.prefetcher"), &l.prefetcher)?;
+    let (pf_name, pf) = components::build_prefetcher_for(&format!("{path}.prefetcher"), &l.prefetcher, facts)?;
     let (pol_name, mut level) =
-        components::build_level(&format!("{path}.policy"), &l.policy, cap as usize, l.options.clone(), pf)?;
+        components::build_level_for(&format!("{path}.policy"), &l.policy, cap as usize, l.options.clone(), pf, facts)?;
     check_pairing(path, pol_name, pf_name)?;
     level.set_block_bytes(block_size);
     let level = match &l.pfc {
@@ -87,9 +89,22 @@ fn fan_out_routing(path: &str, l: &LevelConfig) -> Result<Option<Routing>, Confi
 }
 
 impl Hierarchy {
-    /// Build the levels of `cfg`. `footprint` (unique blocks of the trace) is needed when a size is a
-    /// share of it.
+    /// Build the levels of `cfg` for a source that declares nothing about its fields
+    /// ([`TraceFacts::UNKNOWN`]: stream 0 means "no stream id"). `footprint` (unique blocks of the trace)
+    /// is needed when a size is a share of it. A run over a trace builds with [`Hierarchy::build_for`].
     pub fn build(cfg: &HierarchyConfig, block_size: u64, footprint: Option<u64>) -> Result<Self, ConfigError> {
+        Self::build_for(cfg, block_size, footprint, TraceFacts::UNKNOWN)
+    }
+
+    /// Build the levels of `cfg` for a trace that declares `facts` (its source's
+    /// [`RequestSource::facts`](crate::engine::RequestSource::facts)): the components settle their
+    /// trace-dependent defaults from them (`crate::trace_facts`).
+    pub fn build_for(
+        cfg: &HierarchyConfig,
+        block_size: u64,
+        footprint: Option<u64>,
+        facts: TraceFacts,
+    ) -> Result<Self, ConfigError> {
         if block_size == 0 {
             return Err(ConfigError::new("trace.block_size", "the block size must be at least 1 byte"));
         }
@@ -110,7 +125,7 @@ impl Hierarchy {
         let mut names = Vec::with_capacity(cfg.level.len());
         for (i, (l, &cap)) in cfg.level.iter().zip(&caps).enumerate() {
             let path = format!("level[{i}]");
-            let (pol_name, pf_name, level) = build_one(&path, i, l, cap, block_size)?;
+            let (pol_name, pf_name, level) = build_one(&path, i, l, cap, block_size, &facts)?;
             let level = match fan_out_routing(&path, l)? {
                 None => level,
                 Some(routing) => {
@@ -118,7 +133,9 @@ impl Hierarchy {
                     let (l, path) = (l.clone(), path.clone());
                     // The same config built once above, so building it again cannot fail.
                     let make: Factory = Box::new(move || {
-                        build_one(&path, i, &l, cap, block_size).map(|b| b.2).expect("this level was built once")
+                        build_one(&path, i, &l, cap, block_size, &facts)
+                            .map(|b| b.2)
+                            .expect("this level was built once")
                     });
                     Box::new(FanOut::new(routing, make)) as Box<dyn AnyLevel>
                 }

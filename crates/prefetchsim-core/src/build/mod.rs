@@ -18,5 +18,7 @@ pub mod pairing;
 pub mod registry;
 
 pub use bottom::build_bottom;
-pub use components::{build_level, build_prefetcher, check_components, check_level};
+pub use components::{
+    build_level, build_level_for, build_prefetcher, build_prefetcher_for, check_components, check_level,
+};
 pub use pairing::check_pairing;

@@ -9,6 +9,7 @@ use crate::component::{find_named, parse_params, ComponentSpec, ConfigError};
 use crate::level::{AnyLevel, Level, LevelOptions, DEFAULT_BLOCK_BYTES};
 use crate::policy::{self, NamedPolicy, PolicyEnv};
 use crate::prefetch::{self, LevelGeometry, MakePrefetcher, NamedPrefetcher, Prefetcher};
+use crate::TraceFacts;
 
 /// The replacement policies, in listing order.
 pub const POLICIES: &[PolicyEntry] = &[
@@ -43,9 +44,15 @@ pub const PREFETCHERS: &[PrefetcherEntry] = &[
     PrefetcherEntry::of::<prefetch::leap::Leap>(),
 ];
 
-/// Builds a level with a policy from its spec, capacity, options and prefetcher.
-type BuildLevel =
-    fn(&str, &ComponentSpec, usize, LevelOptions, Box<dyn Prefetcher>) -> Result<Box<dyn AnyLevel>, ConfigError>;
+/// Builds a level with a policy from its spec, capacity, options, prefetcher and the trace's facts.
+type BuildLevel = fn(
+    &str,
+    &ComponentSpec,
+    usize,
+    LevelOptions,
+    Box<dyn Prefetcher>,
+    &TraceFacts,
+) -> Result<Box<dyn AnyLevel>, ConfigError>;
 
 /// A registered replacement policy ([`NamedPolicy`] as a value).
 pub struct PolicyEntry {
@@ -75,8 +82,8 @@ impl PolicyEntry {
         }
     }
 
-    /// A level of `capacity` blocks with this policy (parameters from `spec`, errors at `path`), options
-    /// `opts` and `prefetcher`.
+    /// A level of `capacity` blocks with this policy (parameters from `spec` fitted to the trace's
+    /// `facts`, errors at `path`), options `opts` and `prefetcher`.
     pub fn build_level(
         &self,
         path: &str,
@@ -84,8 +91,9 @@ impl PolicyEntry {
         capacity: usize,
         opts: LevelOptions,
         prefetcher: Box<dyn Prefetcher>,
+        facts: &TraceFacts,
     ) -> Result<Box<dyn AnyLevel>, ConfigError> {
-        (self.build)(path, spec, capacity, opts, prefetcher)
+        (self.build)(path, spec, capacity, opts, prefetcher, facts)
     }
 
     /// Why this policy cannot work with prefetcher `prefetcher` (canonical name), if it cannot.
@@ -95,15 +103,19 @@ impl PolicyEntry {
     }
 }
 
-/// The level of registered policy `P`, its parameters read from `spec` (see [`level_with`]).
+/// The level of registered policy `P`, its parameters read from `spec` and fitted to the trace's `facts`
+/// (see [`level_with`]).
 fn build_level<P: NamedPolicy>(
     path: &str,
     spec: &ComponentSpec,
     capacity: usize,
     opts: LevelOptions,
     prefetcher: Box<dyn Prefetcher>,
+    facts: &TraceFacts,
 ) -> Result<Box<dyn AnyLevel>, ConfigError> {
-    level_with(capacity, opts, prefetcher, |env| P::from_params(path, env, parse_params(path, spec)?))
+    level_with(capacity, opts, prefetcher, |env| {
+        P::from_params(path, env, P::for_trace(parse_params(path, spec)?, facts))
+    })
 }
 
 /// A level of `capacity` blocks over the policy `make` returns for the level's [`PolicyEnv`]: the
@@ -128,8 +140,10 @@ pub fn level_with<P: policy::Policy>(
     Ok(Box::new(Level::new(capacity, policy, prefetcher, opts)))
 }
 
-/// Builds a prefetcher from its spec; `MakePrefetcher` builds the ones its parameters name.
-type BuildPrefetcher = fn(&str, &ComponentSpec, MakePrefetcher<'_>) -> Result<Box<dyn Prefetcher>, ConfigError>;
+/// Builds a prefetcher from its spec for a trace of the given facts; `MakePrefetcher` builds the ones its
+/// parameters name.
+type BuildPrefetcher =
+    fn(&str, &ComponentSpec, MakePrefetcher<'_>, &TraceFacts) -> Result<Box<dyn Prefetcher>, ConfigError>;
 
 /// A registered prefetcher ([`NamedPrefetcher`] as a value).
 pub struct PrefetcherEntry {
@@ -149,15 +163,16 @@ impl PrefetcherEntry {
         Self { name: P::NAME, summary: P::SUMMARY, aliases: P::ALIASES, build: build_prefetcher::<P> }
     }
 
-    /// This prefetcher with the parameters of `spec` (errors at `path`); `make` builds the prefetchers
-    /// they name.
+    /// This prefetcher with the parameters of `spec` fitted to the trace's `facts` (errors at `path`);
+    /// `make` builds the prefetchers they name.
     pub fn build(
         &self,
         path: &str,
         spec: &ComponentSpec,
         make: MakePrefetcher<'_>,
+        facts: &TraceFacts,
     ) -> Result<Box<dyn Prefetcher>, ConfigError> {
-        (self.build)(path, spec, make)
+        (self.build)(path, spec, make, facts)
     }
 }
 
@@ -165,8 +180,9 @@ fn build_prefetcher<P: NamedPrefetcher>(
     path: &str,
     spec: &ComponentSpec,
     make: MakePrefetcher<'_>,
+    facts: &TraceFacts,
 ) -> Result<Box<dyn Prefetcher>, ConfigError> {
-    P::build(path, P::parse(path, spec)?, make)
+    P::build(path, P::for_trace(P::parse(path, spec)?, facts), make)
 }
 
 /// The policy named `name` (case-insensitive, aliases accepted); the error at `path` lists the choices.

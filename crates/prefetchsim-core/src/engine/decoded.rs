@@ -13,6 +13,7 @@
 use super::blockset::BlockSet;
 use super::{RequestSource, SourceError, SourceReport};
 use crate::request::{Op, Request};
+use crate::trace_facts::TraceFacts;
 
 /// Most requests kept decoded in memory by default: 2^25 (33.5 M requests, 0.25 to 1 GiB). Longer traces
 /// are streamed per config.
@@ -149,6 +150,8 @@ pub struct DecodedTrace {
     footprint: Option<u64>,
     /// What the source skipped or noticed over the whole trace.
     report: SourceReport,
+    /// What the source declared about its fields (a replay declares the same).
+    facts: TraceFacts,
 }
 
 impl DecodedTrace {
@@ -183,7 +186,7 @@ impl DecodedTrace {
         if let Some(cols) = kept.as_mut() {
             cols.shrink();
         }
-        Ok(Self { requests: kept, footprint: seen.map(|s| s.len()), report: src.report() })
+        Ok(Self { requests: kept, footprint: seen.map(|s| s.len()), report: src.report(), facts: src.facts() })
     }
 
     /// Unique blocks of the whole trace, when the pass counted them.
@@ -196,6 +199,12 @@ impl DecodedTrace {
     #[must_use]
     pub fn report(&self) -> &SourceReport {
         &self.report
+    }
+
+    /// What the source declared about its fields.
+    #[must_use]
+    pub fn facts(&self) -> TraceFacts {
+        self.facts
     }
 
     /// Whether the requests were kept (the trace fitted in the limit).
@@ -214,7 +223,7 @@ impl DecodedTrace {
     /// trace's own source would have; `None` when the copy was dropped.
     #[must_use]
     pub fn replay(&self) -> Option<Replay<'_>> {
-        self.requests.as_ref().map(|cols| Replay { cols, pos: 0, report: &self.report })
+        self.requests.as_ref().map(|cols| Replay { cols, pos: 0, report: &self.report, facts: self.facts })
     }
 }
 
@@ -224,6 +233,7 @@ pub struct Replay<'a> {
     cols: &'a Columns,
     pos: usize,
     report: &'a SourceReport,
+    facts: TraceFacts,
 }
 
 impl RequestSource for Replay<'_> {
@@ -236,6 +246,10 @@ impl RequestSource for Replay<'_> {
 
     fn report(&self) -> SourceReport {
         self.report.clone()
+    }
+
+    fn facts(&self) -> TraceFacts {
+        self.facts
     }
 }
 

@@ -22,6 +22,7 @@ pub use instant::run_instant;
 pub use timed::TimedObserver;
 
 use crate::request::Request;
+use crate::trace_facts::TraceFacts;
 
 /// An error from a request source (a trace reader or generator), already carrying its context
 /// (file, record, field).
@@ -36,6 +37,14 @@ pub trait RequestSource {
     /// Default: nothing, for sources that cannot meet bad input.
     fn report(&self) -> SourceReport {
         SourceReport::default()
+    }
+
+    /// What the trace declares about its fields ([`TraceFacts`]: whether `stream` carries ids, 0
+    /// included). Known when the source is opened, before any request. Default: nothing declared
+    /// ([`TraceFacts::UNKNOWN`], stream 0 means "no stream id"), for sources that cannot say (requests
+    /// built in memory, plugins); a source wrapping another passes the inner one's on.
+    fn facts(&self) -> TraceFacts {
+        TraceFacts::UNKNOWN
     }
 }
 
@@ -61,13 +70,20 @@ pub struct SourceReport {
 pub struct VecSource {
     reqs: Vec<Request>,
     pos: usize,
+    facts: TraceFacts,
 }
 
 impl VecSource {
-    /// A source that yields `reqs` in order.
+    /// A source that yields `reqs` in order, declaring nothing about them ([`TraceFacts::UNKNOWN`]).
     #[must_use]
     pub fn new(reqs: Vec<Request>) -> Self {
-        Self { reqs, pos: 0 }
+        Self { reqs, pos: 0, facts: TraceFacts::UNKNOWN }
+    }
+
+    /// The same source declaring `facts` (requests taken from a trace that declared them).
+    #[must_use]
+    pub fn with_facts(self, facts: TraceFacts) -> Self {
+        Self { facts, ..self }
     }
 }
 
@@ -77,6 +93,10 @@ impl RequestSource for VecSource {
         buf.extend_from_slice(&self.reqs[self.pos..self.pos + n]);
         self.pos += n;
         Ok(n)
+    }
+
+    fn facts(&self) -> TraceFacts {
+        self.facts
     }
 }
 

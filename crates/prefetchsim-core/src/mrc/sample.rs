@@ -176,4 +176,8 @@ impl<S: RequestSource> RequestSource for SampledSource<S> {
     fn report(&self) -> SourceReport {
         self.inner.report()
     }
+
+    fn facts(&self) -> crate::TraceFacts {
+        self.inner.facts()
+    }
 }

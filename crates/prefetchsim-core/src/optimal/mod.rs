@@ -118,7 +118,8 @@ fn record_level<'a>(
 ) -> Result<NextUse, SourceError> {
     let mut sub = cfg.clone();
     sub.level.truncate(k + 1);
-    let mut hk = Hierarchy::build(&sub, block_size, footprint)?;
+    let mut src = open()?;
+    let mut hk = Hierarchy::build_for(&sub, block_size, footprint, src.facts())?;
     for (j, uses) in known.iter().enumerate().take(k) {
         if let (Some(u), Some(f)) = (uses, hk.levels[j].future()) {
             *f = Future::Known(u.oracle());
@@ -128,7 +129,7 @@ fn record_level<'a>(
         Some(f) => *f = Future::Record(NextUseBuilder::default()),
         None => return Err(needs_plain(k).into()),
     }
-    run_instant(open()?.as_mut(), &mut hk, &sub.engine, &mut Silent)?;
+    run_instant(src.as_mut(), &mut hk, &sub.engine, &mut Silent)?;
     match hk.levels[k].future().map(std::mem::take) {
         Some(Future::Record(b)) => Ok(b.finish().map_err(|m| ConfigError::new(format!("level[{k}].policy"), m))?),
         _ => Err(ConfigError::new(format!("level[{k}].policy"), "internal: the recording was lost").into()),

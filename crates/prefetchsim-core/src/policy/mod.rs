@@ -198,6 +198,13 @@ pub trait NamedPolicy: Policy + Sized {
     /// The policy of a level of `env` with `params`; errors name `path.key`.
     fn from_params(path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, ConfigError>;
 
+    /// The parameters for a run over a trace that declares `facts`: a default that depends on the trace
+    /// is settled here, when the level is built (StreamLRU's `stream_zero_is_random`). Default: the
+    /// parameters unchanged.
+    fn for_trace(params: Self::Params, _facts: &crate::TraceFacts) -> Self::Params {
+        params
+    }
+
     /// Why this policy cannot work with the level's prefetcher `prefetcher` (a canonical name), if it
     /// cannot; the error is reported at the level's `prefetcher` key. Default: any prefetcher.
     fn refuse_prefetcher(_prefetcher: &str) -> Option<String> {

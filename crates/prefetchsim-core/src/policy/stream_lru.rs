@@ -12,7 +12,10 @@
 //! - The victim is one block at a time from the LRU end: the LRU group's farthest-ahead block first.
 //!   Evicting a whole group at once would give 2 hits, not the paper's 3, with its second technique.
 //! - Blocks without a stream are groups of one. Cost: O(1) per operation plus one stream lookup per
-//!   insertion, like LRU's one hash lookup.
+//!   insertion, like LRU's one hash lookup. Whether stream 0 is "without a stream" is what the trace
+//!   declares ([`crate::trace_facts`]; `stream_zero_is_random`): a request cannot tell "the format has no
+//!   stream field" from "stream id 0" (SPC ASU 0, device 0, generator 0). Detected stream ids (the Split
+//!   prefetchers' `streams = "detect"`) are never 0.
 
 use hashbrown::HashMap;
 use serde::{Deserialize, Serialize};
@@ -22,19 +25,16 @@ use super::table::BlockHasher;
 use super::{BlockTable, FirstHit, Insert, Placement, Policy, PolicyEnv, Slot};
 
 /// Parameters of StreamLRU.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct StreamLruParams {
-    /// Stream 0 means "no stream" (traces without stream ids, prefetchers that assign none): such
-    /// blocks are random blocks, each a group of one (default true). With false, stream 0 is grouped
-    /// like any other stream.
-    pub stream_zero_is_random: bool,
-}
-
-impl Default for StreamLruParams {
-    fn default() -> Self {
-        Self { stream_zero_is_random: true }
-    }
+    /// Whether stream 0 means "no stream": such blocks are random blocks, each a group of one; with
+    /// false, stream 0 is grouped like any other stream. Default (unset): what the trace declares
+    /// ([`TraceFacts`](crate::TraceFacts), settled when the level is built): false on a trace whose stream
+    /// field carries ids (0 is a real ASU, device, LUN, volume, file, generator), true on one without
+    /// (every request has stream 0) and on a source that declares nothing (the rule before traces
+    /// declared it). Given, it wins.
+    pub stream_zero_is_random: Option<bool>,
 }
 
 /// One group: a stream's blocks, or a lone block.
@@ -80,7 +80,8 @@ impl StreamLru {
             order: List::default(),
             order_links: Links::with_capacity(c),
             by_stream: HashMap::with_capacity_and_hasher(c + 1, BlockHasher::with_seed(0x5712_ea3d)),
-            stream_zero_is_random: params.stream_zero_is_random,
+            // Unset outside a build for a trace: stream 0 is "no stream", the rule before traces said.
+            stream_zero_is_random: params.stream_zero_is_random.unwrap_or(true),
             first_hit: env.first_hit,
         }
     }
@@ -322,5 +323,10 @@ impl super::NamedPolicy for StreamLru {
 
     fn from_params(_path: &str, env: &PolicyEnv, params: Self::Params) -> Result<Self, crate::component::ConfigError> {
         Ok(Self::new(env, params))
+    }
+
+    /// Stream 0 is a stream of its own on a trace whose stream field carries ids; "no stream" otherwise.
+    fn for_trace(params: Self::Params, facts: &crate::TraceFacts) -> Self::Params {
+        StreamLruParams { stream_zero_is_random: params.stream_zero_is_random.or(Some(!facts.stream_ids)) }
     }
 }

@@ -10,14 +10,19 @@
 //! resolved ambiguities are in `shared/docs/algorithms/linux-readahead.md`.
 //!
 //! Units: one page is one block. Linux keeps its state per open file; here it is kept per *stream key*
-//! (`key`): the request's `stream` when it is non-zero (a trace "has stream ids" when its requests carry
-//! a non-zero `stream`: file id, ASU, LUN or volume), otherwise a stream detected by the rule of
-//! [`super::detect`] (a request continues the context that read block `s-1` or `s`, requested or read
-//! ahead). Stream 0 therefore means "no stream id" under the default key; `key = "id"` keys every id, 0
-//! included (traces whose stream 0 is a real id: SPC ASU 0, device 0, LUN 0). `key = "detect"` always
-//! detects, `key = "device"` keeps one state for everything (STEP's `RA#` on a raw device). Contexts live in a bounded LRU table (`max_streams`); a forgotten context
-//! starts afresh like a file opened again. Block numbers stand in for file offsets (block 0 is "the
-//! start of the file" for the `i == 0` rules) \[ours\].
+//! (`key`). The default, `stream`, follows what the trace declares ([`crate::trace_facts`]): on a trace
+//! whose stream field carries ids (a file id, ASU, device, LUN, volume or disk column, or a generator
+//! with streams) every id, 0 included, has its context, as `key = "id"`; on a trace without stream ids
+//! (every request has stream 0) and on a source that declares nothing, a non-zero `stream` has its
+//! context and stream 0 is "no id": its requests get contexts detected by the rule of [`super::detect`]
+//! (a request continues the context that read block `s-1` or `s`, requested or read ahead). The trace
+//! decides because a request cannot: every format without a stream field writes 0, and formats with one
+//! number their ids from 0 (SPC ASU 0, DiskSim/MQSim device 0). The default is settled when the level
+//! is built ([`Linux`]'s `NamedPrefetcher::for_trace`). `key = "id"` keys every id whatever the trace,
+//! `key = "detect"` always detects, `key = "device"` keeps one state for everything (STEP's `RA#` on a
+//! raw device). Contexts live in a bounded LRU table (`max_streams`); a forgotten context starts afresh
+//! like a file opened again. Block numbers stand in for file offsets (block 0 is "the start of the
+//! file" for the `i == 0` rules) \[ours\].
 //!
 //! The level calls the prefetcher once per request after looking every block up, so the kernel's
 //! page-by-page caller is replayed inside one call: a block counts as cached when it was resident or in
@@ -65,19 +70,20 @@ pub enum LinuxMode {
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum StreamKey {
-    /// The request's non-zero `stream` (a file id, …); requests with stream 0 are detected (default).
+    /// The trace's stream ids when it carries them, else detected (default).
     ///
     /// A request cannot tell "the trace has no stream field" (every format without one gives 0) from
-    /// "stream id 0", so 0 is read as "no id": on a trace where 0 is a real id (SPC ASU 0, DiskSim or
-    /// MQSim device 0, the first SYSTOR LUN or Tencent volume, MSR disk 0) the requests of stream 0 get
-    /// detected contexts while every other id gets one context, and the same workload gives different
-    /// results on stream 0 and stream 1 (`studies/policies.md`, finding 2). [`StreamKey::Id`] keys every
-    /// id, 0 included, for such traces; the default stays as it is so that traces without stream ids
-    /// keep detecting.
+    /// "stream id 0" (SPC ASU 0, DiskSim or MQSim device 0, the first SYSTOR LUN or Tencent volume, MSR
+    /// disk 0, file 0); the trace can ([`TraceFacts`](crate::TraceFacts)). On a trace whose stream field
+    /// carries ids this is [`StreamKey::Id`]: one context per id, 0 included, so the same workload gives
+    /// the same results on stream 0 and stream 1 (before traces declared it, stream 0 was detected there:
+    /// `studies/policies.md`, finding 2). On a trace without stream ids, and on a source that declares
+    /// nothing (requests built in memory, a plugin's source), a non-zero `stream` keys its context and
+    /// the requests of stream 0 get detected contexts.
     #[default]
     Stream,
-    /// The request's `stream`, 0 included: one context per stream id, whatever the id (for traces whose
-    /// stream 0 is a real id). On a trace without stream ids this is `device`.
+    /// The request's `stream`, 0 included: one context per stream id, whatever the trace declares. On a
+    /// trace without stream ids this is `device`.
     Id,
     /// Always detected from the block numbers, whatever the requests' stream ids.
     Detect,
@@ -117,8 +123,9 @@ pub struct LinuxParams {
     pub pfc_paper_min: u32,
     /// `pfc-paper`: `reach_group` (default, \[ours\]) or `every_access`.
     pub pfc_paper_trigger: PaperTrigger,
-    /// Per-stream state key: `stream` (default: the non-zero stream id, stream 0 detected), `id` (every
-    /// stream id, 0 included), `detect` or `device`.
+    /// Per-stream state key: `stream` (default: every stream id, 0 included, on a trace that carries
+    /// them; else the non-zero stream id, stream 0 detected), `id` (every stream id, 0 included), `detect`
+    /// or `device`.
     pub key: StreamKey,
     /// Per-stream contexts kept (LRU; default 4096, \[ours\]).
     pub max_streams: usize,
@@ -433,7 +440,7 @@ impl Linux {
         self.last_slot.and_then(|s| self.table.slot(s)).map(|c| c.state)
     }
 
-    /// The state kept for requests with stream id `stream` (non-zero, `key = "stream"`).
+    /// The state kept for requests with stream id `stream` (`key = "id"`, or non-zero with `key = "stream"`).
     #[must_use]
     pub fn stream_state(&self, stream: u32) -> Option<StreamState> {
         self.table.get(u64::from(stream)).map(|c| c.state)
@@ -588,6 +595,14 @@ impl super::NamedPrefetcher for Linux {
     const NAME: &'static str = "linux";
     const SUMMARY: &'static str = "Linux read-ahead: modes pfc-paper (PFC §2.2), 2.6.16, ondemand (v6.x)";
     type Params = LinuxParams;
+
+    /// `key = "stream"` on a trace whose stream field carries ids is `key = "id"` ([`StreamKey::Stream`]).
+    fn for_trace(mut params: LinuxParams, facts: &crate::TraceFacts) -> LinuxParams {
+        if params.key == StreamKey::Stream && facts.stream_ids {
+            params.key = StreamKey::Id;
+        }
+        params
+    }
 
     fn build(
         path: &str,

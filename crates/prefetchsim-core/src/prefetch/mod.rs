@@ -328,6 +328,13 @@ pub trait NamedPrefetcher {
         parse_params(path, spec)
     }
 
+    /// The parameters for a run over a trace that declares `facts`: a default that depends on the trace
+    /// is settled here, when the level is built (Linux read-ahead's `key = "stream"` keys every stream
+    /// id, 0 included, on a trace whose stream field carries ids). Default: the parameters unchanged.
+    fn for_trace(params: Self::Params, _facts: &crate::TraceFacts) -> Self::Params {
+        params
+    }
+
     /// The prefetcher with `params`; errors name `path.key`. `make` builds prefetchers the parameters
     /// name (only `stack` has any).
     fn build(path: &str, params: Self::Params, make: MakePrefetcher<'_>) -> Result<Box<dyn Prefetcher>, ConfigError>;

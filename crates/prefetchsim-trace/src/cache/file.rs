@@ -4,7 +4,9 @@
 //!   the identity's JSON text;
 //! - chunks ([`super::chunk`]), each with its length and CRC-32;
 //! - trailer: `u64` requests, `u32` report length, the source report as JSON (skipped records, time
-//!   going backwards: a cached run reports what the decoding run saw);
+//!   going backwards: a cached run reports what the decoding run saw), `u32` facts length, the trace's
+//!   [`TraceFacts`] as JSON (whether its stream field carries ids: a cached run declares what the format
+//!   declared, without opening the trace);
 //! - footer (fixed size, at the very end): `u64` trailer offset, `u32` CRC-32 of the trailer,
 //!   `b"PSIMEND1"`. A file cut short has no valid footer and is never used.
 
@@ -13,6 +15,7 @@ use std::io::{self, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use prefetchsim_core::engine::SourceReport;
+use prefetchsim_core::TraceFacts;
 
 use super::key::{Identity, CACHE_FORMAT};
 
@@ -37,6 +40,8 @@ pub struct Opened {
     pub requests: u64,
     /// What the decoding run's source reported.
     pub report: SourceReport,
+    /// What the decoded trace declared about its fields.
+    pub facts: TraceFacts,
 }
 
 /// Open the cached file at `path` if it holds `id`: `Ok(None)` when there is no file or it belongs to
@@ -86,12 +91,19 @@ pub fn open_checked(path: &Path, id: &Identity) -> io::Result<Option<Opened>> {
     }
     let requests = u64::from_le_bytes(trailer[..8].try_into().unwrap_or_default());
     let report_len = u32::from_le_bytes(trailer[8..12].try_into().unwrap_or_default()) as usize;
-    if 12 + report_len != trailer.len() {
+    let facts_at = 12 + report_len;
+    let facts_len = trailer
+        .get(facts_at..facts_at + 4)
+        .map(|b| u32::from_le_bytes(b.try_into().unwrap_or_default()) as usize)
+        .ok_or_else(|| bad("trailer length mismatch"))?;
+    if facts_at + 4 + facts_len != trailer.len() {
         return Err(bad("trailer length mismatch"));
     }
-    let report: SourceReport = serde_json::from_slice(&trailer[12..]).map_err(|e| bad(format!("report: {e}")))?;
+    let report: SourceReport =
+        serde_json::from_slice(&trailer[12..facts_at]).map_err(|e| bad(format!("report: {e}")))?;
+    let facts: TraceFacts = serde_json::from_slice(&trailer[facts_at + 4..]).map_err(|e| bad(format!("facts: {e}")))?;
     file.seek(SeekFrom::Start(chunks_start))?;
-    Ok(Some(Opened { file, chunks_end: trailer_at, requests, report }))
+    Ok(Some(Opened { file, chunks_end: trailer_at, requests, report, facts }))
 }
 
 /// A cached file being written, under a temporary name in the cache folder until [`Writer::commit`];
@@ -127,14 +139,17 @@ impl Writer {
         Ok(())
     }
 
-    /// Write the trailer and footer and move the file to `dest` (atomically: readers see the old file,
-    /// none, or the complete new one).
-    pub fn commit(mut self, requests: u64, report: &SourceReport, dest: &Path) -> io::Result<()> {
+    /// Write the trailer (with the source's `report` and `facts`) and footer and move the file to `dest`
+    /// (atomically: readers see the old file, none, or the complete new one).
+    pub fn commit(mut self, requests: u64, report: &SourceReport, facts: TraceFacts, dest: &Path) -> io::Result<()> {
         let report = serde_json::to_vec(report).map_err(|e| bad(e.to_string()))?;
-        let mut trailer = Vec::with_capacity(12 + report.len());
+        let facts = serde_json::to_vec(&facts).map_err(|e| bad(e.to_string()))?;
+        let mut trailer = Vec::with_capacity(16 + report.len() + facts.len());
         trailer.extend_from_slice(&requests.to_le_bytes());
         trailer.extend_from_slice(&(report.len() as u32).to_le_bytes());
         trailer.extend_from_slice(&report);
+        trailer.extend_from_slice(&(facts.len() as u32).to_le_bytes());
+        trailer.extend_from_slice(&facts);
         let at = self.written;
         self.write(&trailer)?;
         let mut foot = Vec::with_capacity(FOOTER as usize);

@@ -10,8 +10,9 @@ use crate::formats;
 use crate::spec::TraceSpec;
 
 /// Version of the cache file layout and of what is cached. Raise it whenever a trace reader or the
-/// record conversion changes what a trace decodes to, so that older files are no longer hits.
-pub const CACHE_FORMAT: u32 = 2;
+/// record conversion changes what a trace decodes to, so that older files are no longer hits. 3: the
+/// trailer holds the trace's facts (whether its stream field carries ids).
+pub const CACHE_FORMAT: u32 = 3;
 
 /// A trace file's identity as a canonical JSON text, and the file name it is cached under.
 #[derive(Clone, Debug, PartialEq, Eq)]

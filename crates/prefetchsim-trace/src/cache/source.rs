@@ -6,7 +6,7 @@ use std::io::{BufReader, Read, Seek};
 use std::path::{Path, PathBuf};
 
 use prefetchsim_core::engine::{RequestSource, SourceError, SourceReport};
-use prefetchsim_core::Request;
+use prefetchsim_core::{Request, TraceFacts};
 
 use super::chunk::{self, CHUNK_HEAD, CHUNK_REQUESTS};
 use super::file::{self, Opened, Writer};
@@ -78,6 +78,7 @@ pub struct Cached {
     delivered: u64,
     requests: u64,
     report: SourceReport,
+    facts: TraceFacts,
     spec: TraceSpec,
     path: PathBuf,
     fallback: Option<Box<dyn RequestSource + Send>>,
@@ -98,6 +99,7 @@ impl Cached {
             delivered: 0,
             requests: o.requests,
             report: o.report,
+            facts: o.facts,
             spec,
             path,
             fallback: None,
@@ -209,6 +211,11 @@ impl RequestSource for Cached {
             None => self.report.clone(),
         }
     }
+
+    /// What the trace declared when it was decoded (its format's, as the trace itself would declare).
+    fn facts(&self) -> TraceFacts {
+        self.facts
+    }
 }
 
 /// Decodes the trace and writes what it hands out to a cache file, committed when the trace has been
@@ -237,7 +244,7 @@ impl Recording {
 
     fn commit(&mut self) {
         if let Some(w) = self.writer.take() {
-            if w.commit(self.requests, &self.inner.report(), &self.dest).is_ok() {
+            if w.commit(self.requests, &self.inner.report(), self.inner.facts(), &self.dest).is_ok() {
                 file::prune(&self.settings.dir, self.settings.max_bytes, &self.dest);
             }
         }
@@ -265,5 +272,9 @@ impl RequestSource for Recording {
 
     fn report(&self) -> SourceReport {
         self.inner.report()
+    }
+
+    fn facts(&self) -> TraceFacts {
+        self.inner.facts()
     }
 }

@@ -22,6 +22,11 @@ struct Arc {
 }
 
 impl LineParser for Arc {
+    /// ARC `.lis` has no stream column (start_block n_blocks ignore req_no).
+    fn stream_ids(&self) -> bool {
+        false
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         let mut f = [&b""[..]; 4];

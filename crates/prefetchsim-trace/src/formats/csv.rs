@@ -284,6 +284,12 @@ impl Names {
 }
 
 impl LineParser for Csv {
+    /// With `stream-col`, the column's values are the ids, 0 included; without it every record's stream is 0
+    /// (no id; the `twitter` preset has none).
+    fn stream_ids(&self) -> bool {
+        self.cols.stream.is_some()
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         if n == 1 && (self.cols.has_header || line.first() == Some(&b'#')) {

@@ -25,6 +25,11 @@ struct DiskSim {
 }
 
 impl LineParser for DiskSim {
+    /// The device column: device 0 is a real device.
+    fn stream_ids(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         let mut f = [&b""[..]; 5];

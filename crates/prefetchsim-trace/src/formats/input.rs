@@ -275,6 +275,8 @@ pub(crate) trait LineParser: Send {
     fn byte_sizes(&self) -> bool {
         true
     }
+    /// See [`RecordReader::stream_ids`]: every format says, no default.
+    fn stream_ids(&self) -> bool;
 }
 
 /// Line offsets remembered for [`RecordReader::locate`]: more than the records of one batch of
@@ -340,6 +342,10 @@ impl<P: LineParser> RecordReader for TextReader<P> {
 
     fn byte_sizes(&self) -> bool {
         self.parser.byte_sizes()
+    }
+
+    fn stream_ids(&self) -> bool {
+        self.parser.stream_ids()
     }
 }
 

@@ -20,6 +20,11 @@ const FIELDS: [&str; 1] = ["block"];
 struct Lirs;
 
 impl LineParser for Lirs {
+    /// LIRS text is one block id per line: no stream column.
+    fn stream_ids(&self) -> bool {
+        false
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         let mut f = [&b""[..]; 1];

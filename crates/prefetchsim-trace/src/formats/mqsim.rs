@@ -26,6 +26,11 @@ struct MqSim {
 }
 
 impl LineParser for MqSim {
+    /// The device column: device 0 is a real device (an SPC ASU in the MQSim excerpts).
+    fn stream_ids(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         let mut f = [&b""[..]; 5];

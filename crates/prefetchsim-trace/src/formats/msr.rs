@@ -51,6 +51,11 @@ impl Msr {
 }
 
 impl LineParser for Msr {
+    /// DiskNumber: disk 0 of a host is a real disk.
+    fn stream_ids(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         let mut f = [&b""[..]; 7];

@@ -102,6 +102,11 @@ fn split<'a>(file: &str, n: u64, line: &'a [u8]) -> Result<Option<Line<'a>>, Tra
 }
 
 impl LineParser for MultiReal {
+    /// file_id: file 0 is a real file.
+    fn stream_ids(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         let Some(Line { fields: f }) = split(file, n, line)? else { return Ok(None) };

@@ -36,6 +36,11 @@ struct OracleGeneral {
 }
 
 impl RecordReader for OracleGeneral {
+    /// oracleGeneral records have no stream field (time, obj_id, obj_size, next_access_vtime).
+    fn stream_ids(&self) -> bool {
+        false
+    }
+
     #[inline]
     fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError> {
         let Some((pos, r)) = self.input.next::<SIZE>()? else { return Ok(None) };

@@ -13,8 +13,16 @@
 //! block size: a file whose comment was lost (a spreadsheet, a CSV library that drops `#` lines) written
 //! with other blocks would silently be read at the wrong addresses. `time_ns` is nanoseconds,
 //! `op` is `read` or `write`, `stream` and `client` are the ids as written.
+//!
+//! Stream ids: the writer states whether the trace it wrote carries them ([`TraceFacts`]) on a second
+//! comment line, `# prefetchsim stream_ids=true` or `=false` (a LIRS trace converted has a stream column of
+//! zeros that mean "no stream id"). The reader reads the leading comment lines when it opens the file, so
+//! the fact is known before the first record. A file without that line (written before it existed, or by
+//! another tool) carries ids: it has a stream column. Readers that predate the line skip it as a comment.
+//!
+//! [`TraceFacts`]: prefetchsim_core::TraceFacts
 
-use std::io::BufRead;
+use std::io::{BufRead, Read};
 
 use prefetchsim_core::Op;
 
@@ -29,12 +37,23 @@ const FIELDS: [&str; 6] = ["time_ns", "op", "first", "len", "stream", "client"];
 /// The comment line the writer puts first, before `block_size=N`.
 pub(crate) const COMMENT_PREFIX: &str = "# prefetchsim trace: ";
 
+/// The comment line that says whether the stream column carries ids, before `true` or `false`. Not under
+/// [`COMMENT_PREFIX`]: readers that predate it parse that line's value as a block size.
+pub(crate) const STREAM_IDS_PREFIX: &str = "# prefetchsim stream_ids=";
+
+/// Leading lines looked at for [`STREAM_IDS_PREFIX`], and the bytes read of each at most (a file that is
+/// not this CSV, binary without line ends, is not read into memory).
+const PEEK_LINES: usize = 4;
+const PEEK_LINE_BYTES: u64 = 256;
+
 struct PrefetchsimCsv {
     /// Bytes per `first`/`len` unit, once the comment line has said it.
     block_size: Option<u64>,
     /// A record was read: the block size may not change after it (the readers' caller converts a batch
     /// of records with one unit).
     records: bool,
+    /// The stream column carries ids (the [`STREAM_IDS_PREFIX`] line, true without one).
+    stream_ids: bool,
 }
 
 fn u32_field(file: &str, n: u64, field: &str, f: &[u8]) -> Result<u32, TraceError> {
@@ -116,6 +135,46 @@ impl LineParser for PrefetchsimCsv {
     fn addr_size_fields(&self) -> (&str, &str) {
         ("first", "len")
     }
+
+    /// As the writer stated (a stream column of ids, unless the line says the trace had none).
+    fn stream_ids(&self) -> bool {
+        self.stream_ids
+    }
+}
+
+/// Whether the leading comment lines of `input` say the stream column carries ids (true when none says),
+/// and `input` with every byte looked at put back in front.
+fn peek_stream_ids(
+    path: &str,
+    mut input: Box<dyn BufRead + Send>,
+) -> Result<(bool, Box<dyn BufRead + Send>), TraceError> {
+    let mut head = Vec::new();
+    let mut stream_ids = true;
+    for n in 1..=PEEK_LINES as u64 {
+        let start = head.len();
+        let got =
+            (&mut input).take(PEEK_LINE_BYTES).read_until(b'\n', &mut head).map_err(|e| TraceError::io(path, e))?;
+        let line = &head[start..];
+        if got == 0 || !line.starts_with(b"#") || !line.ends_with(b"\n") {
+            break;
+        }
+        let text = String::from_utf8_lossy(line);
+        if let Some(v) = text.strip_prefix(STREAM_IDS_PREFIX) {
+            stream_ids = match v.trim() {
+                "true" => true,
+                "false" => false,
+                other => {
+                    return Err(bad_field(
+                        path,
+                        n,
+                        "stream_ids",
+                        format!("'{}': expected true or false", show(other.as_bytes())),
+                    ))
+                }
+            };
+        }
+    }
+    Ok((stream_ids, Box::new(std::io::Cursor::new(head).chain(input))))
 }
 
 /// A reader of prefetchsim's own CSV over `input`.
@@ -125,5 +184,6 @@ pub(crate) fn open(
     spec: &TraceSpec,
 ) -> Result<Box<dyn RecordReader>, TraceError> {
     check_keys("prefetchsim_csv", &spec.params, &[])?;
-    Ok(TextReader::boxed(input, path, PrefetchsimCsv { block_size: None, records: false }))
+    let (stream_ids, input) = peek_stream_ids(path, input)?;
+    Ok(TextReader::boxed(input, path, PrefetchsimCsv { block_size: None, records: false, stream_ids }))
 }

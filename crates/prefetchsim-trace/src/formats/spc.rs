@@ -26,6 +26,11 @@ struct Spc {
 }
 
 impl LineParser for Spc {
+    /// The ASU column: ASU 0 is a real application storage unit.
+    fn stream_ids(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         let mut f = [&b""[..]; 5];

@@ -27,6 +27,11 @@ struct Systor17 {
 }
 
 impl LineParser for Systor17 {
+    /// The LUN column: LUN 0 is a real LUN.
+    fn stream_ids(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         if n == 1 && line.len() >= 9 && line[..9].eq_ignore_ascii_case(b"timestamp") {

@@ -29,6 +29,11 @@ struct Tencent {
 }
 
 impl LineParser for Tencent {
+    /// VolumeID: volume 0 is a real volume.
+    fn stream_ids(&self) -> bool {
+        true
+    }
+
     #[inline]
     fn parse(&mut self, file: &str, n: u64, line: &[u8]) -> Result<Option<RawRecord>, TraceError> {
         let mut f = [&b""[..]; 5];

@@ -22,6 +22,11 @@ struct U32Array<const BIG_ENDIAN: bool> {
 }
 
 impl<const BIG_ENDIAN: bool> RecordReader for U32Array<BIG_ENDIAN> {
+    /// A bare array of block ids: no stream field.
+    fn stream_ids(&self) -> bool {
+        false
+    }
+
     #[inline]
     fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError> {
         let Some((pos, r)) = self.input.next::<4>()? else { return Ok(None) };

@@ -147,6 +147,11 @@ fn bad(file: &str, v: Version, index: u64, field: &str, msg: String) -> TraceErr
 }
 
 impl RecordReader for Vscsi {
+    /// vscsi records have no stream field (sn, len, nSG, cmd, ver, lbn, ts).
+    fn stream_ids(&self) -> bool {
+        false
+    }
+
     fn next_record(&mut self) -> Result<Option<RawRecord>, TraceError> {
         let v = self.version;
         loop {

@@ -42,7 +42,7 @@ pub mod trees;
 pub mod zipf;
 
 use prefetchsim_core::engine::{RequestSource, SourceError};
-use prefetchsim_core::Request;
+use prefetchsim_core::{Request, TraceFacts};
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::{Map, Value};
@@ -278,17 +278,38 @@ fn fill_from<I: Iterator<Item = Request>>(it: &mut I, buf: &mut Vec<Request>, ma
     buf.len() - before
 }
 
+/// Each generator as a [`RequestSource`], declaring whether its `stream` field carries ids, 0 included
+/// ([`TraceFacts`]).
 macro_rules! request_source {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $stream_ids:expr),* $(,)?) => {$(
         impl RequestSource for $t {
             fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
                 Ok(fill_from(self, buf, max))
+            }
+
+            fn facts(&self) -> TraceFacts {
+                TraceFacts::with_stream_ids($stream_ids)
             }
         }
     )*};
 }
 
-request_source!(SplitGen, ZipfGen, Sequential, SpcLike, MultiLike, Associations, SourceTrees);
+request_source!(
+    // `stream` is the generator's index from 0: generator 0 is a real (single-sequential) stream.
+    SplitGen => true,
+    // Independent references: every request has stream 0, "no stream".
+    ZipfGen => false,
+    // `stream` is the stream's index from 0: stream 0 is a real sequential stream.
+    Sequential => true,
+    // `stream` is the volume (the footprint cut into `volumes` parts, like SPC's ASUs): volume 0 is real.
+    SpcLike => true,
+    // `stream` is the file id from 0: file 0 is a real file.
+    MultiLike => true,
+    // Every request has stream 0 (associations, noise and sequential runs alike): "no stream".
+    Associations => false,
+    // `stream` 0 is `diff` and 1 is `tar`: both real programs.
+    SourceTrees => true,
+);
 
 #[cfg(test)]
 mod tests {

@@ -7,5 +7,6 @@ mod optimal;
 mod readers;
 mod robust;
 mod stats;
+mod stream_ids;
 mod timed;
 mod volumes;

@@ -429,6 +429,7 @@ fn csv_round_trips_every_field() {
         let text = String::from_utf8(bytes).unwrap();
         let mut lines = text.lines();
         assert_eq!(lines.next(), Some("# prefetchsim trace: block_size=4096"));
+        assert_eq!(lines.next(), Some("# prefetchsim stream_ids=false"), "requests in memory declare nothing");
         assert_eq!(lines.next(), Some(CSV_HEADER));
         let back: Vec<Request> = lines
             .map(|l| {

@@ -149,7 +149,7 @@ proptest! {
     fn stream_lru_hooks_keep_invariants(
         cap in 1usize..16, stay: bool, zero_random: bool, ops in prop::collection::vec(op(), 1..200)
     ) {
-        let p = StreamLru::new(&env(cap, stay), StreamLruParams { stream_zero_is_random: zero_random });
+        let p = StreamLru::new(&env(cap, stay), StreamLruParams { stream_zero_is_random: Some(zero_random) });
         drive_hooks(p, cap, &ops)?;
     }
 

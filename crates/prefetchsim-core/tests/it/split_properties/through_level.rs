@@ -145,7 +145,7 @@ proptest! {
     fn stream_lru_level_invariants(
         (cap, (consume, keep, stay, chances, pf_lru), (kind, p, script), raw, _r, zero_random) in level_case()
     ) {
-        let policy = StreamLru::new(&env(cap, stay), StreamLruParams { stream_zero_is_random: zero_random });
+        let policy = StreamLru::new(&env(cap, stay), StreamLruParams { stream_zero_is_random: Some(zero_random) });
         let opts = options(consume, keep, stay, chances, pf_lru);
         drive_level(policy, cap, opts, prefetcher(kind, p, script), &requests(&raw))?;
     }
