@@ -18,7 +18,9 @@
 //! comment line, `# prefetchsim stream_ids=true` or `=false` (a LIRS trace converted has a stream column of
 //! zeros that mean "no stream id"). The reader reads the leading comment lines when it opens the file, so
 //! the fact is known before the first record. A file without that line (written before it existed, or by
-//! another tool) carries ids: it has a stream column. Readers that predate the line skip it as a comment.
+//! hand or another tool) declares nothing: stream 0 means "no stream id", as it did before the line
+//! existed, so results of files written earlier do not change. Readers that predate the line skip it as a
+//! comment.
 //!
 //! [`TraceFacts`]: prefetchsim_core::TraceFacts
 
@@ -142,14 +144,14 @@ impl LineParser for PrefetchsimCsv {
     }
 }
 
-/// Whether the leading comment lines of `input` say the stream column carries ids (true when none says),
+/// Whether the leading comment lines of `input` say the stream column carries ids (false when none says),
 /// and `input` with every byte looked at put back in front.
 fn peek_stream_ids(
     path: &str,
     mut input: Box<dyn BufRead + Send>,
 ) -> Result<(bool, Box<dyn BufRead + Send>), TraceError> {
     let mut head = Vec::new();
-    let mut stream_ids = true;
+    let mut stream_ids = false;
     for n in 1..=PEEK_LINES as u64 {
         let start = head.len();
         let got =

@@ -174,11 +174,12 @@ fn the_projects_csv_says_whether_the_trace_it_was_written_from_had_stream_ids() 
         while src.fill(&mut n, 100).unwrap() > 0 {}
         assert_eq!(n.len(), 3, "the comment line is not a record");
     }
-    // A file without the line (written before it existed) has a stream column of ids.
+    // A file without the line (written before it existed, or by hand) declares nothing: stream 0 is "no
+    // stream id", as before the line existed.
     let old = dir
         .file("old.csv", b"# prefetchsim trace: block_size=4096\ntime_ns,op,first,len,stream,client\n0,read,1,1,0,0\n");
     let spec = TraceSpec { cache: false, ..TraceSpec::with_format(&old, "prefetchsim_csv") };
-    assert!(spec.open().unwrap().facts().stream_ids);
+    assert!(!spec.open().unwrap().facts().stream_ids);
     let bad = dir.file(
         "bad.csv",
         b"# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=maybe\ntime_ns,op,first,len,stream,client\n",
