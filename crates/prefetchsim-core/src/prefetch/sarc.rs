@@ -21,12 +21,14 @@
 //! (StreamLRU keeps such blocks in sequence order). SplitLRU reads `List(1)` as its Down list: there a
 //! sequential miss's demand blocks enter MRU(Down), SplitLRU's nearest analogue of SEQ.
 //!
-//! # Decisions where the reference is silent (all \[ours\])
+//! # Decisions of ours (\[ours\]; the first and the prefetched blocks' counter read sarc.md otherwise,
+//! see the guide's algorithms page)
 //!
-//! - A request is one step of the detection counter, as a track is in the paper: its first missing
+//! - A request is one step of the detection counter, as a track is in the paper (sarc.md runs its
+//!   pseudocode block by block; with 4 KiB blocks a request plays the part of the paper's track): its first missing
 //!   block `x` gets `cnt = cached(x-1) ? min(seqThreshold, cnt(x-1)+1) : 1`, its other missing blocks the
 //!   same value, and it is a sequential miss when that value reaches `seqThreshold`. A miss after hits in
-//!   the same request has a cached predecessor. Prefetched blocks get `cnt = seqThreshold`. With the
+//!   the same request has a cached predecessor. Prefetched blocks get `cnt = seqThreshold` (sarc.md computes it from the predecessor). With the
 //!   default threshold 2, `cnt` is never stored: a block is sequential exactly when its predecessor is
 //!   cached.
 //! - The synchronous group of a multi-block request starts after its last block (sequential.md).
