@@ -86,3 +86,14 @@ def test_a_disksim_trace_of_whole_milliseconds_is_not_taken_for_mqsim(tmp_path):
     r = cli("trace", "info", "--no-cache", str(p))
     assert r.returncode == 2 and "cannot tell the trace format" in r.stderr and "disksim, mqsim" in r.stderr, r.stderr
     assert ps.open_trace(str(p), "disksim").info()["duration_ns"] == 25_000_000
+
+
+def test_info_says_whether_the_stream_field_carries_ids(tmp_path):
+    # What stream 0 means to Linux read-ahead's default key and StreamLRU: an id (SPC's ASU 0) or "no
+    # stream" (a format without the field). `trace info` is where a user sees which.
+    spc = tmp_path / "a.spc"
+    spc.write_text("0,0,4096,r,0.0\n1,8,4096,r,0.1\n")
+    assert ps.open_trace(str(spc), "spc", cache=False).info()["stream_ids"] is True
+    assert ps.synthetic("zipf", requests=100, seed=1).info()["stream_ids"] is False
+    r = cli("trace", "info", "--no-cache", str(spc), "-f", "json")
+    assert r.returncode == 0 and json.loads(r.stdout)["stream_ids"] is True, r.stderr

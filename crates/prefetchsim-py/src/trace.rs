@@ -38,10 +38,11 @@ pub(crate) fn trace_info(
     let spec = parse_spec(trace_json)?;
     let done = AtomicU64::new(0);
     let stop = AtomicBool::new(false);
-    let (st, rep) = run_detached(py, None, &done, &stop, || -> Result<(TraceStats, SourceReport), SourceError> {
+    type Info = (TraceStats, SourceReport, prefetchsim_core::TraceFacts);
+    let (st, rep, facts) = run_detached(py, None, &done, &stop, || -> Result<Info, SourceError> {
         let mut src = Interruptible::new(spec.open()?, &stop, &done);
         let st = TraceStats::compute(&mut src, spec.block_size, rule)?;
-        Ok((st, src.report()))
+        Ok((st, src.report(), src.facts()))
     })?
     .map_err(|e| source_err(&e))?;
     let format = if spec.is_synthetic() {
@@ -55,6 +56,8 @@ pub(crate) fn trace_info(
     if let Value::Object(m) = &mut v {
         let mut out = serde_json::Map::new();
         out.insert("format".into(), Value::from(format));
+        // Whether stream 0 is an id or "no stream" to the components that key by stream.
+        out.insert("stream_ids".into(), Value::from(facts.stream_ids));
         out.extend(std::mem::take(m));
         report_json(&rep, &mut out);
         *m = out;
