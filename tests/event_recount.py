@@ -176,6 +176,15 @@ def _apply(cache: Cache, kind: str, block: int, length: int, origin: str, timed:
             c["late_prefetch" if kind == "late" else "inflight_demand_joins"] += 1
         b.native_ref = True
         _use(cache, b)
+    elif kind == "upper_join_uncached":
+        # A block the level above prefetches, not cached, whose read (sent by the access that evicted it)
+        # is in flight: it waits for that read.
+        _absent(cache, block, kind)
+        c["upper_prefetch_accesses"] += 1
+    elif kind == "bypass_join":
+        # PFC: a bypassed block the level evicted while reading it, its read in flight: waited for.
+        _absent(cache, block, kind)
+        c["bypass_pending"] += 1
     elif kind == "join_uncached":
         # Its read is in flight but the block is not cached: evicted by the access that sent the read.
         _absent(cache, block, kind)

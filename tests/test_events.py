@@ -6,6 +6,7 @@ half-written file)."""
 
 from __future__ import annotations
 
+import collections
 import csv
 import os
 import subprocess
@@ -145,6 +146,20 @@ def test_the_recount_catches_a_wrong_log(tmp_path):
         csv.writer(f).writerows(rows)
     with pytest.raises(LogError, match="not resident"):
         recount(bad, timed=False)
+
+
+def test_joins_of_blocks_a_small_server_evicted_while_reading_them_recount(tmp_path):
+    # A 2-block MQ server under PFC evicts readmore and prefetched blocks while reading them; PFC's bypass
+    # of such a block (`bypass_join`) and the client's prefetch of it (`upper_pending` once cached again,
+    # `upper_join_uncached` when there is no room) wait for that read. Before, both read it again.
+    levels = [{"size": 34, "policy": "lru", "prefetcher": {"name": "sarc", "degree": 8, "seq_threshold": 1}},
+              {"size": 2, "policy": "mq", "prefetcher": "pfc-ra", "pfc": {"version": "A"}}]
+    path = str(tmp_path / "events.csv")
+    r = ps.simulate(_trace("oltp"), _config(levels, "timed"), events=path)
+    check_recount(r, path, timed=True)
+    with open(path, newline="") as f:
+        kinds = collections.Counter(row["kind"] for row in csv.DictReader(f))
+    assert kinds["bypass_join"] > 0 and kinds["upper_join_uncached"] > 0 and kinds["upper_pending"] > 0, kinds
 
 
 def test_events_off_changes_no_result_and_the_log_holds_every_kind(tmp_path):

@@ -82,7 +82,7 @@ def test_cli_skip_bad_on_sim_info_convert_and_run(damaged, tmp_path):
     out = tmp_path / "clean.csv"
     p = cli("trace", "convert", damaged, str(out), "--format", "spc", "--skip-bad", "5")
     assert p.returncode == 0, p.stderr
-    assert "skipped 3 bad record(s)" in p.stderr and len(out.read_text().splitlines()) == 22  # comment, header, 20
+    assert "skipped 3 bad record(s)" in p.stderr and len(out.read_text().splitlines()) == 23  # 2 comments, header, 20
 
     toml = tmp_path / "run.toml"
     toml.write_text(f"[trace]\npath = {damaged!r}\nformat = 'spc'\n\n[[level]]\nsize = 8\n")

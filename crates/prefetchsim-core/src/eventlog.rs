@@ -33,6 +33,9 @@ pub enum EventKind {
     UpperMiss,
     /// Such a block resident but in flight.
     UpperPending,
+    /// (Timed) such a block not cached whose read is in flight (the access that sent the read evicted
+    /// it, and there is no room to cache it again): waits for that read.
+    UpperJoinUncached,
     /// A missed block cached (in flight until `arrived` in the timed engine).
     Insert,
     /// A block cached ready at once: DEMOTE's hand-down or PFC's `cache_bypassed`.
@@ -61,6 +64,9 @@ pub enum EventKind {
     SilentHit,
     /// PFC: a bypassed block found in flight: the request waits for that read (not counted as a hit).
     BypassPending,
+    /// PFC, timed: a bypassed block not cached whose read is in flight (the level evicted it while reading
+    /// it); the request waits for that read.
+    BypassJoin,
     /// PFC: a bypassed block read from below and not cached.
     BypassRead,
     /// PFC: a block appended to the forwarded request by readmore.
@@ -90,6 +96,7 @@ impl EventKind {
             Self::UpperHit => "upper_hit",
             Self::UpperMiss => "upper_miss",
             Self::UpperPending => "upper_pending",
+            Self::UpperJoinUncached => "upper_join_uncached",
             Self::Insert => "insert",
             Self::InsertReady => "insert_ready",
             Self::PrefetchIssued => "prefetch_issued",
@@ -103,6 +110,7 @@ impl EventKind {
             Self::DemoteIn => "demote_in",
             Self::SilentHit => "silent_hit",
             Self::BypassPending => "bypass_pending",
+            Self::BypassJoin => "bypass_join",
             Self::BypassRead => "bypass_read",
             Self::Readmore => "readmore",
             Self::FetchSent => "fetch_sent",

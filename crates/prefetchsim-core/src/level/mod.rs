@@ -373,8 +373,6 @@ impl<P: Policy> Level<P> {
                         if is_demand {
                             self.counters.misses += 1;
                             self.counters.inflight_demand_joins += 1;
-                        } else if EXTRA && self.log.is_some() {
-                            self.push_event(LevelEvent::block(K::UpperPending, Origin::None, block));
                         }
                         Outcome::Pending
                     }

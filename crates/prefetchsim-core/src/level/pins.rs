@@ -275,8 +275,9 @@ impl<P: Policy> Level<P> {
     }
 
     /// Timed mode, after the look-ups of an access: cache again the orphans it missed
-    /// ([`Pins::rejoins`]), logging each demand block's `join` (cached) or `join_uncached` (an upper
-    /// level's prefetch logged its `upper_pending` at the look-up). Not done in the look-up loop:
+    /// ([`Pins::rejoins`]), logging each demand block's `join` (cached again) or `join_uncached`, and each
+    /// block an upper level prefetches as `upper_pending` or `upper_join_uncached`. Not done in the
+    /// look-up loop:
     /// making room there could evict a resident, ready block that a later block of the same request is
     /// about to look up, which then counts as a miss and is read again (SARC, timed, found by a user
     /// study: `oltp-like`, 96 blocks, block 91779).
@@ -284,8 +285,13 @@ impl<P: Policy> Level<P> {
         let rejoins = std::mem::take(&mut self.pins.rejoins);
         for &(block, tag, demand) in &rejoins {
             let cached = self.rejoin(block, tag, stream);
-            if demand && self.log.is_some() {
-                let kind = if cached { K::Join } else { K::JoinUncached };
+            if self.log.is_some() {
+                let kind = match (demand, cached) {
+                    (true, true) => K::Join,
+                    (true, false) => K::JoinUncached,
+                    (false, true) => K::UpperPending,
+                    (false, false) => K::UpperJoinUncached,
+                };
                 self.push_event(LevelEvent::block(kind, Origin::None, block));
             }
         }

@@ -161,7 +161,7 @@ impl PfcLevel {
                 // Timed: evicted by the access that reads it, the read still in flight (a readmore block
                 // of a small L2, say). Wait for it, as for a bypassed block in flight in a frame: before,
                 // it was read a second time.
-                self.note(EventKind::BypassPending, b, 1);
+                self.note(EventKind::BypassJoin, b, 1);
                 self.pending.push(tag);
                 pending += 1;
                 Outcome::Pending
