@@ -24,6 +24,21 @@
 //!   AMP's replacement over LRU without a second key. `first_hit_stay = false` leaves the level option in
 //!   charge (an ablation). The one second chance is the level's, as for any prefetcher.
 //!
+//! # Metadata set over a page's old copy
+//!
+//! The access that forms a read set makes room for it afterwards, so it can evict the old copy of one
+//! of the set's pages (an already-cached page inside the range) and then fetch that page again with the
+//! set (a level reads again an old copy the same access evicted). amp.md's `set_meta` puts `p` and `g`
+//! on the set's last page and the tag on page `l - g` unconditionally, and already-cached pages "still
+//! join the new set"; nothing lets the access's own evictions undo that. So the pages of the sets an
+//! access forms keep their word and stream values through that access's evictions, and once the access
+//! is done ([`Prefetcher::after_access`], or the next access's start) the pages that are not resident
+//! lose them: the copy fetched again has the set's `last`, `p`, `g` and tag, and starts without `old`
+//! (it is a new page that has not had its second chance). The bookkeeping is
+//! [`OldCopies`](super::old_copies::OldCopies), shared with the trigger marks of RA and SARC. Found by a
+//! user study (`studies/policies2.md`, finding 2): the new copy came back as a page alone, so the
+//! stream's `p` started over or, without its tag, the stream stalled until its next miss.
+//!
 //! # Decisions where the reference is silent (all \[ours\])
 //!
 //! - A request is handled as amp.md writes it: hits first, in block order (triggers, then last-page
@@ -41,6 +56,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::flat_map::FlatMap;
+use super::old_copies::OldCopies;
 use super::{CacheView, Outcome, PrefetchCtx, Prefetcher};
 use crate::component::ConfigError;
 use crate::policy::{Entry, FirstHit};
@@ -126,6 +142,9 @@ pub struct Amp {
     heads: FlatMap<Head>,
     /// Read sets formed during the current request (not inserted yet): they count as cached.
     planned: Vec<(u64, u64)>,
+    /// The pages of the read sets formed by the current access: the access's evictions of their old
+    /// copies keep the metadata for the copies it fetches again (see the module documentation).
+    copies: OldCopies,
     /// Slot of the group of the last evicted page: a read set's pages leave one after another, so the
     /// next eviction usually finds its group there without hashing.
     evicted_slot: usize,
@@ -158,6 +177,7 @@ impl Amp {
             pages: FlatMap::new(),
             heads: FlatMap::new(),
             planned: Vec::new(),
+            copies: OldCopies::default(),
             evicted_slot: 0,
             sweep_at: 64,
         }
@@ -332,6 +352,7 @@ impl Amp {
             }
         }
         self.planned.push((first, last));
+        self.copies.cover(first, last);
     }
 
     /// Asynchronous prefetch of `q` pages from `first`, inheriting `p` and `g` from the set ending at
@@ -366,6 +387,41 @@ impl Amp {
         }
     }
 
+    /// `b` left the cache: its word goes, and its stream values with it.
+    #[inline(always)]
+    fn drop_page(&mut self, b: u64) {
+        let (key, i) = (b >> 3, (b & 7) as usize);
+        let Some(s) = self.pages.find_from(key, self.evicted_slot) else { return };
+        self.evicted_slot = s;
+        let ws = self.pages.at_mut(s);
+        let w = std::mem::take(&mut ws[i]);
+        let empty = *ws == [0; GROUP];
+        if empty || w & HEAD != 0 {
+            self.forget(b, s, empty, w);
+        }
+    }
+
+    /// The access is done (or the next one starts): pages of its sets whose old copy it evicted keep
+    /// their metadata if it fetched them again, and lose it otherwise.
+    #[inline(always)]
+    fn settle(&mut self, cache: CacheView<'_>) {
+        let kept = self.copies.settle();
+        if !kept.is_empty() {
+            self.settle_kept(&kept, cache);
+        }
+    }
+
+    /// [`Amp::settle`] when the access evicted pages of its sets.
+    #[cold]
+    #[inline(never)]
+    fn settle_kept(&mut self, kept: &[u64], cache: CacheView<'_>) {
+        for &b in kept {
+            if !cache.contains(b) {
+                self.drop_page(b);
+            }
+        }
+    }
+
     fn sweep(&mut self, cache: CacheView<'_>) {
         if self.pages.len() + self.heads.len() > self.sweep_at.max(2 * cache.capacity() + 64) {
             let resident = |b: u64| cache.contains(b);
@@ -391,6 +447,8 @@ fn last_from(block: u64, w: u32) -> u64 {
 
 impl Prefetcher for Amp {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        // Normally done by `after_access` already; a level that does not call it settles here.
+        self.settle(ctx.cache);
         self.decide(ctx);
         // Planned sets count as cached only while deciding: the hooks the level calls while it fills the
         // plan (second chances, evictions) see the cache as it is.
@@ -412,15 +470,17 @@ impl Prefetcher for Amp {
 
     fn on_evicted(&mut self, entry: &Entry) {
         let b = entry.block;
-        let (key, i) = (b >> 3, (b & 7) as usize);
-        let Some(s) = self.pages.find_from(key, self.evicted_slot) else { return };
-        self.evicted_slot = s;
-        let ws = self.pages.at_mut(s);
-        let w = std::mem::take(&mut ws[i]);
-        let empty = *ws == [0; GROUP];
-        if empty || w & HEAD != 0 {
-            self.forget(b, s, empty, w);
+        if self.copies.evicted(b) {
+            // A page of a set this access formed: its word waits for `settle`. The copy the access
+            // fetches again is a new page, which has not had its second chance.
+            self.update_word(b, |w| w & !OLD);
+            return;
         }
+        self.drop_page(b);
+    }
+
+    fn after_access(&mut self, cache: CacheView<'_>) {
+        self.settle(cache);
     }
 
     /// A demand read waited for `block`: the first time for its read set, `g = min(g+1, p-1)` on the

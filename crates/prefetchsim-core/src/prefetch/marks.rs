@@ -20,14 +20,16 @@
 //! mark makes room for its own blocks after deciding, so it can evict the very block it just marked
 //! (still its old copy, resident when the mark was set) and then fetch that block again in the group the
 //! mark belongs to. The mark is meant for the new copy (sequential.md's `start_group` and sarc.md set it
-//! unconditionally; nothing in either lets the access's own evictions undo it), so the first eviction of
-//! a block marked while resident ([`MarkMap::insert_over`]) keeps the mark. Whether the new copy came
-//! in is known only once the access is done: [`MarkMap::settle`], called when the level has finished the
-//! access (`Prefetcher::after_access`; again at the next access's start for a level that does not call
-//! it), drops the kept marks whose block is not resident then (the access evicted the old copy after its run had passed over the
-//! block, so nothing fetched it again). Found by a user study (`studies/policies.md`, finding 1): the
-//! stream stalled, as the new group had no trigger.
+//! unconditionally; nothing in either lets the access's own evictions undo it), so a mark set on a
+//! resident block ([`MarkMap::insert_over`]) outlives the access's evictions of that block. Whether the
+//! new copy came in is known only once the access is done: [`MarkMap::settle`], called when the level
+//! has finished the access (`Prefetcher::after_access`; again at the next access's start for a level that
+//! does not call it), drops the kept marks whose block is not resident then (the access evicted the old
+//! copy after its run had passed over the block, so nothing fetched it again). The bookkeeping is
+//! [`OldCopies`], which AMP shares for its read-set metadata. Found by a user study
+//! (`studies/policies.md`, finding 1): the stream stalled, as the new group had no trigger.
 
+use super::old_copies::OldCopies;
 use crate::policy::table::{block_map, BlockMap};
 
 /// Counters in the first filter (a power of two): 1 KiB, allocated with the first mark.
@@ -42,15 +44,14 @@ pub struct MarkMap<V> {
     filter: Vec<u8>,
     /// `64 - log2(filter.len())`: the filter slot is the top bits of the block's hash.
     shift: u32,
-    /// Blocks marked by the current access while resident: their first eviction is of the old copy.
-    over: Vec<u64>,
-    /// Blocks of `over` whose old copy left: the mark stays until [`MarkMap::settle`] checks them.
-    kept: Vec<u64>,
+    /// Blocks marked by the current access while resident: their marks outlive the access's evictions
+    /// until [`MarkMap::settle`] checks them.
+    copies: OldCopies,
 }
 
 impl<V> Default for MarkMap<V> {
     fn default() -> Self {
-        Self { map: block_map(0), filter: Vec::new(), shift: 64, over: Vec::new(), kept: Vec::new() }
+        Self { map: block_map(0), filter: Vec::new(), shift: 64, copies: OldCopies::default() }
     }
 }
 
@@ -79,42 +80,32 @@ impl<V> MarkMap<V> {
     /// copy, which the same access may evict before fetching the block again; see the module
     /// documentation). Returns the value it had.
     pub fn insert_over(&mut self, block: u64, value: V, resident: bool) -> Option<V> {
-        if resident && !self.over.contains(&block) {
-            self.over.push(block);
+        if resident {
+            self.copies.cover(block, block);
         }
         self.insert(block, value)
     }
 
-    /// `block` left the cache: unmark it, except at the first eviction of a block marked by the current
-    /// access while resident (its old copy leaving; the mark is for the copy the access fetches again).
+    /// `block` left the cache: unmark it, except when the current access marked it while resident (its
+    /// old copy leaving; the mark is for the copy the access fetches again, [`MarkMap::settle`] decides).
     /// Returns the value removed.
     #[inline(always)]
     pub fn evicted(&mut self, block: u64) -> Option<V> {
-        if !self.over.is_empty() {
-            if let Some(i) = self.over.iter().position(|&b| b == block) {
-                self.over.swap_remove(i);
-                self.kept.push(block);
-                return None;
-            }
+        if self.copies.evicted(block) {
+            return None;
         }
         self.remove(block)
     }
 
-    /// The access is done (or the next one starts): its marks that outlived their old copy stay when
-    /// `resident` says their block is cached (fetched again), and go otherwise.
+    /// The access is done (or the next one starts): its marks that outlived their block's eviction stay
+    /// when `resident` says their block is cached (fetched again), and go otherwise.
     #[inline]
     pub fn settle(&mut self, resident: impl Fn(u64) -> bool) {
-        self.over.clear();
-        if self.kept.is_empty() {
-            return;
-        }
-        let mut kept = std::mem::take(&mut self.kept);
-        for b in kept.drain(..) {
+        for b in self.copies.settle() {
             if !resident(b) {
                 self.remove(b);
             }
         }
-        self.kept = kept;
     }
 
     /// The filter counter of `block`.
@@ -268,10 +259,11 @@ mod tests {
         assert_eq!(m.get(5), Some(&50));
         assert_eq!(m.evicted(6), Some(60), "6 was not resident: this eviction is of the new copy");
         assert_eq!(m.evicted(7), None);
-        assert_eq!(m.evicted(7), Some(70), "a second eviction within the access is of the new copy");
+        assert_eq!(m.evicted(7), None, "a second eviction within the access (of the new copy) waits too");
         // Access 2 starts: 5 came back (resident), 8 stayed; nothing was left of 7.
         m.settle(|b| b == 5 || b == 8);
         assert_eq!(m.get(5), Some(&50));
+        assert_eq!(m.get(7), None, "7 is not resident when the access is done");
         assert_eq!(m.evicted(8), Some(80), "after the access, an eviction drops the mark");
         assert_eq!(m.evicted(5), Some(50));
         // An old copy evicted after the access's run had passed over it: not fetched again, dropped.

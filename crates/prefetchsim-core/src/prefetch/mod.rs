@@ -15,6 +15,7 @@ pub mod marks;
 pub mod mithril;
 pub mod none;
 pub mod obl;
+pub mod old_copies;
 pub mod pg;
 pub(crate) mod pg_edges;
 pub mod pg_heap;

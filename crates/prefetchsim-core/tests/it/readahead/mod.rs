@@ -29,6 +29,7 @@ mod linux_stream_zero;
 mod linux_windows;
 mod properties;
 mod split_paper;
+mod stream_detector;
 
 /// A prefetcher from the registry, as a config would name it.
 fn pf(name: &str, params: Value) -> Box<dyn Prefetcher> {
