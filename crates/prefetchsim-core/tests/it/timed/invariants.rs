@@ -95,6 +95,28 @@ fn timed(cfg: &HierarchyConfig, t: &Timing) -> HierarchyConfig {
     c
 }
 
+/// Run `reqs` through the timed hierarchy `cfg`, watched, and check what every timed run must keep: time
+/// never goes back, every request completes once, no block is read twice at once, nothing is left in
+/// flight or pinned, each level's invariants and counts hold. Returns the result and the watch.
+fn run_checked(reqs: &[Request], cfg: &HierarchyConfig) -> Result<(RunResult, Watch), TestCaseError> {
+    let mut h = Hierarchy::build(cfg, 4096, None).unwrap();
+    let mut w = Watch::default();
+    let r = run_timed_observed(&mut VecSource::new(reqs.to_vec()), &mut h, cfg, &mut Silent, &mut w).unwrap();
+    prop_assert_eq!(w.backwards, 0);
+    prop_assert_eq!(w.completed.len(), reqs.len(), "a request never completed");
+    prop_assert!(w.completed.values().all(|&c| c == 1), "a request completed twice");
+    prop_assert!(w.double_reads.is_empty(), "blocks read twice while in flight: {:?}", w.double_reads);
+    prop_assert!(w.reading.is_empty(), "reads still in flight after the drain");
+    for (l, rep) in h.levels.iter().zip(&r.levels) {
+        prop_assert_eq!(l.pinned_count(), 0, "pinned blocks after the drain");
+        l.check_invariants().map_err(TestCaseError::fail)?;
+        let c = &rep.counters;
+        prop_assert_eq!(c.hits + c.misses, c.demand_accesses);
+        prop_assert!(c.prefetch_conserved(), "prefetch accounting broken: {c:?}");
+    }
+    Ok((r, w))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(150), ..ProptestConfig::default() })]
 
@@ -160,23 +182,9 @@ proptest! {
         // read it again.
         let mut t = t;
         t.prefetch_io = PrefetchIo::Joined;
-        let cfg = timed(&cfg, &t);
-        let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
-        let mut w = Watch::default();
-        let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut w).unwrap();
-        prop_assert_eq!(w.backwards, 0);
-        prop_assert_eq!(w.completed.len(), reqs.len(), "a request never completed");
-        prop_assert!(w.completed.values().all(|&c| c == 1), "a request completed twice");
-        prop_assert!(w.double_reads.is_empty(), "blocks read twice while in flight: {:?}", w.double_reads);
+        let (r, w) = run_checked(&reqs, &timed(&cfg, &t))?;
         let last = &r.levels.last().unwrap().counters;
         prop_assert_eq!(last.fetched_blocks, w.read_blocks, "last level {:?}", last);
-        for (l, rep) in h.levels.iter().zip(&r.levels) {
-            prop_assert_eq!(l.pinned_count(), 0, "pinned blocks after the drain");
-            l.check_invariants().map_err(TestCaseError::fail)?;
-            let c = &rep.counters;
-            prop_assert_eq!(c.hits + c.misses, c.demand_accesses);
-            prop_assert!(c.prefetch_conserved(), "prefetch accounting broken: {c:?}");
-        }
     }
 
     #[test]
@@ -193,24 +201,10 @@ proptest! {
         // block whose bypass read is in flight reads it again, as a server that does not cache it would).
         let cfg = timed(&cfg, &t);
         let demote = cfg.level[1].options.exclusive == prefetchsim_core::level::exclusive::Exclusive::Demote;
-        let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
-        let mut w = Watch::default();
-        let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut w).unwrap();
-        prop_assert_eq!(w.backwards, 0);
-        prop_assert_eq!(w.completed.len(), reqs.len(), "a request never completed");
-        prop_assert!(w.completed.values().all(|&c| c == 1), "a request completed twice");
-        prop_assert!(w.double_reads.is_empty(), "blocks read twice while in flight: {:?}", w.double_reads);
+        let (r, w) = run_checked(&reqs, &cfg)?;
         let last = &r.levels.last().unwrap().counters;
         if !demote && joined && !pfc {
             prop_assert_eq!(last.fetched_blocks, w.read_blocks, "last level {:?}", last);
-        }
-        prop_assert!(w.reading.is_empty(), "reads still in flight after the drain");
-        for (l, rep) in h.levels.iter().zip(&r.levels) {
-            prop_assert_eq!(l.pinned_count(), 0, "pinned blocks after the drain");
-            l.check_invariants().map_err(TestCaseError::fail)?;
-            let c = &rep.counters;
-            prop_assert_eq!(c.hits + c.misses, c.demand_accesses);
-            prop_assert!(c.prefetch_conserved(), "prefetch accounting broken: {c:?}");
         }
     }
 
