@@ -35,7 +35,7 @@
 //! is done ([`Prefetcher::after_access`], or the next access's start) the pages that are not resident
 //! lose them: the copy fetched again has the set's `last`, `p`, `g` and tag, and starts without `old`
 //! (it is a new page that has not had its second chance). The bookkeeping is
-//! [`OldCopies`](super::old_copies::OldCopies), shared with the trigger marks of RA and SARC. Found by a
+//! [`OldCopies`], shared with the trigger marks of RA and SARC. Found by a
 //! user study (`studies/policies2.md`, finding 2): the new copy came back as a page alone, so the
 //! stream's `p` started over or, without its tag, the stream stalled until its next miss.
 //!

@@ -19,7 +19,7 @@ use super::flat_map::FlatMap;
 /// rule is exact: a block belongs to the stream that claimed it last, whatever other streams claim
 /// around it.
 ///
-/// Blocks are kept in aligned granules of 32, each with up to [`OWNERS`] streams holding disjoint bit
+/// Blocks are kept in aligned granules of 32, each with up to `OWNERS` (3) streams holding disjoint bit
 /// masks: claiming a run costs one hash update per granule, not per block (a read-ahead window of 32
 /// blocks touches one or two granules), and a lookup reads one slot. Interleaved streams less than 32
 /// blocks apart (files laid out next to each other) share granules; when more streams hold blocks of
