@@ -51,6 +51,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::marks::MarkMap;
+use super::old_copies::OldCopies;
 use super::{CacheView, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
 use crate::component::ConfigError;
 use crate::policy::sarc::{GROUP, SEQ};
@@ -127,11 +128,9 @@ pub struct SarcPrefetcher {
     triggers: MarkMap<Group>,
     /// `cnt(x)` of cached blocks; kept only when `seqThreshold > 2`.
     counters: BlockMap<u8>,
-    /// Cached blocks of groups the current access started: their first eviction in it is of the old copy
-    /// (kept only when `seqThreshold > 2`).
-    counted_over: Vec<u64>,
-    /// Blocks of `counted_over` whose old copy the access evicted: a new copy is a prefetched block.
-    reentering: Vec<u64>,
+    /// Cached blocks of groups the current access started (only when `seqThreshold > 2`): those whose old
+    /// copy the access evicts and fetches again are prefetched blocks when it is done.
+    counted_over: OldCopies,
     /// Size above which marks of blocks that never entered the cache are swept out.
     sweep_at: usize,
     /// Groups planned during the current request.
@@ -148,8 +147,7 @@ impl SarcPrefetcher {
             threshold: params.seq_threshold.max(1),
             triggers: MarkMap::default(),
             counters: block_map(0),
-            counted_over: Vec::new(),
-            reentering: Vec::new(),
+            counted_over: OldCopies::default(),
             sweep_at: 64,
             planned: Vec::new(),
         }
@@ -225,8 +223,8 @@ impl SarcPrefetcher {
             for b in first..=last {
                 if !ctx.cache.contains(b) {
                     self.counters.insert(b, self.threshold);
-                } else if !self.counted_over.contains(&b) {
-                    self.counted_over.push(b);
+                } else {
+                    self.counted_over.cover(b, b);
                 }
             }
         }
@@ -239,8 +237,7 @@ impl SarcPrefetcher {
     /// case is [`MarkMap::settle`]).
     fn settle(&mut self, cache: CacheView<'_>) {
         self.triggers.settle(|b| cache.contains(b));
-        self.counted_over.clear();
-        for b in std::mem::take(&mut self.reentering) {
+        for b in self.counted_over.settle() {
             if cache.contains(b) {
                 self.counters.insert(b, self.threshold);
             }
@@ -331,10 +328,8 @@ impl Prefetcher for SarcPrefetcher {
         if !self.counters.is_empty() {
             self.counters.remove(&entry.block);
         }
-        if let Some(i) = self.counted_over.iter().position(|&b| b == entry.block) {
-            self.counted_over.swap_remove(i);
-            self.reentering.push(entry.block);
-        }
+        // A covered block's new copy, if the access fetches it again, gets its counter at `settle`.
+        self.counted_over.evicted(entry.block);
     }
 
     fn after_access(&mut self, cache: CacheView<'_>) {
