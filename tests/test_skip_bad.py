@@ -139,3 +139,14 @@ def test_a_sweep_database_keeps_every_run_total(damaged, tmp_path):
     # The columns are run totals: not axes, not metrics.
     kinds = dict(sqlite3.connect(db).execute("SELECT name, kind FROM columns").fetchall())
     assert kinds["skipped_records"] == kinds["time_backwards"] == "total"
+
+
+def test_every_key_of_a_trace_table_is_a_sweep_axis(damaged):
+    # The sweep kept its own copy of a trace table's keys, without skip_bad, id_bytes, cache, client_from
+    # and volumes: `trace.skip_bad` was "unknown axis", though `[trace] skip_bad = 3` works.
+    doc = {"trace": {"path": damaged, "format": "spc"}, "level": [{"size": 8}],
+           "sweep": {"trace.skip_bad": [3, 5]}}
+    df = ps.sweep(doc, db=None)
+    assert list(df.skipped_records) == [3, 3] and list(df.requests) == [20, 20]
+    with pytest.raises(ps.ConfigError, match=r"unknown axis 'trace.skip_bda'.*skip_bad.*label"):
+        ps.sweep_plan({**doc, "sweep": {"trace.skip_bda": [3]}})

@@ -38,6 +38,7 @@ from functools import cache
 from typing import Any
 
 from . import _core
+from ._sim import _TRACE_KEYS as _TRACE_TABLE_KEYS
 from ._sim import _trace_from_table
 from ._trace import Trace
 
@@ -46,7 +47,8 @@ _RESERVED = ("named", "exclude", "presets")
 #: The most grid points one spec may plan (before exclusions and duplicates are dropped).
 MAX_GRID_POINTS = 1_000_000
 _SEG = re.compile(r"([A-Za-z_][A-Za-z0-9_\-]*)((?:\[\d+\])*)$")
-_TRACE_KEYS = ("path", "format", "block_size", "mode", "ops", "sector_size", "params", "label")
+#: The keys a trace axis may set: those of a [trace] table (one list, in _sim), and the row label.
+_TRACE_KEYS = (*_TRACE_TABLE_KEYS, "label")
 
 
 def _err(msg: str) -> _core.ConfigError:
