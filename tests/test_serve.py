@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import shutil
 import subprocess
 from pathlib import Path
 
@@ -135,6 +136,48 @@ def test_nbdinfo_and_nbdcopy(tmp_path: Path) -> None:
         subprocess.run([nbdcopy, srv.uri, str(copy)], capture_output=True, text=True, timeout=120, check=True)
         assert copy.read_bytes() == backing.read_bytes()
         srv.stop()
+
+
+@pytest.fixture
+def loop_device(tmp_path: Path):
+    """A loop block device over a 4 MiB image of random bytes (root and losetup needed: skipped with the
+    reason otherwise, since it is the machine that lacks them, not the test that fails)."""
+    losetup = shutil.which("losetup")
+    if losetup is None or os.geteuid() != 0:
+        pytest.skip("serving a block device needs a loop device: losetup and root")
+    image = make_backing(tmp_path / "loop.img", 4 * MiB, seed=3)
+    r = subprocess.run([losetup, "--find", "--show", str(image)], capture_output=True, text=True, check=False)
+    if r.returncode != 0:
+        pytest.skip(f"losetup could not attach a loop device: {r.stderr.strip()}")
+    dev = r.stdout.strip()
+    try:
+        yield Path(dev), image
+    finally:
+        subprocess.run([losetup, "--detach", dev], capture_output=True, check=False)
+
+
+def test_a_block_device_is_served_with_its_size_and_contents(tmp_path: Path, loop_device) -> None:
+    # A block device's metadata gives length 0: the server must take its size from the device, read its
+    # bytes and write through to it.
+    qemu_io, nbdinfo = need("qemu-io"), need("nbdinfo")
+    dev, image = loop_device
+    expect = bytearray(image.read_bytes())
+    config = write_config(tmp_path / "c.toml", FAMILIES["linux"])
+    with Server(config, dev, tmp_path, tcp=True, record=False) as srv:
+        info = json.loads(subprocess.run([nbdinfo, "--json", srv.uri], capture_output=True, text=True,
+                                         timeout=60, check=True).stdout)
+        assert info["exports"][0]["export-size"] == 4 * MiB
+        c = NbdClient(srv.address)
+        assert c.read(0, 64 * 1024) == bytes(expect[:64 * 1024])
+        assert c.read(3 * MiB + 512, 8192) == bytes(expect[3 * MiB + 512:3 * MiB + 512 + 8192])
+        c.close()
+        r = subprocess.run([qemu_io, "-f", "raw", "-c", "write -P 0x6d 8192 16384", "-c", "flush", srv.uri],
+                           capture_output=True, text=True, timeout=120, check=False)
+        assert r.returncode == 0, r.stdout + r.stderr
+        srv.stop()
+    expect[8192:8192 + 16384] = b"\x6d" * 16384
+    with open(dev, "rb") as f:
+        assert f.read() == bytes(expect)
 
 
 def test_sigterm_stops_cleanly_and_record_is_complete(tmp_path: Path) -> None:
