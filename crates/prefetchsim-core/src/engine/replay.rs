@@ -9,10 +9,11 @@
 //!   waits (in trace order) for a completion.
 //! - Closed loop: one loop per stream of the trace (its (client, stream) pair, its client or its stream,
 //!   as `stream_key` says), or a single loop in trace order; each loop keeps `iodepth` requests
-//!   outstanding and issues its next one a think time after a completion. The trace is read in order;
-//!   records of other loops met on the way are buffered for them, and a loop starts when the reader
-//!   first meets it (at its scaled trace time under `think = "gap"` if that is
-//!   later). A loop that runs ahead of the others therefore buffers their records.
+//!   outstanding and issues its next one a think time after a completion. Every loop starts at time 0
+//!   (at its first record's scaled trace time under `think = "gap"`): streams run concurrently (event-engine.md
+//!   §4, §8), so the first [`READ_AHEAD`] records are read before time 0 to find them, and buffered by
+//!   loop. Past that the trace is read as the loops need it, records of other loops met on the way are
+//!   buffered for them, and a loop first met there starts when the reader meets it.
 
 use std::collections::VecDeque;
 
@@ -26,6 +27,11 @@ use crate::request::Request;
 
 /// Requests decoded per batch.
 const BATCH: usize = 8192;
+
+/// Closed loop, one loop per stream: records read before time 0 to find the streams, so that all start
+/// together (32 bytes each: at most 512 MiB). A trace of one stream, or with all its streams near its start,
+/// gives the same replay with less; a stream first met beyond this starts when the reader meets it.
+pub const READ_AHEAD: usize = 1 << 24;
 
 /// Batched reading of a request source, with the run's request limit.
 pub struct Reader<'a> {
@@ -236,13 +242,15 @@ impl ReplayState {
         match self.s.replay {
             Replay::Open => self.next_open(rd, 0),
             Replay::Closed => {
-                if let Some(r) = rd.next_request()? {
-                    self.ts0 = Some(r.time_ns);
+                // One loop in trace order needs only its first record to start.
+                let ahead = if self.s.per_stream { READ_AHEAD } else { 1 };
+                for _ in 0..ahead {
+                    let Some(r) = rd.next_request()? else { break };
+                    self.ts0.get_or_insert(r.time_ns);
                     let k = self.key_of(&r);
                     self.loops[k as usize].fifo.push_back(r);
-                    self.start_new_keys(rd, 0)?;
                 }
-                Ok(())
+                self.start_new_keys(rd, 0)
             }
         }
     }
@@ -300,16 +308,25 @@ impl ReplayState {
         Ok(None)
     }
 
+    /// Start the loops met since the last call, in the order the trace first names them.
     fn start_new_keys(&mut self, rd: &mut Reader<'_>, now: u64) -> Result<(), SourceError> {
-        while let Some(k) = self.new_keys.pop() {
-            for _ in 0..self.s.iodepth {
-                let Some(r) = self.pull_for(rd, k)? else { break };
-                let t = if self.s.think == Think::Gap { self.scaled(r.time_ns).max(now) } else { now };
-                let lp = &mut self.loops[k as usize];
-                lp.last_ts = lp.last_ts.max(r.time_ns);
-                lp.active += 1;
-                self.stage(r, k, t, t);
+        while !self.new_keys.is_empty() {
+            for k in std::mem::take(&mut self.new_keys) {
+                self.start_loop(rd, k, now)?;
             }
+        }
+        Ok(())
+    }
+
+    /// Stage the first `iodepth` requests of loop `k`.
+    fn start_loop(&mut self, rd: &mut Reader<'_>, k: u32, now: u64) -> Result<(), SourceError> {
+        for _ in 0..self.s.iodepth {
+            let Some(r) = self.pull_for(rd, k)? else { break };
+            let t = if self.s.think == Think::Gap { self.scaled(r.time_ns).max(now) } else { now };
+            let lp = &mut self.loops[k as usize];
+            lp.last_ts = lp.last_ts.max(r.time_ns);
+            lp.active += 1;
+            self.stage(r, k, t, t);
         }
         Ok(())
     }
