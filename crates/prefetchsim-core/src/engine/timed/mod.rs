@@ -109,6 +109,8 @@ pub trait TimedObserver {
     fn read_start(&mut self, _first: u64, _len: u32, _t: u64) {}
     /// That read is done at `t`.
     fn read_done(&mut self, _first: u64, _len: u32, _t: u64) {}
+    /// A request is dispatched to the device at `dispatched`, which serves it from `start` to `done`.
+    fn device_io(&mut self, _dispatched: u64, _start: u64, _done: u64) {}
 }
 
 /// Observes nothing.
@@ -271,6 +273,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                 return Err(clock_overflow(now).into());
             }
             self.obs.event(now);
+            self.note_instant(now);
             match ev {
                 Ev::Issue(id) => self.on_issue(id, now, progress)?,
                 Ev::WarmupEnd => self.on_warmup_end(now),
