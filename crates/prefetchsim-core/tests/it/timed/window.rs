@@ -54,6 +54,28 @@ fn a_read_straddling_the_window_start_counts_its_time_inside() {
 }
 
 #[test]
+fn with_admission_the_window_starts_at_the_first_measured_arrival() {
+    // Open loop, max_outstanding 1, warm-up 2: block 1 is read over [0, 2]; block 5 arrives at 0.5, is
+    // admitted at 2 and read over [2, 4]; block 9 arrives at 0.6 (the window opens), is admitted at 4 and
+    // read over [4, 6]: response time 5.4 ms, admission wait 3.4 ms, the device busy the whole window
+    // [0.6, 6]. Before, the window opened at 2, when the last warm-up request was admitted: a makespan of
+    // 4 ms shorter than the 5.4 ms response time it holds, utilisation 0.5.
+    let c = cfg("replay = 'open'\nmax_outstanding = 1\nwarmup_requests = 2", "'none'", 1);
+    let t = run_t(&c, &reads(&[(0, 1), (500, 5), (600, 9)])).timing.unwrap();
+    assert_eq!((t.start_ns, t.end_ns, t.makespan_ns), (600_000, 6 * MS, 5_400_000));
+    assert_eq!((t.reads.requests, t.reads.max_ms, t.admission_wait.max_ms), (1, 5.4, 3.4));
+    assert_eq!((t.device.requests(), t.device.busy_ns), (2, 5_400_000), "{:?}", t.device);
+    assert_eq!(util(&t), 1.0);
+    // Warm-up 3 of arrivals 0.1 ms apart: the third arrival is admitted at 4 and read over [4, 6], and the
+    // first measured one, arrived at 0.3 while two before it waited, is read over [6, 8]; the reads
+    // dispatched at 2, 4 and 6 are in the window.
+    let c = cfg("replay = 'open'\nmax_outstanding = 1\nwarmup_requests = 3", "'none'", 1);
+    let t = run_t(&c, &reads(&[(0, 1), (100, 5), (200, 9), (300, 13)])).timing.unwrap();
+    assert_eq!((t.start_ns, t.end_ns, t.makespan_ns, t.device.busy_ns), (300_000, 8 * MS, 7_700_000, 7_700_000));
+    assert_eq!((t.reads.max_ms, t.device.requests()), (7.7, 3));
+}
+
+#[test]
 fn without_draining_a_read_past_the_stop_counts_only_its_time_before() {
     // Open loop, drain = false, OBL on miss: both requests are done at 2 ms, when the run stops; the
     // prefetch read dispatched then runs over [2, 4], past the window [0, 2]. It was dispatched in the
@@ -109,10 +131,20 @@ proptest! {
         }
         let mut hh = Hierarchy::build(&cfg, 4096, None).unwrap();
         let mut w = Served::default();
-        let r = run_timed_observed(&mut VecSource::new(reqs), &mut hh, &cfg, &mut Silent, &mut w).unwrap();
+        let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut hh, &cfg, &mut Silent, &mut w).unwrap();
         let tm = r.timing.unwrap();
         let (a, e) = (tm.start_ns, tm.end_ns);
         prop_assert!(a <= e);
+        if t.replay == Replay::Open {
+            // The window opens at the first measured request's arrival, even when it waits for admission.
+            let wu = cfg.engine.warmup_requests as usize;
+            let arrival = reqs[..=wu]
+                .iter()
+                .map(|q| ((q.time_ns - reqs[0].time_ns) as f64 * t.time_scale).round() as u64)
+                .max()
+                .unwrap();
+            prop_assert_eq!(a, arrival);
+        }
         let busy: u64 = w.0.iter().map(|&(_, s, d)| d.min(e).saturating_sub(s.max(a))).sum();
         prop_assert_eq!(tm.device.busy_ns, busy);
         prop_assert!(u128::from(busy) <= u128::from(e - a) * u128::from(tm.device.queue_depth));
