@@ -270,3 +270,39 @@ def test_every_stream_of_a_closed_loop_starts_at_time_zero(tmp_path):
     # 2-3 merged in the queue, then 4 and 5 (issued at 2 and 4), then 7.
     assert [(t / 1e6, b) for t, b in zip(req.time, req.block)] == [(0, 1), (0, 2), (0, 3), (2, 4), (4, 5), (6, 7)]
     assert r.summary["makespan_ms"] == 10.0 and r.summary["rt_mean_ms"] == pytest.approx(22 / 6)
+
+
+def _reads(tmp_path, recs):
+    # (time_ns, first block), one-block reads of 4 KiB blocks, one stream.
+    p = tmp_path / "t.csv"
+    head = "# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\ntime_ns,op,first,len,stream,client\n"
+    p.write_text(head + "".join(f"{t},read,{f},1,0,0\n" for t, f in recs))
+    return ps.open_trace(str(p), cache=False)
+
+
+@pytest.mark.parametrize("recs, engine, prefetcher, want", [
+    # A read dispatched at the window's first nanosecond (closed loop, warm-up 2): window [2, 6] ms busy
+    # throughout; before, busy 2.0, one request, utilisation 0.5.
+    ([(0, 1), (0, 5), (0, 9)],
+     {"replay": "closed", "per_stream": False, "iodepth": 2, "think": "none", "warmup_requests": 2}, None,
+     {"sim_time_ms": 4.0, "device_requests": 2, "device_busy_ms": 4.0}),
+    # A read straddling the window's start (open loop, warm-up 1): [0, 2] counts 1 ms of the window [1, 4].
+    ([(0, 1), (1_000_000, 5)], {"replay": "open", "warmup_requests": 1}, None,
+     {"sim_time_ms": 3.0, "device_requests": 1, "device_busy_ms": 3.0}),
+    # Admission: the window opens at the first measured arrival (0.6 ms), not at the last warm-up
+    # request's admission (2 ms).
+    ([(0, 1), (500_000, 5), (600_000, 9)], {"replay": "open", "max_outstanding": 1, "warmup_requests": 2}, None,
+     {"rt_max_ms": 5.4, "makespan_ms": 5.4, "sim_time_ms": 5.4, "device_requests": 2, "device_busy_ms": 5.4}),
+    # drain = false: the prefetch read running past the stop counts none of its time (before: 2.0).
+    ([(0, 1), (0, 2)], {"replay": "open", "drain": False},
+     ps.Level(6, prefetcher="obl", prefetcher_params={"variant": "on_miss"}),
+     {"sim_time_ms": 2.0, "device_requests": 2, "device_busy_ms": 2.0}),
+])
+def test_device_time_counts_inside_the_measured_window(tmp_path, recs, engine, prefetcher, want):
+    # The guide's engines page, "What timed runs measure".
+    r = ps.simulate(_reads(tmp_path, recs), levels=[prefetcher or ps.Level(6)],
+                    device={"name": "fixed", "read_latency_ms": 2.0}, scheduler={"policy": "noop"},
+                    engine={"kind": "timed", **engine})
+    s = r.summary
+    assert {k: s[k] for k in want} == pytest.approx(want, abs=1e-9)
+    assert s["device_utilization"] == pytest.approx(1.0, abs=1e-12)

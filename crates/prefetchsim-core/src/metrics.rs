@@ -345,7 +345,7 @@ pub struct ClientTiming {
     pub writes: RtSummary,
 }
 
-/// What the device and its scheduler did after the warm-up (iosched.md §7, metrics.md §1).
+/// What the device and its scheduler did in the measured window (iosched.md §7, metrics.md §1).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct DeviceReport {
     /// Device preset name.
@@ -354,7 +354,7 @@ pub struct DeviceReport {
     pub queue_depth: u32,
     /// Sectors per cache block.
     pub block_sectors: u32,
-    /// Requests dispatched carrying only demand (sync) bios.
+    /// Requests dispatched (at or after the window's start) carrying only demand (sync) bios.
     pub requests_demand: u64,
     /// Requests dispatched carrying only prefetch (async) bios.
     pub requests_prefetch: u64,
@@ -366,8 +366,13 @@ pub struct DeviceReport {
     pub sectors_prefetch: u64,
     /// Sectors of mixed requests.
     pub sectors_mixed: u64,
-    /// Sum of service times (dispatch or device-free time to completion), ns.
+    /// Sum of the service times (dispatch or device-free time to completion) of the requests counted, in
+    /// full, ns.
     pub service_ns: u64,
+    /// Time the device served requests inside the window, summed over its channels: the part of each
+    /// service interval between `start_ns` and `end_ns`, ns.
+    #[serde(default)]
+    pub busy_ns: u64,
     /// Bios submitted to the scheduler.
     pub bios: u64,
     /// Back merges + front merges + fused requests.
@@ -450,7 +455,7 @@ impl TimingReport {
             &mut v,
         );
         let span = self.end_ns.saturating_sub(self.start_ns);
-        let util = if span == 0 { 0.0 } else { d.service_ns as f64 / (span as f64 * f64::from(d.queue_depth.max(1))) };
+        let util = if span == 0 { 0.0 } else { d.busy_ns as f64 / (span as f64 * f64::from(d.queue_depth.max(1))) };
         let mean_svc = if d.requests() == 0 { 0.0 } else { d.service_ns as f64 / d.requests() as f64 / 1e6 };
         let mean_wait = if d.requests() == 0 { 0.0 } else { d.queue_wait_ns as f64 / d.requests() as f64 / 1e6 };
         v.extend([
@@ -468,7 +473,7 @@ impl TimingReport {
             ("device_sectors_mixed", Value::Int(d.sectors_mixed)),
             ("device_blocks_read", Value::Int(d.sectors() / u64::from(d.block_sectors.max(1)))),
             ("device_service_mean_ms", Value::Float(mean_svc)),
-            ("device_busy_ms", ms(d.service_ns)),
+            ("device_busy_ms", ms(d.busy_ns)),
             ("device_utilization", Value::Float(util)),
             ("sched_bios", Value::Int(d.bios)),
             ("sched_merges", Value::Int(d.merges)),

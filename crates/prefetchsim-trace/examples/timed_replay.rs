@@ -124,7 +124,7 @@ fn main() -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
         d.requests_mixed,
         d.sectors(),
         d.service_ns as f64 / d.requests().max(1) as f64 / 1e6,
-        d.service_ns as f64 / (t.end_ns - t.start_ns).max(1) as f64,
+        d.busy_ns as f64 / (t.end_ns - t.start_ns).max(1) as f64,
         d.queue_mean,
         d.queue_max,
         t.makespan_ns as f64 / 1e9

@@ -84,6 +84,34 @@ impl<'a> Reader<'a> {
         Ok(&self.buf[from..])
     }
 
+    /// Requests handed out so far.
+    #[must_use]
+    pub fn handed_out(&self) -> u64 {
+        self.read
+    }
+
+    /// The `k`-th request after those handed out (0: the next), reading on as far as needed and keeping
+    /// what it reads for [`Reader::next_request`]; `None` past the end or the limit.
+    pub fn peek(&mut self, k: usize) -> Result<Option<Request>, SourceError> {
+        if self.read.saturating_add(k as u64) >= self.limit {
+            return Ok(None);
+        }
+        while self.pos + k >= self.buf.len() {
+            if self.exhausted {
+                return Ok(None);
+            }
+            self.buf.drain(..self.pos);
+            self.pos = 0;
+            let room = self.limit - self.read - self.buf.len() as u64;
+            let want = BATCH.min(usize::try_from(room).unwrap_or(BATCH));
+            if self.src.fill(&mut self.buf, want)? == 0 {
+                self.exhausted = true;
+                return Ok(None);
+            }
+        }
+        Ok(Some(self.buf[self.pos + k]))
+    }
+
     /// Whether the source has ended (or the limit was reached) and everything read was handed out.
     #[must_use]
     pub fn is_done(&self) -> bool {
@@ -268,6 +296,19 @@ impl ReplayState {
             self.stage(r, 0, arrival, arrival.max(now));
         }
         Ok(())
+    }
+
+    /// Open loop: the arrival time `r` gets when read after an arrival at `prev` (as in
+    /// [`Self::next_open`]).
+    #[must_use]
+    pub fn open_arrival(&self, r: &Request, prev: u64) -> u64 {
+        self.scaled(r.time_ns).max(prev)
+    }
+
+    /// Open loop: the arrival time of the latest request read.
+    #[must_use]
+    pub fn last_arrival(&self) -> u64 {
+        self.last_arrival
     }
 
     fn key_of(&mut self, r: &Request) -> u32 {

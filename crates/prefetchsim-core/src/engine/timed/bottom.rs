@@ -49,6 +49,8 @@ pub(super) struct Io {
     pub(super) bio_blocks: u32,
     pub(super) max_sectors: u32,
     pub(super) bios: Slab<BioRec>,
+    /// Per scheduler request at the device: when the device serves it (start, done).
+    pub(super) served: Vec<Option<(u64, u64)>>,
     /// Prefetch reads held until an access's demand reads arrive.
     pub(super) gates: Slab<Gate>,
     /// Per job index: the gate its arrival counts down (`NIL`: none).
@@ -71,6 +73,7 @@ impl Io {
             bio_blocks,
             max_sectors,
             bios: Slab::default(),
+            served: Vec::new(),
             gates: Slab::default(),
             gate_of: Vec::new(),
             blocked: VecDeque::new(),
@@ -254,9 +257,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             let bio =
                 Bio { lbn: device_block(x) * self.io.spb, sectors, write: false, sync: demand, tag: u64::from(id) };
             self.obs.read_start(x, len, now);
-            if self.stats.measuring {
-                self.stats.dev_rep.bios += 1;
-            }
+            self.stats.dev.bios += 1;
             self.io.dirty = true;
             if !self.io.blocked.is_empty() {
                 self.io.blocked.push_back(bio);
@@ -277,6 +278,9 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         self.tags.clear();
         self.tags.extend_from_slice(self.io.sched.tags(id));
         self.io.sched.complete(id).map_err(|e| internal(e.to_string()))?;
+        if let Some((start, done)) = self.io.served.get_mut(id as usize).and_then(Option::take) {
+            self.stats.served(start, done, now);
+        }
         self.io.dirty = true;
         for i in 0..self.tags.len() {
             let b = self.tags[i] as u32;
@@ -310,32 +314,28 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         self.io.dirty = false;
         while let Some(d) = self.io.sched.dispatch(now) {
             let s = self.io.dev.start(&d.io, now).map_err(|e| ConfigError::new("device", e.to_string()))?;
-            if self.stats.measuring {
-                // The class by the blocks the request carries (demand, prefetched or both).
-                let (mut dem, mut pf) = (false, false);
-                for &t in self.io.sched.tags(d.id) {
-                    let b = &self.io.bios[t as u32];
-                    dem |= b.demand;
-                    pf |= b.prefetch;
-                }
-                let r = &mut self.stats.dev_rep;
-                let sectors = u64::from(d.io.sectors);
-                match (dem, pf) {
-                    (true, false) => {
-                        r.requests_demand += 1;
-                        r.sectors_demand += sectors;
-                    }
-                    (false, true) => {
-                        r.requests_prefetch += 1;
-                        r.sectors_prefetch += sectors;
-                    }
-                    _ => {
-                        r.requests_mixed += 1;
-                        r.sectors_mixed += sectors;
-                    }
-                }
-                r.service_ns = r.service_ns.saturating_add(s.done - s.start);
+            self.obs.device_io(now, s.start, s.done);
+            // The class by the blocks the request carries (demand, prefetched or both).
+            let (mut dem, mut pf) = (false, false);
+            for &t in self.io.sched.tags(d.id) {
+                let b = &self.io.bios[t as u32];
+                dem |= b.demand;
+                pf |= b.prefetch;
             }
+            let class = match (dem, pf) {
+                (true, false) => 0,
+                (false, true) => 1,
+                _ => 2,
+            };
+            let c = &mut self.stats.dev;
+            c.requests[class] += 1;
+            c.sectors[class] += u64::from(d.io.sectors);
+            c.service_ns = c.service_ns.saturating_add(s.done - s.start);
+            let i = d.id as usize;
+            if self.io.served.len() <= i {
+                self.io.served.resize(i + 1, None);
+            }
+            self.io.served[i] = Some((s.start, s.done));
             self.q.schedule(s.done, DONE, Ev::DeviceDone(d.id));
         }
         // A plugged queue wants a dispatch attempt at its unplug time. When that time has come and the

@@ -109,6 +109,8 @@ pub trait TimedObserver {
     fn read_start(&mut self, _first: u64, _len: u32, _t: u64) {}
     /// That read is done at `t`.
     fn read_done(&mut self, _first: u64, _len: u32, _t: u64) {}
+    /// A request is dispatched to the device at `dispatched`, which serves it from `start` to `done`.
+    fn device_io(&mut self, _dispatched: u64, _start: u64, _done: u64) {}
 }
 
 /// Observes nothing.
@@ -123,6 +125,10 @@ enum Ev {
     Issue(u32),
     /// The warm-up is over.
     WarmupEnd,
+    /// The first measured request arrives while an earlier one waits for admission: the window opens.
+    WindowStart,
+    /// Read ahead again for the first measured request's arrival ([`Engine::look_ahead`]).
+    LookAhead,
     /// A batch of DEMOTE blocks arrives at the level below the one that evicted them.
     DemoteArrive(u32),
     /// A fetch arrives at the level below the one that issued it.
@@ -166,6 +172,21 @@ struct Engine<'a, O: TimedObserver + ?Sized> {
     outstanding_apps: u64,
     stop: bool,
     stats: Stats,
+    ahead: Ahead,
+}
+
+/// Open loop with a warm-up and admission: how far the trace was read ahead for the first measured
+/// request's arrival ([`Engine::look_ahead`]).
+#[derive(Debug, Default)]
+struct Ahead {
+    /// The next request to look at (index in the trace) and the arrival of the one before it, when
+    /// that request has not been handed out yet.
+    next: u64,
+    arrival: u64,
+    /// A `LookAhead` event is due then.
+    armed: Option<u64>,
+    /// The window's opening is scheduled (or the trace ends before it).
+    done: bool,
 }
 
 fn internal(msg: String) -> SourceError {
@@ -234,6 +255,7 @@ pub fn run_on<O: TimedObserver + ?Sized>(
         outstanding_apps: 0,
         stop: false,
         stats: Stats::new(warmup, dev_rep),
+        ahead: Ahead::default(),
         s,
         h,
     };
@@ -271,9 +293,21 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                 return Err(clock_overflow(now).into());
             }
             self.obs.event(now);
+            self.note_instant(now);
             match ev {
                 Ev::Issue(id) => self.on_issue(id, now, progress)?,
                 Ev::WarmupEnd => self.on_warmup_end(now),
+                Ev::WindowStart => {
+                    if !self.stats.measuring {
+                        self.start_window(now);
+                    }
+                }
+                Ev::LookAhead => {
+                    self.ahead.armed = None;
+                    if self.replay.blocked.is_some() {
+                        self.look_ahead(now)?;
+                    }
+                }
                 Ev::DemoteArrive(id) => self.land_demotions(id, now),
                 Ev::ReqArrive(g) => {
                     let k = usize::from(self.fl.jobs[g].level) + 1;
@@ -322,6 +356,9 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             if self.outstanding_apps >= k {
                 // Admission FIFO: the arrival waits for a completion; later arrivals are not read yet.
                 self.replay.blocked = Some(id);
+                if !self.stats.measuring {
+                    self.look_ahead(now)?;
+                }
                 return Ok(());
             }
         }
@@ -329,6 +366,46 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         if self.totals.requests % TICK == 0 && !progress.tick(self.totals.requests) {
             self.stop = true;
         }
+        Ok(())
+    }
+
+    /// Open loop, before the window: an arrival waits for admission (`max_outstanding`), and the trace is
+    /// not read on until it is admitted, but the window opens at the first measured request's arrival
+    /// (where its response time starts), which may come first. Read ahead the requests that have arrived
+    /// by `now` (the reader keeps them for their issue): if the first measured one is among them or the
+    /// next, open the window at its arrival; else look again at the next arrival, if an arrival still
+    /// waits then. Memory: the requests arrived and not yet admitted, up to the first measured one.
+    fn look_ahead(&mut self, now: u64) -> Result<(), SourceError> {
+        if self.ahead.done {
+            return Ok(());
+        }
+        let w = self.stats.warmup;
+        let base = self.rd.handed_out();
+        let (mut j, mut prev) = if self.ahead.next > base {
+            (self.ahead.next, self.ahead.arrival)
+        } else {
+            (base, self.replay.last_arrival())
+        };
+        while j <= w {
+            let Some(r) = self.rd.peek((j - base) as usize)? else {
+                break;
+            };
+            let a = self.replay.open_arrival(&r, prev);
+            if j == w {
+                self.q.schedule(a.max(now), self.class_arrival(), Ev::WindowStart);
+                break;
+            }
+            if a > now {
+                if self.ahead.armed != Some(a) {
+                    self.ahead.armed = Some(a);
+                    self.q.schedule(a, self.class_arrival(), Ev::LookAhead);
+                }
+                (self.ahead.next, self.ahead.arrival) = (j, prev);
+                return Ok(());
+            }
+            (j, prev) = (j + 1, a);
+        }
+        self.ahead.done = true;
         Ok(())
     }
 

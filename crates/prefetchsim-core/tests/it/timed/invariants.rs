@@ -6,8 +6,8 @@ use super::*;
 // Invariants under real latencies
 
 #[derive(Clone, Debug)]
-struct Timing {
-    replay: Replay,
+pub(super) struct Timing {
+    pub(super) replay: Replay,
     iodepth: u32,
     per_stream: bool,
     think_ms: Option<f64>,
@@ -17,11 +17,11 @@ struct Timing {
     plugging: &'static str,
     max_outstanding: Option<u64>,
     sync_writes: bool,
-    time_scale: f64,
+    pub(super) time_scale: f64,
     prefetch_io: PrefetchIo,
 }
 
-fn timing() -> impl Strategy<Value = Timing> {
+pub(super) fn timing() -> impl Strategy<Value = Timing> {
     (
         any::<bool>(),
         1u32..4,
@@ -71,7 +71,7 @@ fn timing() -> impl Strategy<Value = Timing> {
         )
 }
 
-fn timed(cfg: &HierarchyConfig, t: &Timing) -> HierarchyConfig {
+pub(super) fn timed(cfg: &HierarchyConfig, t: &Timing) -> HierarchyConfig {
     let mut c = cfg.clone();
     c.engine.kind = EngineKind::Timed;
     c.engine.replay = Some(t.replay);

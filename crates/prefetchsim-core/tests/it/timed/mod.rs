@@ -17,6 +17,7 @@ use proptest::prelude::*;
 
 mod equivalence;
 mod invariants;
+mod window;
 mod worked_cases;
 
 const MS: u64 = 1_000_000;
