@@ -306,3 +306,22 @@ def test_device_time_counts_inside_the_measured_window(tmp_path, recs, engine, p
     s = r.summary
     assert {k: s[k] for k in want} == pytest.approx(want, abs=1e-9)
     assert s["device_utilization"] == pytest.approx(1.0, abs=1e-12)
+
+
+def test_a_held_prefetch_waits_for_another_caches_read_of_its_block(tmp_path):
+    # prefetch_io = "apart" with one cache per client over one device: client 0's prefetch of block 8 found
+    # client 2's read of it in flight and was marked done at once, so block 8 arrived at client 0 at 2 ms,
+    # before the device had read it (2-4 ms), and the request for it at 3 ms was a hit of 0 ms.
+    p = tmp_path / "t.csv"
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                 "time_ns,op,first,len,stream,client\n0,read,7,1,0,2\n0,read,7,1,0,0\n3000000,read,8,1,0,0\n")
+    ev = tmp_path / "ev.csv"
+    r = ps.simulate(ps.open_trace(str(p), cache=False),
+                    levels=[ps.Level(4, per_client=True, prefetcher="obl", prefetcher_params={"variant": "on_miss"})],
+                    device={"name": "fixed", "read_latency_ms": 2.0}, scheduler={"policy": "noop"},
+                    engine={"kind": "timed", "replay": "open", "prefetch_io": "apart"}, events=str(ev))
+    e = ps.read_events(str(ev))
+    done8 = e.query("kind == 'fetch_done' and block == 8")
+    assert sorted(zip(done8.instance, done8.time)) == [(0, 4_000_000), (2, 4_000_000)]
+    assert list(e.query("time == 3000000 and block == 8 and instance == 0").kind[:2]) == ["request", "late"]
+    assert {c["client"]: c["rt_mean_ms"] for c in r.clients} == {0: 1.5, 2: 2.0}

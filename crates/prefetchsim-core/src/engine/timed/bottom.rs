@@ -143,7 +143,9 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     /// `held`: a prefetch read that waited at its gate (`prefetch_io = "apart"`). It reads only the blocks
     /// nobody else brings: a block another read carries (the level had not kept it and fetched it again
     /// while this read waited) is skipped, not waited for, since only the blocks pinned under `g` (or read
-    /// by it as orphans) have waiters on `g`; waiting could tie two held reads in a cycle.
+    /// by it as orphans) have waiters on `g`; waiting could tie two held reads in a cycle. Over a shared
+    /// bottom (several caches over one device) a block another cache is reading is waited for: that
+    /// cache's read was submitted before, so it waits on nothing of `g`'s.
     pub(super) fn read(&mut self, g: u32, all_kept: bool, held: bool, now: u64) -> Result<(), SourceError> {
         let f = self.fl.jobs[g];
         let cap = self.io.dev.capacity();
@@ -187,8 +189,11 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             let old = if b == end {
                 Some(NIL)
             } else if let Some(&o) = self.fl.orphans.get(&b) {
-                // A held read skips a block another read brings: nobody waits on it for that block.
-                Some(if held { NIL } else { o })
+                // A held read of the one last-level cache skips a block another read brings: nobody waits
+                // on it for that block. Over a shared bottom the other read is another cache's, and this
+                // cache's block waits on `g`: wait for `o` (already submitted, so no cycle), or the block
+                // would arrive before the device has read it.
+                Some(if held && !self.shared_bottom { NIL } else { o })
             } else if held && !self.shared_bottom && self.h.levels[k].pinned_tag(b).is_some_and(|h| h != g) {
                 // Prefetch apart: while this read waited at its gate, the level (which had not kept the
                 // block) fetched it again in another read, which the block's waiters wait for.
