@@ -140,6 +140,34 @@ impl RequestSource for Interruptible<'_> {
     fn facts(&self) -> crate::TraceFacts {
         self.src.facts()
     }
+
+    fn rescan(&self) -> Result<Option<Box<dyn RequestSource + '_>>, SourceError> {
+        self.src.rescan()
+    }
+}
+
+/// A task's trace opened for one config, which can open it again ([`RequestSource::rescan`]).
+struct Reopenable<'a> {
+    src: Box<dyn RequestSource + Send + 'a>,
+    trace: &'a dyn TaskTrace,
+}
+
+impl RequestSource for Reopenable<'_> {
+    fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
+        self.src.fill(buf, max)
+    }
+
+    fn report(&self) -> SourceReport {
+        self.src.report()
+    }
+
+    fn facts(&self) -> crate::TraceFacts {
+        self.src.facts()
+    }
+
+    fn rescan(&self) -> Result<Option<Box<dyn RequestSource + '_>>, SourceError> {
+        Ok(Some(self.trace.open()?))
+    }
 }
 
 /// Run every config of `task` on `trace`. The outer error is a failure of the shared decoding pass
@@ -218,7 +246,7 @@ fn run_config(
         let replay = decoded.filter(|_| cfg.engine.limit.is_none()).and_then(DecodedTrace::replay);
         match replay {
             Some(s) => Ok(Box::new(s)),
-            None => trace.open().map_err(TaskError::Source),
+            None => Ok(Box::new(Reopenable { src: trace.open().map_err(TaskError::Source)?, trace })),
         }
     };
     // The hierarchy is built for the trace its requests come from (what the trace declares settles

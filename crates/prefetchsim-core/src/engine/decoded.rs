@@ -251,6 +251,10 @@ impl RequestSource for Replay<'_> {
     fn facts(&self) -> TraceFacts {
         self.facts
     }
+
+    fn rescan(&self) -> Result<Option<Box<dyn RequestSource + '_>>, SourceError> {
+        Ok(Some(Box::new(Replay { pos: 0, ..*self })))
+    }
 }
 
 #[cfg(test)]

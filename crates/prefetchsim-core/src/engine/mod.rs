@@ -46,6 +46,14 @@ pub trait RequestSource {
     fn facts(&self) -> TraceFacts {
         TraceFacts::UNKNOWN
     }
+
+    /// A second reader of the same requests from their start, when the source can give one (a trace it
+    /// can open again, requests in memory): the closed loop reads it to learn how far it must read ahead
+    /// to meet every stream, instead of keeping every record it reads before time 0
+    /// ([`replay::READ_AHEAD`]). Default: `None`, a source that can be read once only.
+    fn rescan(&self) -> Result<Option<Box<dyn RequestSource + '_>>, SourceError> {
+        Ok(None)
+    }
 }
 
 /// What a source skipped or noticed while reading: results and `trace info` carry it, so that a run
@@ -97,6 +105,25 @@ impl RequestSource for VecSource {
 
     fn facts(&self) -> TraceFacts {
         self.facts
+    }
+
+    fn rescan(&self) -> Result<Option<Box<dyn RequestSource + '_>>, SourceError> {
+        Ok(Some(Box::new(SliceSource { reqs: &self.reqs, pos: 0 })))
+    }
+}
+
+/// A [`VecSource`]'s requests read again from the start, borrowed ([`RequestSource::rescan`]).
+struct SliceSource<'a> {
+    reqs: &'a [Request],
+    pos: usize,
+}
+
+impl RequestSource for SliceSource<'_> {
+    fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
+        let n = max.min(self.reqs.len() - self.pos);
+        buf.extend_from_slice(&self.reqs[self.pos..self.pos + n]);
+        self.pos += n;
+        Ok(n)
     }
 }
 

@@ -12,7 +12,8 @@
 //!   outstanding and issues its next one a think time after a completion. Every loop starts at time 0
 //!   (at its first record's scaled trace time under `think = "gap"`): streams run concurrently (event-engine.md
 //!   §4, §8), so the first [`READ_AHEAD`] records are read before time 0 to find them, and buffered by
-//!   loop. Past that the trace is read as the loops need it, records of other loops met on the way are
+//!   loop (only up to the last stream's first record when the source can be read twice,
+//!   [`RequestSource::rescan`]). Past that the trace is read as the loops need it, records of other loops met on the way are
 //!   buffered for them, and a loop first met there starts when the reader meets it.
 
 use std::collections::VecDeque;
@@ -271,7 +272,7 @@ impl ReplayState {
             Replay::Open => self.next_open(rd, 0),
             Replay::Closed => {
                 // One loop in trace order needs only its first record to start.
-                let ahead = if self.s.per_stream { READ_AHEAD } else { 1 };
+                let ahead = if self.s.per_stream { self.read_ahead(rd)? } else { 1 };
                 for _ in 0..ahead {
                     let Some(r) = rd.next_request()? else { break };
                     self.ts0.get_or_insert(r.time_ns);
@@ -311,6 +312,39 @@ impl ReplayState {
         self.last_arrival
     }
 
+    /// Closed loop, one loop per stream: how many records to read before time 0. Up to the first record
+    /// of the last stream the first [`READ_AHEAD`] records name, when a second reader of the source can
+    /// tell (a trace of one stream then reads one record ahead, not the whole trace); else all of them.
+    fn read_ahead(&self, rd: &Reader<'_>) -> Result<usize, SourceError> {
+        let Some(mut scan) = rd.src.rescan()? else { return Ok(READ_AHEAD) };
+        let cap = usize::try_from(rd.limit.saturating_sub(rd.read)).unwrap_or(usize::MAX).min(READ_AHEAD);
+        let mut seen = block_map::<()>(64);
+        let mut buf = Vec::with_capacity(BATCH);
+        let (mut read, mut last_new) = (0, 0);
+        while read < cap {
+            buf.clear();
+            if scan.fill(&mut buf, BATCH.min(cap - read))? == 0 {
+                break;
+            }
+            for r in &buf {
+                if seen.insert(self.stream_id(r), ()).is_none() {
+                    last_new = read;
+                }
+                read += 1;
+            }
+        }
+        Ok(last_new + 1)
+    }
+
+    /// The id of `r`'s loop under `stream_key` (one loop per stream).
+    fn stream_id(&self, r: &Request) -> u64 {
+        match self.s.stream_key {
+            StreamKey::ClientStream => (u64::from(r.client) << 32) | u64::from(r.stream),
+            StreamKey::Client => u64::from(r.client),
+            StreamKey::Stream => u64::from(r.stream),
+        }
+    }
+
     fn key_of(&mut self, r: &Request) -> u32 {
         if !self.s.per_stream {
             if self.loops.is_empty() {
@@ -319,11 +353,7 @@ impl ReplayState {
             }
             return 0;
         }
-        let id = match self.s.stream_key {
-            StreamKey::ClientStream => (u64::from(r.client) << 32) | u64::from(r.stream),
-            StreamKey::Client => u64::from(r.client),
-            StreamKey::Stream => u64::from(r.stream),
-        };
+        let id = self.stream_id(r);
         if let Some(&k) = self.keys.get(&id) {
             return k;
         }

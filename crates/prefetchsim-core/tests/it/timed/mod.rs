@@ -17,6 +17,7 @@ use proptest::prelude::*;
 
 mod equivalence;
 mod invariants;
+mod read_ahead;
 mod window;
 mod worked_cases;
 
