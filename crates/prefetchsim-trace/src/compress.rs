@@ -124,8 +124,9 @@ const AHEAD_CHUNKS: usize = 2;
 
 /// Decompression on a thread of its own (a pipeline): a compressed trace is decompressed while the
 /// previous bytes are parsed and simulated, so on a free second core a run takes about the longer of
-/// the two instead of their sum. The thread ends at the end of the stream, at its first error (handed
-/// to the reader in order) or when the reader is dropped.
+/// the two instead of their sum. The thread ends at the end of the stream (handing over an empty
+/// buffer), at its first error (handed to the reader in order) or when the reader is dropped. A thread
+/// that stops without either (a panic) is an error, never the end of the trace.
 struct ReadAhead {
     rx: std::sync::mpsc::Receiver<io::Result<Vec<u8>>>,
     /// Emptied buffers go back to the thread for reuse.
@@ -158,11 +159,9 @@ impl ReadAhead {
                     }
                 }
             }
-            if n == 0 {
-                return;
-            }
             buf.truncate(n);
-            if tx.send(Ok(buf)).is_err() {
+            // An empty buffer is the end of the stream.
+            if tx.send(Ok(buf)).is_err() || n == 0 {
                 return;
             }
         });
@@ -177,6 +176,10 @@ impl Read for ReadAhead {
                 return Ok(0);
             }
             match self.rx.recv() {
+                Ok(Ok(buf)) if buf.is_empty() => {
+                    self.done = true;
+                    return Ok(0);
+                }
                 Ok(Ok(buf)) => {
                     let old = std::mem::replace(&mut self.cur, buf);
                     let _ = self.back.try_send(old);
@@ -188,7 +191,7 @@ impl Read for ReadAhead {
                 }
                 Err(_) => {
                     self.done = true;
-                    return Ok(0);
+                    return Err(io::Error::other("the decompression thread stopped before the end of the stream"));
                 }
             }
         }
@@ -226,5 +229,36 @@ mod tests {
         assert_eq!(Compression::from_magic(b"BZ"), Compression::None);
         assert_eq!(Compression::from_magic(b"1,2,3"), Compression::None);
         assert_eq!(Compression::from_magic(b""), Compression::None);
+    }
+
+    /// Hands out `good`, then panics.
+    struct Panics(io::Cursor<Vec<u8>>);
+
+    impl Read for Panics {
+        fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+            let n = self.0.read(out)?;
+            assert!(n > 0, "the decoder broke");
+            Ok(n)
+        }
+    }
+
+    impl BufRead for Panics {
+        fn fill_buf(&mut self) -> io::Result<&[u8]> {
+            self.0.fill_buf()
+        }
+        fn consume(&mut self, n: usize) {
+            self.0.consume(n);
+        }
+    }
+
+    #[test]
+    fn the_read_ahead_thread_hands_over_every_byte_and_a_panic_is_an_error_not_an_end() {
+        let bytes: Vec<u8> = (0..3 * AHEAD_CHUNK + 7).map(|i| (i % 251) as u8).collect();
+        let mut all = Vec::new();
+        ReadAhead::spawn(Box::new(io::Cursor::new(bytes.clone()))).read_to_end(&mut all).unwrap();
+        assert_eq!(all, bytes);
+        let mut some = Vec::new();
+        let err = ReadAhead::spawn(Box::new(Panics(io::Cursor::new(bytes.clone())))).read_to_end(&mut some);
+        assert!(err.unwrap_err().to_string().contains("stopped before the end"));
     }
 }
