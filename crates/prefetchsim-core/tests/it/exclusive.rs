@@ -273,6 +273,39 @@ fn a_block_evicted_in_flight_and_read_again_before_its_read_arrives_is_dropped_w
 }
 
 #[test]
+fn a_block_l1_prefetched_and_evicted_while_reading_it_goes_down_when_that_read_arrives() {
+    // L1 of two blocks with RA(4): a miss on 0 reads 0-4 in one fetch; caching the prefetched 1-4
+    // evicts 0, 2 and 1 within the access, in flight. A request for 2 at 0.3 ms misses at L1 and L2 (the
+    // blocks have not come down) and waits for the device; 0, 1 and 2 land after L1's read arrives.
+    let ms = 1_000_000u64;
+    let mut cfg = timed_demote(2);
+    cfg.level[0].prefetcher = serde_json::from_value(serde_json::json!("pfc-ra")).unwrap();
+    let reqs = vec![Request::read(0, 1), Request { time_ns: 3 * ms / 10, stream: 1, ..Request::read(2, 1) }];
+    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+    let (events, sink) = memory_log();
+    h.set_event_sink(sink);
+    let mut times = Times::default();
+    let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut times).unwrap();
+    let events = events.lock().unwrap().clone();
+    let read_end = times.reads_done.iter().find(|&&(f, n, _)| f == 0 && n == 5).expect("one read of 0-4").2;
+    assert!(times.completed[1] >= read_end, "the request for 2 ends at {} ns", times.completed[1]);
+    assert_eq!(r.levels[1].counters.hits, 0);
+    let arrived = events
+        .iter()
+        .find(|e| e.level == 0 && e.ev.kind == EventKind::FetchDone && e.ev.block == 0 && e.ev.len == 5)
+        .expect("L1's read of 0-4 arrives")
+        .time;
+    let landed: Vec<(u64, u64)> = events
+        .iter()
+        .filter(|e| e.level == 1 && e.ev.kind == EventKind::DemoteIn)
+        .map(|e| (e.ev.block, e.time))
+        .collect();
+    // In eviction order (RA's blocks go in at the eviction end: 2 went before 1).
+    assert_eq!(landed.iter().map(|&(b, _)| b).collect::<Vec<_>>(), vec![0, 2, 1], "{events:?}");
+    assert!(landed.iter().all(|&(_, t)| t > arrived), "{landed:?}, L1's read arrived at {arrived} ns");
+}
+
+#[test]
 fn instant_a_block_evicted_by_the_access_that_fetches_it_lands_below_after_the_lower_access() {
     // L1 of two blocks reads 0-3: it inserts 0 and 1 and evicts them for 2 and 3 within the access. L2
     // serves the fetch of 0-3 first (four misses, read from below), then 0 and 1 land. Before, they landed
