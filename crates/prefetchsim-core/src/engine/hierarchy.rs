@@ -5,6 +5,7 @@ use crate::eventlog::{Event, EventKind, EventSink, LevelEvent, Origin};
 use crate::level::exclusive::Exclusive;
 use crate::level::AnyLevel;
 use crate::metrics::LevelReport;
+use crate::request::Fetch;
 
 /// Levels top (closest to the application) first, each with its identity for reports.
 pub struct Hierarchy {
@@ -91,32 +92,79 @@ impl Hierarchy {
         }
     }
 
-    /// DEMOTE: pass the blocks level `k` evicted since the last call (its access for `client`) down to
-    /// level `k + 1` at once when that level is `exclusive = "demote"` (the instant engine). Returns how
-    /// many were sent.
+    /// DEMOTE, the instant engine: pass the blocks level `k` evicted in its last access (for `client`)
+    /// down to level `k + 1` when that level is `exclusive = "demote"`. Those whose data the level had
+    /// land at once; those the access evicted while reading them go to `held` (see
+    /// [`Hierarchy::take_demotions`]), to land once the level below has served the access's fetches
+    /// ([`Hierarchy::land_held`]). `fetches` are the level's fetches so far, the access's from `from` on.
+    /// Returns how many blocks were sent or held.
     #[inline]
-    pub fn pass_demotions(&mut self, k: usize, client: u32) -> usize {
+    pub fn pass_demotions(
+        &mut self,
+        k: usize,
+        client: u32,
+        fetches: &[Fetch],
+        from: usize,
+        held: &mut Vec<(usize, u64)>,
+    ) -> usize {
         if !self.demotes_below(k) {
             return 0;
         }
-        let evicted = self.take_demotions(k);
-        self.land_demotions(k, client, &evicted);
-        evicted.len()
+        let before = held.len();
+        let ready = self.take_demotions(k, fetches, from, held);
+        self.land_demotions(k, client, &ready);
+        ready.len() + held.len() - before
+    }
+
+    /// DEMOTE, the instant engine: the level below `k` has served every fetch of level `k`'s access
+    /// (`fetches`): the blocks `held` names (index in `fetches`, block) land there now, in fetch order,
+    /// so that the level below missed them and read them as the device's data. After all of the fetches,
+    /// not each: the timed engine with zero latencies lands them once the level below is done with that
+    /// instant's requests (its prefetches arrived too), and both engines must count the same.
+    pub fn land_held(&mut self, k: usize, fetches: &[Fetch], held: &mut [(usize, u64)]) {
+        held.sort_by_key(|&(f, _)| f);
+        for &(f, b) in held.iter() {
+            let client = fetches.get(f).map_or(0, |f| f.client);
+            self.land_demotions(k, client, &[b]);
+        }
     }
 
     /// DEMOTE: the blocks level `k` evicted since the last call, when level `k + 1` takes them (else
-    /// none). The timed engine sends them over the link and lands them on arrival.
+    /// none). Returned: those whose data the level had, which go down at once. A block inside one of the
+    /// access's own fetches (`fetches[from..]`) was brought in by that access and evicted again before
+    /// its read arrived: the level never had its data (Wong & Wilkes demote a block with its data), so it
+    /// goes to `held` with the index in `fetches` of the read bringing it, and goes down when that read
+    /// arrives (the timed engine) or after the level below served the access's reads (the instant
+    /// engine).
     #[inline]
-    pub fn take_demotions(&mut self, k: usize) -> Vec<u64> {
+    pub fn take_demotions(
+        &mut self,
+        k: usize,
+        fetches: &[Fetch],
+        from: usize,
+        held: &mut Vec<(usize, u64)>,
+    ) -> Vec<u64> {
         if !self.demotes_below(k) {
             return Vec::new();
         }
-        self.levels[k].take_evicted()
+        let mut evicted = self.levels[k].take_evicted();
+        let own = &fetches[from.min(fetches.len())..];
+        if !own.is_empty() {
+            evicted.retain(|&b| match own.iter().position(|f| b >= f.first && b - f.first < u64::from(f.len)) {
+                Some(i) => {
+                    held.push((from + i, b));
+                    false
+                }
+                None => true,
+            });
+        }
+        evicted
     }
 
     /// DEMOTE: blocks evicted by level `k` (its access for `client`) arrive at level `k + 1`. A block the
-    /// level above holds again by then (fetched anew while the demotion was on the link, or re-inserted
-    /// within the evicting access) is dropped: caching it would put it in both levels.
+    /// level above holds again by then (resident or in flight: fetched anew while the demotion was on
+    /// the link or its read was in flight, or re-inserted within the evicting access) is dropped: caching
+    /// it would put it in both levels.
     pub fn land_demotions(&mut self, k: usize, client: u32, blocks: &[u64]) {
         for &b in blocks {
             if !self.levels[k].contains(b) {

@@ -126,6 +126,10 @@ pub struct Job {
     pub t_start: u64,
     /// App: its issue index (0-based). Fetch: 0.
     pub index: u64,
+    /// Fetch, DEMOTE: the batch of blocks its level evicted while this fetch was reading them, sent down
+    /// when it arrives, since only then has the level their data (an id of the engine's DEMOTE batches;
+    /// `NIL`: none).
+    pub held_demotions: u32,
 }
 
 impl Job {
@@ -150,6 +154,7 @@ impl Job {
             t_origin: now,
             t_start: now,
             index: 0,
+            held_demotions: NIL,
         }
     }
 }

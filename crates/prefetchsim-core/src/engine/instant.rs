@@ -10,19 +10,31 @@ use crate::request::{Fetch, Request};
 const TICK: u64 = 1 << 16;
 
 /// Serve one request through the chain of levels. `scratch[k]` receives level k's fetches.
+///
+/// DEMOTE: a level's evictions go down after its access, except the blocks the access evicted while
+/// reading them: those land only after the level below has served the access's fetches (the timed
+/// engine sends them when their read arrives), so the level below misses them first.
 #[inline]
 pub fn serve(h: &mut Hierarchy, scratch: &mut [Vec<Fetch>], req: &Request) {
     scratch[0].clear();
     h.levels[0].access(req, req.len, &mut scratch[0]);
-    h.pass_demotions(0, req.client);
+    // Blocks of the upper level held until the level below served their fetch: (its index, block).
+    let mut held = Vec::new();
+    h.pass_demotions(0, req.client, &scratch[0], 0, &mut held);
     for k in 1..h.levels.len() {
         let (upper, lower) = scratch.split_at_mut(k);
         let out = &mut lower[0];
         out.clear();
+        let mut held_here = Vec::new();
         for f in &upper[k - 1] {
+            let from = out.len();
             h.levels[k].access(&f.as_request(req), f.demand_len, out);
-            h.pass_demotions(k, f.client);
+            h.pass_demotions(k, f.client, out, from, &mut held_here);
         }
+        if !held.is_empty() {
+            h.land_held(k - 1, &upper[k - 1], &mut held);
+        }
+        held = held_here;
     }
 }
 

@@ -264,8 +264,9 @@ impl Pins {
 impl<P: Policy> Level<P> {
     /// The read in flight that carries `block`, which an earlier access inserted and evicted again before
     /// it ended ([`Pins::orphans`]). None when there is none, and always with prefetch apart (a held read
-    /// may skip the block) and above a DEMOTE level (the block evicted went down to the level below, which
-    /// serves it from there).
+    /// may skip the block) and above a DEMOTE level (the block goes down to the level below when that
+    /// read arrives; a request for it meanwhile reads it again, and the level below or the device's
+    /// scheduler joins the two reads).
     #[inline]
     pub(super) fn orphan_read(&self, block: u64) -> Option<u32> {
         if self.pins.orphans.is_empty() || self.pins.apart || self.evicted.is_some() {

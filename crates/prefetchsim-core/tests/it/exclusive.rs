@@ -4,11 +4,12 @@
 
 use prefetchsim_core::config::{EngineKind, HierarchyConfig, LevelConfig, Replay, SizeSpec};
 use prefetchsim_core::engine::instant::serve;
-use prefetchsim_core::engine::{Hierarchy, Silent, VecSource};
+use prefetchsim_core::engine::{Hierarchy, Silent, TimedObserver, VecSource};
+use prefetchsim_core::eventlog::{Event, EventKind, MemorySink};
 use prefetchsim_core::level::exclusive::Exclusive;
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::request::{Fetch, Request};
-use prefetchsim_core::run::run_timed;
+use prefetchsim_core::run::{run_timed, run_timed_observed};
 use proptest::prelude::*;
 
 fn two_levels(l1: u64, l2: u64, l1_pf: &str, l2_pf: &str, ex: Exclusive) -> HierarchyConfig {
@@ -150,4 +151,184 @@ fn demoted_blocks_land_at_l2_only_after_the_link_transfer() {
     };
     assert_eq!(run(21), 0);
     assert_eq!(run(40), 1);
+}
+
+/// Events of a run recorded in memory, and the sink that records them.
+fn memory_log() -> (std::sync::Arc<std::sync::Mutex<Vec<Event>>>, Box<MemorySink>) {
+    let sink = MemorySink::default();
+    (std::sync::Arc::clone(&sink.events), Box::new(sink))
+}
+
+/// Timed run: when each request was issued and completed, and when each device read ended.
+#[derive(Default)]
+struct Times {
+    issued: Vec<u64>,
+    completed: Vec<u64>,
+    reads_done: Vec<(u64, u32, u64)>,
+}
+
+impl TimedObserver for Times {
+    fn issued(&mut self, _index: u64, t: u64) {
+        self.issued.push(t);
+    }
+    fn completed(&mut self, index: u64, t: u64) {
+        let i = index as usize;
+        self.completed.resize(self.completed.len().max(i + 1), 0);
+        self.completed[i] = t;
+    }
+    fn read_done(&mut self, first: u64, len: u32, t: u64) {
+        self.reads_done.push((first, len, t));
+    }
+}
+
+/// Two levels, timed, open loop: L1 of `l1` blocks over a DEMOTE L2 of 8, a 2 ms device without a queue
+/// policy, a link of 0.1 ms plus 0.05 ms per page.
+fn timed_demote(l1: u64) -> HierarchyConfig {
+    HierarchyConfig::from_toml(&format!(
+        "[[level]]\nsize = {l1}\n[[level]]\nsize = 8\noptions = {{ exclusive = 'demote' }}\n\
+         [engine]\nkind = 'timed'\nreplay = 'open'\n\
+         [device]\nname = 'fixed'\nread_latency_ms = 2.0\n[scheduler]\npolicy = 'noop'\n\
+         [link]\nalpha_ms = 0.1\nbeta_ms_per_page = 0.05\n"
+    ))
+    .unwrap()
+}
+
+#[test]
+fn a_block_evicted_while_its_read_is_in_flight_goes_down_only_when_that_read_arrives() {
+    // L1 of two blocks reads 0-3 at 0 ms: it inserts 0 and 1, evicts them for 2 and 3 within the same
+    // access and sends one read of 0-3, which the device (2 ms) ends at 2.1 ms. L1 never had the data of
+    // 0 and 1, so they go down only when that read arrives at L1 (2.4 ms). A request for 0 at 0.3 ms
+    // misses at L1 and at L2 and waits for the device; before the fix it hit at L2 at 0.4 ms (rt 0.25 ms).
+    let ms = 1_000_000u64;
+    let cfg = timed_demote(2);
+    let reqs = vec![
+        Request { time_ns: 0, stream: 0, ..Request::read(0, 4) },
+        Request { time_ns: 3 * ms / 10, stream: 1, ..Request::read(0, 1) },
+    ];
+    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+    let (events, sink) = memory_log();
+    h.set_event_sink(sink);
+    let mut times = Times::default();
+    let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut times).unwrap();
+    let events = events.lock().unwrap().clone();
+
+    // The second request is not served before the device has read block 0.
+    let read_end =
+        times.reads_done.iter().filter(|&&(f, n, _)| f == 0 && n > 0).map(|&(_, _, t)| t).min().expect("block 0 read");
+    let rt = times.completed[1] - reqs[1].time_ns;
+    assert!(rt >= read_end - reqs[1].time_ns, "rt {rt} ns, block 0 read by the device at {read_end} ns");
+    // L2 never hits block 0 (nor anything else).
+    assert_eq!(r.levels[1].counters.hits, 0);
+    assert!(!events.iter().any(|e| e.level == 1 && e.ev.kind == EventKind::Hit), "{events:?}");
+    // L1's read of 0-3 arrives at 2.4 ms; only then do 0 and 1 go down (0.2 ms on the link). The second
+    // request's block 0 was served without being cached at L1 (both its frames were in flight), so 0 lands
+    // too.
+    let arrived = events
+        .iter()
+        .find(|e| e.level == 0 && e.ev.kind == EventKind::FetchDone && e.ev.block == 0 && e.ev.len == 4)
+        .expect("L1's read of 0-3 arrives")
+        .time;
+    let landed: Vec<(u64, u64)> = events
+        .iter()
+        .filter(|e| e.level == 1 && e.ev.kind == EventKind::DemoteIn)
+        .map(|e| (e.ev.block, e.time))
+        .collect();
+    assert_eq!(landed.iter().map(|&(b, _)| b).collect::<Vec<_>>(), vec![0, 1], "{events:?}");
+    for &(b, t) in &landed {
+        assert!(t > arrived, "block {b} landed at {t} ns, L1's read of it arrived at {arrived} ns");
+    }
+    assert_eq!(r.levels[1].counters.demoted_in, 2);
+    assert_eq!(h.levels[0].resident_blocks(), vec![2, 3]);
+    assert_eq!(h.levels[1].resident_blocks(), vec![0, 1]);
+}
+
+#[test]
+fn a_block_evicted_in_flight_and_read_again_before_its_read_arrives_is_dropped_when_it_lands() {
+    // L1 of one block. 12 (0 ms) goes down when 11 (3 ms) evicts it. At 6 ms, 10-12: 11 hits, 10 and 12
+    // miss; caching 12 evicts 10, in flight: fetches [10] (L2 misses, device until 8.1 ms, back at 8.25
+    // ms) and [12] (an L2 hit, back at 6.25 ms). At 7 ms 10 is asked again: L1 caches it (12 is ready)
+    // and reads it again; L2 has not got it and joins its device read. When L1's first read of 10
+    // arrives, 10 goes down and is dropped: L1 holds it again.
+    let ms = 1_000_000u64;
+    let cfg = timed_demote(1);
+    let reqs: Vec<Request> = [(0, 12, 1), (3, 11, 1), (6, 10, 3), (7, 10, 1)]
+        .map(|(at, b, n)| Request { time_ns: at * ms, ..Request::read(b, n) })
+        .to_vec();
+    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+    let (events, sink) = memory_log();
+    h.set_event_sink(sink);
+    let mut times = Times::default();
+    let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut times).unwrap();
+    let events = events.lock().unwrap().clone();
+    let reads_of_10: Vec<u64> = times.reads_done.iter().filter(|&&(f, _, _)| f == 10).map(|&(_, _, t)| t).collect();
+    assert_eq!(reads_of_10, vec![8 * ms + ms / 10], "one device read of 10");
+    assert!(times.completed[3] >= reads_of_10[0], "the read of 10 at 7 ms ends at {} ns", times.completed[3]);
+    // L2's one hit is 12; 10 never reaches it.
+    assert_eq!(r.levels[1].counters.hits, 1);
+    let landed: Vec<u64> =
+        events.iter().filter(|e| e.level == 1 && e.ev.kind == EventKind::DemoteIn).map(|e| e.ev.block).collect();
+    assert_eq!(landed, vec![12, 11, 12], "{events:?}");
+    assert_eq!(h.levels[0].resident_blocks(), vec![10]);
+    assert_eq!(h.levels[1].resident_blocks(), vec![11, 12]);
+}
+
+#[test]
+fn a_block_l1_prefetched_and_evicted_while_reading_it_goes_down_when_that_read_arrives() {
+    // L1 of two blocks with RA(4): a miss on 0 reads 0-4 in one fetch; caching the prefetched 1-4
+    // evicts 0, 2 and 1 within the access, in flight. A request for 2 at 0.3 ms misses at L1 and L2 (the
+    // blocks have not come down) and waits for the device; 0, 1 and 2 land after L1's read arrives.
+    let ms = 1_000_000u64;
+    let mut cfg = timed_demote(2);
+    cfg.level[0].prefetcher = serde_json::from_value(serde_json::json!("pfc-ra")).unwrap();
+    let reqs = vec![Request::read(0, 1), Request { time_ns: 3 * ms / 10, stream: 1, ..Request::read(2, 1) }];
+    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
+    let (events, sink) = memory_log();
+    h.set_event_sink(sink);
+    let mut times = Times::default();
+    let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut times).unwrap();
+    let events = events.lock().unwrap().clone();
+    let read_end = times.reads_done.iter().find(|&&(f, n, _)| f == 0 && n == 5).expect("one read of 0-4").2;
+    assert!(times.completed[1] >= read_end, "the request for 2 ends at {} ns", times.completed[1]);
+    assert_eq!(r.levels[1].counters.hits, 0);
+    let arrived = events
+        .iter()
+        .find(|e| e.level == 0 && e.ev.kind == EventKind::FetchDone && e.ev.block == 0 && e.ev.len == 5)
+        .expect("L1's read of 0-4 arrives")
+        .time;
+    let landed: Vec<(u64, u64)> = events
+        .iter()
+        .filter(|e| e.level == 1 && e.ev.kind == EventKind::DemoteIn)
+        .map(|e| (e.ev.block, e.time))
+        .collect();
+    // In eviction order (RA's blocks go in at the eviction end: 2 went before 1).
+    assert_eq!(landed.iter().map(|&(b, _)| b).collect::<Vec<_>>(), vec![0, 2, 1], "{events:?}");
+    assert!(landed.iter().all(|&(_, t)| t > arrived), "{landed:?}, L1's read arrived at {arrived} ns");
+}
+
+#[test]
+fn instant_a_block_evicted_by_the_access_that_fetches_it_lands_below_after_the_lower_access() {
+    // L1 of two blocks reads 0-3: it inserts 0 and 1 and evicts them for 2 and 3 within the access. L2
+    // serves the fetch of 0-3 first (four misses, read from below), then 0 and 1 land. Before, they landed
+    // before L2's access, which then hit them: data L1 never had.
+    let mut h = Hierarchy::build(&two_levels(2, 8, "none", "none", Exclusive::Demote), 4096, None).unwrap();
+    let (events, sink) = memory_log();
+    h.set_event_sink(sink);
+    let mut scratch: Vec<Vec<Fetch>> = vec![Vec::new(); 2];
+    serve(&mut h, &mut scratch, &Request::read(0, 4));
+    h.log_all(0);
+    assert_eq!(h.levels[1].counters().hits, 0);
+    assert_eq!(h.levels[1].counters().misses, 4);
+    assert_eq!(h.levels[1].counters().demoted_in, 2);
+    assert_eq!(h.levels[1].resident_blocks(), vec![0, 1]);
+    assert_eq!(h.levels[0].resident_blocks(), vec![2, 3]);
+    let l2: Vec<(EventKind, u64)> =
+        events.lock().unwrap().iter().filter(|e| e.level == 1).map(|e| (e.ev.kind, e.ev.block)).collect();
+    let at = |kind, block| l2.iter().position(|&e| e == (kind, block)).unwrap_or_else(|| panic!("{l2:?}"));
+    for b in [0, 1] {
+        assert!(at(EventKind::Miss, b) < at(EventKind::DemoteIn, b), "{l2:?}");
+    }
+    // A block evicted that was ready still goes down at once: 2 (ready now) is evicted by reading 4,
+    // lands before L2's access for 4, and a later read of 2 hits at L2.
+    feed(&mut h, &reads(&[4, 2]));
+    assert_eq!(h.levels[1].counters().hits, 1);
 }

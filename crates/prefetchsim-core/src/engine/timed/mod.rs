@@ -29,7 +29,8 @@
 //!
 //! Events of the same nanosecond run by class: completions first (device done, replies, DEMOTE
 //! arrivals, unplug timers), then requests arriving at a level, deeper levels first, then the trace's next request; each
-//! class in scheduling order. So everything a request sets off at time t that takes no time is over
+//! class in scheduling order. DEMOTE blocks the upper level evicted while reading them (sent when that
+//! read arrives) land with the requests arriving at their level, after those scheduled before them. So everything a request sets off at time t that takes no time is over
 //! before the next request at t is looked up, and with zero latencies everywhere the levels see exactly
 //! the access sequence of the instant engine: the same hits, misses and prefetches.
 //!
@@ -167,6 +168,8 @@ struct Engine<'a, O: TimedObserver + ?Sized> {
     new_ids: Vec<u32>,
     tags: Vec<u64>,
     ready: VecDeque<u32>,
+    /// DEMOTE: (fetch index in `out`, block) of the blocks an access evicted while reading them.
+    held_scratch: Vec<(usize, u64)>,
     // Progress.
     totals: RunTotals,
     outstanding_apps: u64,
@@ -251,6 +254,7 @@ pub fn run_on<O: TimedObserver + ?Sized>(
         new_ids: Vec::with_capacity(64),
         tags: Vec::with_capacity(64),
         ready: VecDeque::with_capacity(64),
+        held_scratch: Vec::new(),
         totals: RunTotals::default(),
         outstanding_apps: 0,
         stop: false,
@@ -453,6 +457,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             t_origin: if open { t_staged } else { now },
             t_start: now,
             index,
+            held_demotions: NIL,
         });
         self.outstanding_apps += 1;
         self.obs.issued(index, now);

@@ -1,11 +1,12 @@
 //! The network between consecutive levels (`shared/docs/models/network.md`): every message goes over the
 //! link of the level that sends it; fetches go down as `ReadReq`, their blocks come back as `ReadResp`,
-//! and with DEMOTE the blocks a level evicted go down in one message per access. Pure-delay links
+//! and with DEMOTE the blocks a level evicted go down in one message per access (those it evicted while
+//! reading them in one message per read, when that read arrives). Pure-delay links
 //! (`link = "none"`) take their delays from tables instead of the link model.
 
 use super::{Engine, Ev, TimedObserver, DONE};
 use crate::device::ms_to_ns;
-use crate::engine::inflight::Slab;
+use crate::engine::inflight::{Slab, NIL};
 use crate::link::{Link, LinkParams, MsgKind};
 
 /// The links of a timed run and what travels on them.
@@ -93,15 +94,45 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         self.q.schedule(t, DONE, Ev::RespArrive(j));
     }
 
-    /// DEMOTE: the blocks the last access of level `k` (for `client`) evicted go down as one message.
+    /// DEMOTE: the blocks the last access of level `k` (for `client`) evicted go down as one message,
+    /// except those it evicted while reading them: the level has no data for them yet, so each fetch of
+    /// the access (`out`, `new_ids`) keeps its own as a batch sent when it arrives
+    /// ([`Engine::send_held_demotions`]).
     pub(super) fn send_demotions(&mut self, k: usize, client: u32, now: u64) {
-        let demoted = self.h.take_demotions(k);
+        let mut held = std::mem::take(&mut self.held_scratch);
+        held.clear();
+        let demoted = self.h.take_demotions(k, &self.out, 0, &mut held);
         if !demoted.is_empty() {
             let pages = self.net.pages(demoted.len() as u64);
             let t = self.net.send(k, MsgKind::Demote, pages, now);
             let id = self.net.demotions.alloc((k, client, demoted));
             self.q.schedule(t, DONE, Ev::DemoteArrive(id));
         }
+        // One batch per fetch, its blocks in eviction order; an access has few fetches.
+        while let Some(&(c, _)) = held.first() {
+            let blocks: Vec<u64> = held.iter().filter(|&&(f, _)| f == c).map(|&(_, b)| b).collect();
+            held.retain(|&(f, _)| f != c);
+            let id = self.net.demotions.alloc((k, client, blocks));
+            let g = self.new_ids[c];
+            self.fl.jobs[g].held_demotions = id;
+        }
+        self.held_scratch = held;
+    }
+
+    /// DEMOTE: fetch `g` of level `k` arrived, carrying blocks the level evicted while reading them: now
+    /// that the level has their data, they go down as one message.
+    pub(super) fn send_held_demotions(&mut self, k: usize, g: u32, now: u64) {
+        let id = std::mem::replace(&mut self.fl.jobs[g].held_demotions, NIL);
+        if id == NIL {
+            return;
+        }
+        let pages = self.net.pages(self.net.demotions[id].2.len() as u64);
+        let t = self.net.send(k, MsgKind::Demote, pages, now);
+        // With the requests arriving at the level below, after them: with zero latencies the level below
+        // has then served every fetch of the evicting access and its own reads have arrived, as when the
+        // instant engine lands these blocks.
+        let c = self.class_req(k + 1);
+        self.q.schedule(t, c, Ev::DemoteArrive(id));
     }
 
     /// DEMOTE batch `id` arrives at the level below the one that evicted it.

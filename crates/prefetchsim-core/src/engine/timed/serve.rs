@@ -34,7 +34,8 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         // Nothing is inserted without a fetch: an access with none has nothing to pin.
         let kept = if self.new_ids.is_empty() { 0 } else { self.h.levels[k].set_fetch_tags(&self.new_ids) };
         // DEMOTE: the blocks this access evicted go down the link as one message and land at the level
-        // below when it arrives (a completion: with zero latency, before any other access).
+        // below when it arrives (a completion: with zero latency, before any other access); those it
+        // evicted while reading them wait for their read's arrival.
         self.send_demotions(k, j.client, now);
         let bottom = k + 1 == self.n;
         // Attach the job to the reads it waits for: its missing blocks are in this access's fetches (in
@@ -149,6 +150,9 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         let k = usize::from(f.level);
         self.h.levels[k].complete(f.first, f.len, g);
         self.h.log_level(k, now);
+        if f.held_demotions != NIL {
+            self.send_held_demotions(k, g, now);
+        }
         if k + 1 == self.n && !self.fl.orphans.is_empty() {
             let orphans = &mut self.fl.orphans;
             for b in f.first..f.first + u64::from(f.len) {
