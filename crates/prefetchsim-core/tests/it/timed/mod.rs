@@ -18,6 +18,7 @@ use proptest::prelude::*;
 mod equivalence;
 mod invariants;
 mod read_ahead;
+mod utilization;
 mod window;
 mod worked_cases;
 
