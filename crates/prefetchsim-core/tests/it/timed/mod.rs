@@ -17,6 +17,7 @@ use proptest::prelude::*;
 
 mod equivalence;
 mod invariants;
+mod linux_plugging;
 mod read_ahead;
 mod utilization;
 mod window;
