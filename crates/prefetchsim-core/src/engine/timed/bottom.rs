@@ -84,6 +84,15 @@ impl Io {
     }
 }
 
+impl Io {
+    /// Whether the unplug timer of generation `gen` due at `t` still has its plug: the newest timer, and
+    /// the queue is plugged until `t`. A plug gone (a sync bio, `unplug_thresh` or a waiting task unplugged
+    /// it) or replaced by a later one leaves a stale timer, which is no event of the run.
+    pub(super) fn unplug_timer_live(&self, gen: u32, t: u64) -> bool {
+        gen == self.unplug_gen && self.sched.next_wakeup() == Some(t)
+    }
+}
+
 impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     /// `prefetch_io = "apart"`: read this access's fetches (`new_ids`) of the requested blocks `first ..
     /// first + len` now and hold the others (prefetch) at a gate until those reads have arrived.

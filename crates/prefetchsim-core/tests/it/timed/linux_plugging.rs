@@ -1,6 +1,7 @@
 //! Linux plugging (`scheduler.plugging = "linux"`, iosched.md §3): an async bio into an empty queue plugs
 //! it for `unplug_delay_ms`; a sync bio, `unplug_thresh` requests or a task that starts waiting on a
-//! queued read unplug it at once, and the queue is run then.
+//! queued read unplug it at once, and the queue is run then; an unplug timer whose plug is gone is no
+//! event of the run.
 
 use super::*;
 
@@ -53,7 +54,7 @@ fn a_demand_read_waiting_on_a_plugged_prefetch_unplugs_the_queue_at_once() {
     assert_eq!(obs.done, vec![(10, 2, 500), (13, 2, 1000), (12, 1, 3500)]);
     assert_eq!(obs.completed[&3], 3500);
     let t = r.timing.unwrap();
-    assert_eq!(t.reads.max_ms, 0.8);
+    assert_eq!((t.reads.max_ms, t.end_ns), (0.8, 3500 * 1000));
 }
 
 #[test]
@@ -65,4 +66,27 @@ fn a_demand_read_waiting_on_a_dispatched_read_also_unplugs_the_queue() {
     assert_eq!(obs.done, vec![(10, 2, 500), (100, 2, 2900), (12, 1, 3400)]);
     let (_, obs) = run(&reads(&[(0, 10), (2400, 100), (2500, 11)]));
     assert_eq!(obs.done, vec![(10, 2, 500), (100, 2, 2900), (12, 1, 6000)]);
+}
+
+#[test]
+fn an_unplug_timer_whose_plug_is_gone_does_not_end_the_run() {
+    // 0: miss 10 (+ 11), read over [0, 0.5]; 1.0: the hit on 11 prefetches 12 into an empty queue: plugged,
+    // timer at 4.0; 1.1: miss 50 (+ 51), a sync bio, unplugs: 12 is read over [1.1, 1.6], 50 over
+    // [1.6, 2.1]. The run ends at 2.1: busy 1.5 ms of 2.1, a queue of 1 over [1.0, 1.1] and [1.1, 1.6].
+    // Before, the stale timer at 4.0 ended it: sim_time 4 ms, utilisation 0.375, queue mean 0.15.
+    let (r, obs) = run(&reads(&[(0, 10), (1000, 11), (1100, 50)]));
+    assert_eq!(obs.done, vec![(10, 2, 500), (12, 1, 1600), (50, 2, 2100)]);
+    let t = r.timing.unwrap();
+    assert_eq!((t.start_ns, t.end_ns, t.makespan_ns, t.device.busy_ns), (0, 2_100_000, 2_100_000, 1_500_000));
+    assert!((t.device.queue_mean - 0.6 / 2.1).abs() < 1e-12, "{}", t.device.queue_mean);
+}
+
+#[test]
+fn a_later_plug_waits_its_own_full_delay() {
+    // As above with 20 (+ 21) read at 0.2: the plug of 2.5 (timer at 5.5) is gone at 3.0 (miss 50); the hit
+    // on 21 at 4.0 prefetches 22 into an empty queue, a new plug: 22 waits until 7.0, not until the old
+    // timer's 5.5, and the run ends at 7.5.
+    let (r, obs) = run(&reads(&[(0, 10), (200, 20), (2500, 11), (3000, 50), (4000, 21)]));
+    assert_eq!(obs.done, vec![(10, 2, 500), (20, 2, 1000), (12, 1, 3500), (50, 2, 4000), (22, 1, 7500)]);
+    assert_eq!(r.timing.unwrap().end_ns, 7_500_000);
 }
