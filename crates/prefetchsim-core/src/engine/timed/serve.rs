@@ -87,11 +87,8 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             self.fl.add_waiter(cur, job, cnt);
         }
         self.fl.jobs[job].outstanding = waiting;
-        if kick_sync && self.io.sched.unplug_sync() {
-            // A task now waits on a read in flight: Linux kicks a plugged queue at once (iosched.md §3), so
-            // run it after this event. Unplugging alone left a late prefetch's read queued, the device
-            // idle, until the unplug timer.
-            self.io.dirty = true;
+        if kick_sync {
+            self.demand_waits();
         }
         if bottom {
             let all_kept = kept == fetched;

@@ -90,3 +90,25 @@ fn a_later_plug_waits_its_own_full_delay() {
     assert_eq!(obs.done, vec![(10, 2, 500), (20, 2, 1000), (12, 1, 3500), (50, 2, 4000), (22, 1, 7500)]);
     assert_eq!(r.timing.unwrap().end_ns, 7_500_000);
 }
+
+#[test]
+fn a_demand_read_waiting_on_another_caches_plugged_prefetch_unplugs_the_queue() {
+    // Two per-client caches over the one device. Client 0: 0: miss 10 (+ 11), read over [0, 0.5]; 2.5:
+    // the hit on 11 prefetches 12 into the empty queue, plugged until 5.5. Client 1, 3.0: misses 12 and
+    // waits for client 0's read of it, still queued behind the plug; its own prefetch of 13 is an async
+    // bio, which does not unplug. The wait unplugs the queue: 12 and 13 (merged) are read over [3, 3.5].
+    // Before, they waited for the timer (read over [5.5, 6]).
+    let c = HierarchyConfig::from_toml(
+        "[[level]]\nsize = 1000\nprefetcher = 'obl'\nper_client = true\n[engine]\nkind = 'timed'\nreplay = 'open'\n\
+         [device]\nname = 'fixed'\nread_latency_ms = 0.5\n[scheduler]\npolicy = 'noop'\nplugging = 'linux'\n",
+    )
+    .unwrap();
+    let mut reqs = reads(&[(0, 10), (2500, 11), (3000, 12)]);
+    reqs[2].client = 1;
+    reqs[2].stream = 1;
+    let mut h = Hierarchy::build(&c, 4096, None).unwrap();
+    let mut obs = Reads::default();
+    run_timed_observed(&mut VecSource::new(reqs), &mut h, &c, &mut Silent, &mut obs).unwrap();
+    assert_eq!(obs.done, vec![(10, 2, 500), (12, 1, 3500), (13, 1, 3500)]);
+    assert_eq!(obs.completed[&2], 3500);
+}
