@@ -7,7 +7,8 @@
 //! Classes let the engine say what happens first at one instant; it uses them so that the work a
 //! request sets off at time t (forwarding, device service, replies) is done before the next request
 //! of the trace arrives at t (see `timed.rs`). Cancellation is lazy: an event carries a generation
-//! that its handler compares with its target's, and stale events are dropped when popped.
+//! that its handler compares with its target's, and stale events are dropped when popped, or before
+//! ([`EventQueue::drop_cancelled`]) when running them, even as no-ops, would move the clock.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
