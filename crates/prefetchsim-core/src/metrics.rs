@@ -350,8 +350,9 @@ pub struct ClientTiming {
 pub struct DeviceReport {
     /// Device preset name.
     pub name: String,
-    /// Requests the device accepts at once.
-    pub queue_depth: u32,
+    /// Requests the device serves at once (its parallel channels), the divisor of `device_utilization`;
+    /// not the scheduler's `device_qdepth`, which may keep more outstanding.
+    pub channels: u32,
     /// Sectors per cache block.
     pub block_sectors: u32,
     /// Requests dispatched (at or after the window's start) carrying only demand (sync) bios.
@@ -455,7 +456,7 @@ impl TimingReport {
             &mut v,
         );
         let span = self.end_ns.saturating_sub(self.start_ns);
-        let util = if span == 0 { 0.0 } else { d.busy_ns as f64 / (span as f64 * f64::from(d.queue_depth.max(1))) };
+        let util = if span == 0 { 0.0 } else { d.busy_ns as f64 / (span as f64 * f64::from(d.channels.max(1))) };
         let mean_svc = if d.requests() == 0 { 0.0 } else { d.service_ns as f64 / d.requests() as f64 / 1e6 };
         let mean_wait = if d.requests() == 0 { 0.0 } else { d.queue_wait_ns as f64 / d.requests() as f64 / 1e6 };
         v.extend([

@@ -216,7 +216,7 @@ impl EmulatedDisk {
     pub fn build(name: &str) -> Result<Self, String> {
         let spec = serde_json::from_value(Value::String(name.to_string())).map_err(|e| e.to_string())?;
         let dev = prefetchsim_core::device::build("emulate", &spec, 1).map_err(|e| e.to_string())?;
-        let sched = prefetchsim_core::device::IoScheduler::new(Default::default(), dev.queue_depth(), "emulate")
+        let sched = prefetchsim_core::device::IoScheduler::new(Default::default(), dev.channels(), "emulate")
             .map_err(|e| e.to_string())?;
         let capacity_bytes = dev.capacity().saturating_mul(512);
         Ok(Self {

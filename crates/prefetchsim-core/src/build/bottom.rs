@@ -27,7 +27,7 @@ pub fn build_bottom(cfg: &HierarchyConfig, seed: u64, n_levels: usize, block_siz
     let probe = Link::new(lp.clone(), "link")?;
     let req_delay_ns = ms_to_ns(probe.delay_ms(MsgKind::ReadReq, 0));
     let dev = device::build("device", &cfg.device_spec(), derive_seed(seed, 1))?;
-    let sched = IoScheduler::new(cfg.scheduler.clone().unwrap_or_default(), dev.queue_depth(), "scheduler")?;
+    let sched = IoScheduler::new(cfg.scheduler.clone().unwrap_or_default(), dev.channels(), "scheduler")?;
     let spb = block_size.div_ceil(512).max(1);
     let max_sectors = sched.params().max_sectors;
     // A bio smaller than a block split every block into two device requests (7 + 1 sectors), doubling them.
@@ -40,7 +40,7 @@ pub fn build_bottom(cfg: &HierarchyConfig, seed: u64, n_levels: usize, block_siz
     let bio_blocks = u32::try_from((u64::from(max_sectors) / spb).max(1)).unwrap_or(u32::MAX);
     let dev_report = DeviceReport {
         name: dev.name().to_string(),
-        queue_depth: cfg.scheduler.as_ref().and_then(|p| p.device_qdepth).unwrap_or(dev.queue_depth()),
+        channels: dev.channels(),
         block_sectors: spb as u32,
         ..DeviceReport::default()
     };

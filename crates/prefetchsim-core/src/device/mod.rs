@@ -2,8 +2,8 @@
 //! block I/O scheduler that feeds them (`shared/docs/models/disk.md`, `iosched.md`).
 //!
 //! Engine-agnostic: a device is a state machine driven by two calls. The engine (or a test driver)
-//! dispatches a request with [`Device::start`] at `now` and gets its completion time back; it must not
-//! have more than [`Device::queue_depth`] requests outstanding. Everything a device does between two
+//! dispatches a request with [`Device::start`] at `now` and gets its completion time back; it serves
+//! [`Device::channels`] requests at once, and one started while all are busy waits inside it. Everything a device does between two
 //! calls (disk read-ahead, write-back destage, platter rotation) is computed lazily at the next call, so
 //! a device never needs events of its own. Times are integer nanoseconds; models compute durations in
 //! f64 milliseconds and convert once ([`ms_to_ns`]). Given its parameters and seed a device is
@@ -200,8 +200,10 @@ pub trait Device: Send + std::fmt::Debug {
     fn name(&self) -> &str;
     /// Capacity in 512-byte sectors.
     fn capacity(&self) -> u64;
-    /// How many dispatched requests the device accepts at once (HDD 1; SSD its parallel slots).
-    fn queue_depth(&self) -> u32;
+    /// How many requests the device serves at once (HDD 1; SSD its `parallel` slots). The scheduler's
+    /// default `device_qdepth`, and the divisor of `device_utilization`: a larger `device_qdepth` only
+    /// makes requests wait inside the device, it adds no channel.
+    fn channels(&self) -> u32;
     /// The earliest time a newly started request would begin service without waiting inside the device.
     fn busy_until(&self) -> u64;
     /// Serve `io` dispatched at `now` and return its completion. Calls must come in nondecreasing

@@ -180,7 +180,7 @@ impl Device for Ssd {
         self.p.lbns
     }
 
-    fn queue_depth(&self) -> u32 {
+    fn channels(&self) -> u32 {
         self.p.parallel
     }
 
@@ -254,7 +254,7 @@ mod tests {
         let mut d = Ssd::new("f", p, "device").unwrap();
         let done: Vec<u64> = (0..4).map(|_| d.start(&DiskIo::read(0, 1), 0).unwrap().done).collect();
         assert_eq!(done, vec![5_000_000, 5_000_000, 10_000_000, 10_000_000]);
-        assert_eq!(d.queue_depth(), 2);
+        assert_eq!(d.channels(), 2);
     }
 
     #[test]

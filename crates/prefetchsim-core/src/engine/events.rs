@@ -7,7 +7,8 @@
 //! Classes let the engine say what happens first at one instant; it uses them so that the work a
 //! request sets off at time t (forwarding, device service, replies) is done before the next request
 //! of the trace arrives at t (see `timed.rs`). Cancellation is lazy: an event carries a generation
-//! that its handler compares with its target's, and stale events are dropped when popped.
+//! that its handler compares with its target's, and stale events are dropped when popped, or before
+//! ([`EventQueue::drop_cancelled`]) when running them, even as no-ops, would move the clock.
 
 use std::cmp::Ordering;
 use std::collections::BinaryHeap;
@@ -98,6 +99,18 @@ impl<E: Copy> EventQueue<E> {
         self.heap.push(Key { t, ord: (u64::from(class) << SEQ_BITS) | self.seq, slot });
     }
 
+    /// Drop the earliest events while `cancelled(time, event)` says they were cancelled, leaving the clock
+    /// where it is: a cancelled event neither runs nor makes the run last until its time.
+    pub fn drop_cancelled(&mut self, mut cancelled: impl FnMut(u64, &E) -> bool) {
+        while let Some(&k) = self.heap.peek() {
+            if !cancelled(k.t, &self.slab[k.slot as usize]) {
+                break;
+            }
+            self.heap.pop();
+            self.free.push(k.slot);
+        }
+    }
+
     /// Remove the earliest event and advance the clock to its time.
     #[inline]
     pub fn pop(&mut self) -> Option<(u64, E)> {
@@ -129,5 +142,21 @@ mod tests {
         assert_eq!(q.slab.len(), 5);
         assert_eq!(q.pop(), Some((11, 'f')));
         assert!(q.is_empty());
+    }
+
+    #[test]
+    fn cancelled_events_are_dropped_without_moving_the_clock() {
+        let mut q = EventQueue::new();
+        q.schedule(10, 0, 'a');
+        q.schedule(20, 0, 'x');
+        q.schedule(30, 0, 'b');
+        q.schedule(40, 0, 'x');
+        assert_eq!(q.pop(), Some((10, 'a')));
+        q.drop_cancelled(|_, &e| e == 'x');
+        assert_eq!((q.now(), q.len()), (10, 2), "only the events before the first live one go");
+        assert_eq!(q.pop(), Some((30, 'b')));
+        q.drop_cancelled(|_, &e| e == 'x');
+        assert!(q.is_empty());
+        assert_eq!(q.now(), 30);
     }
 }

@@ -155,12 +155,25 @@ pub fn timing_fields() -> Vec<Field> {
              over its channels, ms.",
         ),
         field("device_utilization", Float, "device_busy_ms / (sim_time_ms x the device's parallel channels)."),
-        field("sched_bios", Int, "Block I/Os the scheduler received before merging."),
-        field("sched_merges", Int, "Of those, merged into a queued request."),
+        field(
+            "sched_bios",
+            Int,
+            "Block I/Os the scheduler received before merging: pieces of a fetch of at most max_sectors.",
+        ),
+        field(
+            "sched_merges",
+            Int,
+            "Back and front merges of those into a queued request, plus the fusions of two queued requests \
+             they bring about.",
+        ),
         field("sched_expired", Int, "Requests dispatched because their deadline expired."),
         field("sched_wait_mean_ms", Float, "Mean time a request waited in the scheduler's queue, ms."),
         field("sched_queue_mean", Float, "Time-average length of the scheduler's queue over the window."),
-        field("sched_queue_max", Int, "Longest the scheduler's queue was."),
+        field(
+            "sched_queue_max",
+            Int,
+            "Longest the scheduler's queue was for some time (taken after each instant's dispatch).",
+        ),
         field("net_messages", Int, "Messages over the links between levels."),
         field("net_pages", Int, "Pages those messages carried."),
         field("admission_wait_mean_ms", Float, "Open loop with max_outstanding: mean wait for admission, ms."),

@@ -443,7 +443,7 @@ impl Device for Disk {
         self.p.lbns
     }
 
-    fn queue_depth(&self) -> u32 {
+    fn channels(&self) -> u32 {
         1
     }
 

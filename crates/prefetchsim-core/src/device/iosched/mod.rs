@@ -141,14 +141,17 @@ impl IoScheduler {
         self.plugged
     }
 
-    /// A task now waits synchronously for queued work (a demand joined an in-flight prefetch): a
-    /// plugged queue is unplugged at once, as Linux kicks the queue when a task waits on a page
-    /// (iosched.md §3). Nothing happens to an unplugged queue.
-    pub fn unplug_sync(&mut self) {
-        if self.plugged {
-            self.plugged = false;
+    /// A task now waits synchronously for a read in flight (a demand joined it, or found its prefetch
+    /// late): a plugged queue is unplugged at once, as Linux kicks the queue when a task waits on a page
+    /// (iosched.md §3). Returns whether it was plugged: the caller must then call
+    /// [`IoScheduler::dispatch`] now, or the queue sits unplugged with the device idle until something
+    /// else happens. Nothing happens to an unplugged queue.
+    pub fn unplug_sync(&mut self) -> bool {
+        let was = std::mem::replace(&mut self.plugged, false);
+        if was {
             self.stats.unplug_sync += 1;
         }
+        was
     }
 
     /// When the scheduler wants [`IoScheduler::dispatch`] called even if nothing else happens: the

@@ -26,8 +26,9 @@ pub enum Plugging {
     /// No delay: the engine submits everything of one instant, then dispatches (default).
     #[default]
     Instant,
-    /// Linux 2.6: an empty queue that receives a request is plugged until `unplug_thresh` requests are
-    /// queued, `unplug_delay_ms` passes, or a sync (demand) bio arrives.
+    /// Linux 2.6: an empty queue that receives an async request is plugged until `unplug_thresh`
+    /// requests are queued, `unplug_delay_ms` passes, a sync (demand) bio arrives, or a task starts
+    /// waiting on a read in flight ([`super::IoScheduler::unplug_sync`]).
     Linux,
 }
 
@@ -59,7 +60,8 @@ pub struct SchedParams {
     pub unplug_thresh: u32,
     /// Linux plugging: unplug delay, ms (default 3).
     pub unplug_delay_ms: f64,
-    /// Requests outstanding at the device; `None` = the device's own queue depth (HDD 1).
+    /// Requests outstanding at the device; `None` = the device's channels (HDD 1). More than the
+    /// channels wait inside the device.
     pub device_qdepth: Option<u32>,
 }
 

@@ -84,6 +84,15 @@ impl Io {
     }
 }
 
+impl Io {
+    /// Whether the unplug timer of generation `gen` due at `t` still has its plug: the newest timer, and
+    /// the queue is plugged until `t`. A plug gone (a sync bio, `unplug_thresh` or a waiting task unplugged
+    /// it) or replaced by a later one leaves a stale timer, which is no event of the run.
+    pub(super) fn unplug_timer_live(&self, gen: u32, t: u64) -> bool {
+        gen == self.unplug_gen && self.sched.next_wakeup() == Some(t)
+    }
+}
+
 impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     /// `prefetch_io = "apart"`: read this access's fetches (`new_ids`) of the requested blocks `first ..
     /// first + len` now and hold the others (prefetch) at a gate until those reads have arrived.
@@ -181,6 +190,8 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             return Ok(());
         }
         let k = self.n - 1;
+        let demand_end = f.first + u64::from(f.demand_len);
+        let mut demand_waits = false;
         let mut outstanding = 0u32;
         let mut run: Option<u64> = None;
         let (mut cur, mut cnt) = (NIL, 0u32);
@@ -216,6 +227,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                         continue;
                     }
                     outstanding += 1;
+                    demand_waits |= b < demand_end;
                     if o == cur {
                         cnt += 1;
                     } else {
@@ -232,6 +244,10 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             self.fl.add_waiter(cur, g, cnt);
         }
         self.fl.jobs[g].outstanding = outstanding;
+        if demand_waits {
+            // A demand block waits for another read of it (another cache's, or one its level did not keep).
+            self.demand_waits();
+        }
         if outstanding == 0 {
             if held {
                 // Every block is brought by other reads: done at once.
@@ -241,6 +257,15 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             return Err(internal(format!("fetch of {} blocks at {} with nothing to wait for", f.len, f.first)));
         }
         Ok(())
+    }
+
+    /// A demand read starts waiting for a read in flight (a late prefetch, a join, another cache's read):
+    /// Linux kicks a plugged queue at once (iosched.md §3), so unplug it and run it after this event.
+    /// Unplugging alone left that read queued behind the plug, the device idle, until the unplug timer.
+    pub(super) fn demand_waits(&mut self) {
+        if self.io.sched.unplug_sync() {
+            self.io.dirty = true;
+        }
     }
 
     /// Submit blocks `a .. e` of fetch `g` (whose first `demand_len` blocks from `g.first` are demand) as

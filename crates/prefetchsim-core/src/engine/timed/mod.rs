@@ -292,7 +292,14 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     fn run(&mut self, progress: &mut dyn Progress) -> Result<(), SourceError> {
         self.replay.start(&mut self.rd)?;
         self.flush_staged();
-        while let Some((now, ev)) = self.q.pop() {
+        loop {
+            // An unplug timer whose plug is gone (an unplug came first) is deleted, as Linux deletes it:
+            // it would only have made the run last until it and diluted the device's utilisation.
+            let io = &self.io;
+            self.q.drop_cancelled(|t, ev| matches!(*ev, Ev::Unplug(gen) if !io.unplug_timer_live(gen, t)));
+            let Some((now, ev)) = self.q.pop() else {
+                break;
+            };
             if now >= CLOCK_LIMIT_NS {
                 return Err(clock_overflow(now).into());
             }
@@ -320,11 +327,10 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                 Ev::RespArrive(g) => self.arrive(g, now),
                 Ev::DeviceDone(id) => self.on_device_done(id, now)?,
                 Ev::AppDone(j) => self.app_done(j, now)?,
-                Ev::Unplug(gen) => {
-                    if gen == self.io.unplug_gen {
-                        self.io.unplug_armed = None;
-                        self.io.dirty = true;
-                    }
+                Ev::Unplug(_) => {
+                    // Live (the stale ones were dropped): the plug's delay is over.
+                    self.io.unplug_armed = None;
+                    self.io.dirty = true;
                 }
             }
             self.process_ready(now)?;

@@ -89,8 +89,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
         }
         self.fl.jobs[job].outstanding = waiting;
         if kick_sync {
-            // A task now waits on queued work: Linux kicks a plugged queue at once (iosched.md §3).
-            self.io.sched.unplug_sync();
+            self.demand_waits();
         }
         if bottom {
             let all_kept = kept == fetched;

@@ -17,7 +17,9 @@ use proptest::prelude::*;
 
 mod equivalence;
 mod invariants;
+mod linux_plugging;
 mod read_ahead;
+mod utilization;
 mod window;
 mod worked_cases;
 

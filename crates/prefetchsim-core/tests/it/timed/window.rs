@@ -22,7 +22,7 @@ fn reads(v: &[(u64, u64)]) -> Vec<Request> {
 }
 
 fn util(t: &prefetchsim_core::metrics::TimingReport) -> f64 {
-    t.device.busy_ns as f64 / ((t.end_ns - t.start_ns) as f64 * f64::from(t.device.queue_depth))
+    t.device.busy_ns as f64 / ((t.end_ns - t.start_ns) as f64 * f64::from(t.device.channels))
 }
 
 #[test]
@@ -94,7 +94,7 @@ fn parallel_channels_count_each_service_inside_the_window() {
     // of 2 channels x 3 ms, utilisation 1.
     let c = cfg("replay = 'open'\nwarmup_requests = 2", "'none'", 2);
     let t = run_t(&c, &reads(&[(0, 1), (0, 5), (1000, 9), (1000, 13)])).timing.unwrap();
-    assert_eq!((t.start_ns, t.end_ns, t.device.queue_depth), (MS, 4 * MS, 2));
+    assert_eq!((t.start_ns, t.end_ns, t.device.channels), (MS, 4 * MS, 2));
     assert_eq!((t.device.requests(), t.device.busy_ns, t.device.service_ns), (2, 6 * MS, 4 * MS), "{:?}", t.device);
     assert_eq!(util(&t), 1.0);
 }
@@ -147,7 +147,7 @@ proptest! {
         }
         let busy: u64 = w.0.iter().map(|&(_, s, d)| d.min(e).saturating_sub(s.max(a))).sum();
         prop_assert_eq!(tm.device.busy_ns, busy);
-        prop_assert!(u128::from(busy) <= u128::from(e - a) * u128::from(tm.device.queue_depth));
+        prop_assert!(u128::from(busy) <= u128::from(e - a) * u128::from(tm.device.channels));
         let counted: Vec<_> = w.0.iter().filter(|x| x.0 >= a).collect();
         prop_assert!(w.0.iter().all(|x| x.0 <= e));
         prop_assert_eq!(tm.device.requests(), counted.len() as u64);
