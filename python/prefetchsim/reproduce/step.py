@@ -467,13 +467,18 @@ def _sweeps() -> dict[str, tuple[str, list[tuple[Any, dict[str, Any], dict[str, 
                                                              ("per stream", {}, {}, {"client_key": "detect"})]),
         "server read-ahead": ("the server's kernel read-ahead under PM-SA and PM-TA",
                               [("replaced", {}, {}, {}), ("kept at RA256 (stacked)", {}, {}, {"stacked": True})]),
+        "cover": ("what the blocks ahead must cover before a top-up",
+                  [("longest of last N", {}, {}, {}), ("estimate RL", {"cover_longest": False}, {}, {})]),
+        "raise": ("raised priority of unused prefetched blocks",
+                  [("1 extra pass", {}, {}, {}), ("2 extra passes", {"raised_passes": 2}, {}, {}),
+                   ("off", {"raised_cap": 0.0}, {}, {})]),
     }
 
 
 METHOD_X = {"threshold": 10, "issue": "low-water", "run length": 16, "write share": 0.0,
             "high confidence": "4 requests", "UB cap": "none", "pdf": "fitted", "low confidence": "prefetch RL",
             "loops": "1 (per ASU)", "cache": 100, "disk": "ata40", "client read-ahead": "one per device",
-            "server read-ahead": "replaced"}
+            "server read-ahead": "replaced", "cover": "longest of last N", "raise": "1 extra pass"}
 # Sweeps also run on web-like (where the paper's claim is "within -3% .. +2.6%").
 WEB_SWEEPS = ("threshold", "issue", "pdf", "high confidence")
 
