@@ -103,7 +103,7 @@ pub struct StepParams {
     /// `upper_bound_share` of the cache \[ours\].
     pub upper_bound: u32,
     /// `UB` is "system-dependent" (§4.3): at most this share of the cache (1/64), so that the prefetched
-    /// blocks of 32 streams fit in the raised half of the cache \[ours\]. 1 leaves `upper_bound` alone in
+    /// blocks of 32 streams take at most half of the cache \[ours\]. 1 leaves `upper_bound` alone in
     /// any cache of 256 blocks or more.
     pub upper_bound_share: f64,
     /// `ST` of the earning function: `intensity` (default) or `disk_avg` \[ours\].
