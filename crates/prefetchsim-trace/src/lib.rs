@@ -19,7 +19,6 @@ pub mod cache;
 pub mod clients;
 pub mod compress;
 pub mod convert;
-pub mod decode_thread;
 pub mod detect;
 pub mod error;
 pub mod event_csv;

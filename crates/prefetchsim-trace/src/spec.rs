@@ -310,19 +310,13 @@ impl TraceSpec {
         }
     }
 
-    /// Open the trace as a stream of requests, decoded on a thread of its own
-    /// ([`crate::decode_thread`]).
+    /// Open the trace as a stream of requests.
     pub fn open(&self) -> Result<Box<dyn RequestSource + Send>, TraceError> {
-        Ok(Box::new(crate::decode_thread::DecodeThread::spawn(self.open_here()?)))
-    }
-
-    /// [`TraceSpec::open`] decoded on the caller's thread.
-    pub fn open_here(&self) -> Result<Box<dyn RequestSource + Send>, TraceError> {
         self.validate()?;
         if !self.merge.is_empty() {
             // A member's own option errors (a generator's parameters, its format's keys) name the member.
             let members = (0..self.merge.len())
-                .map(|i| self.member(i)?.open_here().map_err(|e| in_member(&format!("trace.merge[{i}]"), e)))
+                .map(|i| self.member(i)?.open().map_err(|e| in_member(&format!("trace.merge[{i}]"), e)))
                 .collect::<Result<Vec<_>, _>>()?;
             return Ok(Box::new(Merged::with_space(members, self.member_space)));
         }
