@@ -36,7 +36,8 @@ import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+import contextlib
+from contextlib import closing, contextmanager
 from functools import cache
 from typing import Any
 
@@ -524,6 +525,34 @@ def _filter_frame(df, filters):
         return pd.read_sql_query(f"SELECT * FROM runs WHERE {where}", con, params=params)
     finally:
         con.close()
+
+
+def merge_databases(sources: Sequence[str], path: str | os.PathLike[str]) -> int:
+    """Merge results databases into ``path`` whole or not at all: the merge is made in a temporary file
+    beside ``path`` (a copy of it, when it exists) that replaces it only once every source is in. Merging
+    in place left a new database holding the first sources' rows when a later one failed. Returns the
+    number of (run, level) rows added."""
+    target = os.fspath(path)
+    with atomic_path(target) as tmp:
+        try:
+            if tmp != target and os.path.exists(target):
+                if not is_database(target):
+                    raise _core.ConfigError(f"{target}: not an SQLite results database")
+                # SQLite's backup copies a consistent state, write-ahead log included.
+                try:
+                    with closing(sqlite3.connect(target)) as old, closing(sqlite3.connect(tmp)) as new:
+                        old.backup(new)
+                except sqlite3.DatabaseError as e:
+                    raise _core.ConfigError(f"{target}: not a usable results database: {e}") from None
+            with Store(tmp) as st:
+                added = sum(st.merge_from(src) for src in sources)
+        finally:
+            # A database closed in WAL mode removes its log files; one that failed to open may not.
+            for side in ("-wal", "-shm", "-journal"):
+                if tmp != target:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(tmp + side)
+    return added
 
 
 def export(df, path: str | os.PathLike[str]) -> str:

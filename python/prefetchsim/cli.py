@@ -598,7 +598,7 @@ def _table_columns(df, axes: Sequence[str]) -> list[str]:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from ._store import Store, export, is_database, read_results, unmatched
+    from ._store import Store, export, is_database, merge_databases, read_results, unmatched
 
     if args.failures or args.sessions:
         if len(args.db) != 1 or not is_database(args.db[0]):
@@ -619,12 +619,10 @@ def cmd_results(args: argparse.Namespace) -> int:
             if given:
                 raise _core.ConfigError(f"--export to a database merges whole databases; {option} applies to CSV, "
                                         "JSON and Parquet exports")
-        with Store(args.export) as st:
-            added = 0
-            for src in args.db:
-                if not is_database(src):
-                    raise _core.ConfigError(f"{src}: only results databases merge into a database")
-                added += st.merge_from(src)
+        for src in args.db:  # refused before anything is written
+            if not is_database(src):
+                raise _core.ConfigError(f"{src}: only results databases merge into a database")
+        added = merge_databases(args.db, args.export)
         sys.stderr.write(f"prefetchsim: {added} rows added to {args.export}\n")
         return 0
     df = read_results(args.db, args.filter or ())
