@@ -92,6 +92,17 @@ def test_cli_skip_bad_on_sim_info_convert_and_run(damaged, tmp_path):
     toml.write_text(f"[trace]\npath = {damaged!r}\nformat = 'spc'\nskip_bad = 3\n\n[[level]]\nsize = 8\n")
     p = cli("run", str(toml), "-f", "json")
     assert p.returncode == 0 and "skipped 3" in p.stderr, p.stderr
+    assert "(trace.skip_bad = 3)" in p.stderr, p.stderr  # not "--skip-bad 3", which was never given
+
+
+def test_run_skip_bad_0_overrides_the_configs_skip_bad(damaged, tmp_path):
+    # `--skip-bad 0` was taken for "not given" and the config's skip_bad = 3 skipped the bad records.
+    toml = tmp_path / "run.toml"
+    toml.write_text(f"[trace]\npath = {damaged!r}\nformat = 'spc'\nskip_bad = 3\n\n[[level]]\nsize = 8\n")
+    p = cli("run", str(toml), "--skip-bad", "0", "-f", "json")
+    assert p.returncode == 2 and "line 6" in p.stderr and p.stdout == "", p.stderr
+    p = cli("run", str(toml), "--skip-bad", "1", "-f", "json")
+    assert p.returncode == 2 and "more than skip_bad = 1 allows" in p.stderr, p.stderr
 
 
 def test_skip_bad_cannot_skip_a_truncated_binary_tail(tmp_path):

@@ -78,14 +78,15 @@ def _open(args: argparse.Namespace) -> Trace:
     )
 
 
-def _warn_skipped(path: str, report: dict[str, Any], limit: int) -> None:
+def _warn_skipped(path: str, report: dict[str, Any], limit: int, named: str = "--skip-bad") -> None:
     """One warning line on stderr when reading skipped bad records, or records a format option drops
-    (vscsi's ``other-cmds=skip``, whose messages say so), then the first messages, indented."""
+    (vscsi's ``other-cmds=skip``, whose messages say so), then the first messages, indented. ``named``
+    is where the limit was given (``trace.skip_bad =`` when it comes from a run config)."""
     n = report.get("skipped_records", 0)
     if not n:
         return
     msgs = report.get("skipped_messages", [])
-    what = f"bad record(s) of {path} (--skip-bad {limit})" if limit else f"record(s) of {path}"
+    what = f"bad record(s) of {path} ({named} {limit})" if limit else f"record(s) of {path}"
     sys.stderr.write(f"prefetchsim: warning: skipped {n} {what}"
                      + (f"; first: {msgs[0]}" if msgs else "") + "\n")
     for m in msgs[1:]:
@@ -161,9 +162,9 @@ def _add_cache_option(p: argparse.ArgumentParser) -> None:
                    help="decode the trace file itself, not its cached decoding (see 'prefetchsim cache')")
 
 
-def _add_skip_bad(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--skip-bad", type=_count, default=0, metavar="N",
-                   help="skip and count up to N malformed records (reported on stderr); default 0: the first "
+def _add_skip_bad(p: argparse.ArgumentParser, default: int | None = 0, default_help: str = "default 0") -> None:
+    p.add_argument("--skip-bad", type=_count, default=default, metavar="N",
+                   help=f"skip and count up to N malformed records (reported on stderr); {default_help}: the first "
                         "is an error")
 
 
@@ -232,7 +233,8 @@ def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace
         prog.close()
     if results:
         # Every run reads the same trace the same way: one warning says what was skipped.
-        _warn_skipped(trace.path, results[0].raw, trace.spec.get("skip_bad", 0))
+        _warn_skipped(trace.path, results[0].raw, trace.spec.get("skip_bad", 0),
+                      getattr(args, "skip_bad_named", "--skip-bad"))
     return results
 
 
@@ -354,8 +356,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         trace = open_trace(args.trace)
     if trace is None:
         raise _core.ConfigError(f"{path}: no [trace] table and no --trace given")
-    if args.skip_bad:
+    if args.skip_bad is not None:
         trace = Trace({**trace.spec, "skip_bad": args.skip_bad})
+    else:
+        args.skip_bad_named = "trace.skip_bad ="  # the warning names where the limit came from
     if not args.cache and "merge" not in trace.spec and trace.spec.get("format") != "synthetic":
         trace = Trace({**trace.spec, "cache": False})
     if args.config is None:
@@ -760,7 +764,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                    "built-in default: a synthetic OLTP-like workload over a two-level hierarchy.")
     r.add_argument("config", nargs="?", help="run config (TOML)")
     r.add_argument("--trace", help="replace the config's [trace] with this file (format detected)")
-    _add_skip_bad(r)
+    # None when not given: an explicit 0 must override the config's skip_bad (`if args.skip_bad` ignored it).
+    _add_skip_bad(r, None, "default: the config's trace.skip_bad, else 0")
     _add_cache_option(r)
     _add_output_options(r)
     _add_events_option(r)
