@@ -39,8 +39,10 @@ class Level:
     options: dict[str, Any] = field(default_factory=dict)
     per_client: bool = False
     instances: int = 1
-    route: str = "client"
-    stripe_blocks: int = 64
+    # None: not given (the core's defaults, "client" and 64), so that a route or stripe unit given where it
+    # cannot apply (beside per_client) is refused even when it spells out the default.
+    route: str | None = None
+    stripe_blocks: int | None = None
 
     def to_config(self) -> dict[str, Any]:
         """The ``[[level]]`` table for this level."""
@@ -60,7 +62,7 @@ class Level:
         if not isinstance(self.per_client, bool):  # "false" made a per-client level
             raise ConfigTypeError(f"Level.per_client must be True or False, not {type(self.per_client).__name__}")
         for key in ("instances", "stripe_blocks"):
-            if as_int(getattr(self, key)) is None:  # instances=True meant 1
+            if as_int(getattr(self, key)) is None and not (key == "stripe_blocks" and self.stripe_blocks is None):  # instances=True meant 1
                 raise ConfigTypeError(f"Level.{key} must be an integer, not {type(getattr(self, key)).__name__}")
         d: dict[str, Any] = {
             "size": self.size,
@@ -76,9 +78,9 @@ class Level:
             d["per_client"] = True
         if self.instances != 1:
             d["instances"] = self.instances
-        if self.route != "client":
+        if self.route is not None:
             d["route"] = self.route
-        if self.stripe_blocks != 64:
+        if self.stripe_blocks is not None:
             d["stripe_blocks"] = self.stripe_blocks
         return d
 

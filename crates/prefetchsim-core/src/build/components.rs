@@ -75,6 +75,9 @@ pub fn check_level(path: &str, l: &LevelConfig) -> Result<(&'static str, &'stati
     let (pf_name, pf) = build_prefetcher(&format!("{path}.prefetcher"), &l.prefetcher)?;
     let (pol_name, _) = build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)?;
     check_pairing(path, pol_name, pf_name)?;
+    // Here too, not only when the hierarchy is built: canonical forms leave out a default route or
+    // stripe unit, so a key that cannot apply is caught before a sweep canonicalises it away.
+    super::hierarchy::check_fan_out_keys(path, l)?;
     Ok((pol_name, pf_name))
 }
 
