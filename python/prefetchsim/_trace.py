@@ -123,6 +123,7 @@ class Trace:
                 raise ConfigTypeError(f"{name} must be True or False, not {type(flag).__name__}")
         if to is None:
             to = _output_format(out)
+        refuse_oracle_options_for_csv(out, to, {"per_block": per_block, "rebase_time": rebase_time})
         summary = json.loads(_core.convert(self._json(), out, to, per_block, rebase_time))
         multi = summary.get("multi_block_requests", 0)
         if multi and not per_block and to.lower().replace("-", "_") in ("oracle_general", "oraclegeneral"):
@@ -232,6 +233,17 @@ _OUTPUT_NAMES = ((".csv", "csv"), (".oraclegeneral", "oracle_general"), (".oracl
                  (".bin", "oracle_general"))
 # Read-only compressions too: the core then says it cannot write them.
 _COMPRESSIONS = (".zst", ".zstd", ".gz", ".gzip", ".bz2", ".xz")
+
+
+def refuse_oracle_options_for_csv(out: str, to: str, options: dict[str, bool]) -> None:
+    """Refuse oracleGeneral's options (given, by their names in ``options``) for a CSV output: the CSV
+    keeps every request's blocks and times as read, and the options were ignored without a word."""
+    if to.lower() != "csv":
+        return
+    for name, given in options.items():
+        if given:
+            raise _core.ConfigError(f"{name}: applies to oracleGeneral output only; {out} is written as CSV, which "
+                                    "keeps each request's blocks and times as read")
 
 
 def _output_format(out: str) -> str:

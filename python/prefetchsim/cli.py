@@ -427,6 +427,11 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
 def cmd_trace_convert(args: argparse.Namespace) -> int:
     import warnings
 
+    from ._trace import _output_format, refuse_oracle_options_for_csv
+
+    # Under the command line's names, before the trace is opened.
+    refuse_oracle_options_for_csv(args.out, args.to or _output_format(args.out),
+                                  {"--per-block": args.per_block, "--rebase-time": args.rebase_time})
     trace = _open(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -798,10 +803,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     tc.add_argument("out", help="output file (.oracleGeneral.bin[.zst] or .csv)")
     tc.add_argument("--format", default=None, help="input format (default: detect)")
     tc.add_argument("--to", choices=["oracle_general", "csv"], default=None, help="output format (default: by name)")
-    tc.add_argument("--per-block", action="store_true", help="one output record per block (libCacheSim 'blk4k')")
+    tc.add_argument("--per-block", action="store_true",
+                    help="oracleGeneral: one output record per block (libCacheSim 'blk4k'); an error with CSV output")
     tc.add_argument("--rebase-time", action="store_true",
                     help="oracleGeneral: times from the first request (MSR's absolute clock does not fit its u32 "
-                         "seconds)")
+                         "seconds); an error with CSV output")
     _add_trace_options(tc)
     tc.set_defaults(func=cmd_trace_convert)
 
