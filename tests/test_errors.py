@@ -3,6 +3,8 @@ or lists the valid choices, and is a typed Python exception."""
 
 from __future__ import annotations
 
+import os
+
 import prefetchsim as ps
 from prefetchsim.optimal import integrated
 import pytest
@@ -188,6 +190,40 @@ def test_an_output_named_for_a_compression_it_cannot_write_is_refused(tmp_path):
         with pytest.raises(ps.TraceError, match="compression is read but not written"):
             tr.convert(str(tmp_path / name))
     assert list(tmp_path.iterdir()) == []
+
+
+def test_an_event_log_name_that_is_neither_csv_nor_parquet_is_refused_before_the_run(tmp_path, capsys):
+    # `sim --events ev.xyz` wrote CSV under that name, while `trace convert` refuses names it does not know.
+    from prefetchsim.cli import main
+
+    tr = ps.synthetic("oltp-like", requests=100, seed=1)
+    for name in ("ev.xyz", "ev.txt.gz", "ev"):
+        with pytest.raises(ps.ConfigError, match=f"{name}: unknown output name for an event log; end it in .csv"):
+            ps.simulate(tr, size=10, events=str(tmp_path / name))
+        assert main(["sim", "oltp-like", "synthetic", "lru", "10", "-t", "requests=100",
+                     "--events", str(tmp_path / name)]) == 2
+        assert "unknown output name for an event log" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    for name in ("ev.csv", "ev.CSV.zst", "ev.csv.gzip"):
+        ps.simulate(tr, size=10, events=str(tmp_path / name))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ev.CSV.zst", "ev.csv", "ev.csv.gzip"]
+
+
+def test_an_output_in_a_missing_folder_is_refused_before_the_work(tmp_path, capsys, monkeypatch):
+    # `sweep spec -o nodir/rows.csv` ran every run and only then failed; so did `sim`/`run -o`.
+    from prefetchsim import cli
+
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "s.toml"
+    spec.write_text('[trace]\npath = "zipf"\nformat = "synthetic"\nparams = { requests = 200 }\n'
+                    '[[level]]\nsize = 10\n[sweep]\n"level[0].policy" = ["lru", "arc"]\n')
+    for args in (["sweep", str(spec), "--db", "s.sqlite", "-o", "nodir/rows.csv"],
+                 ["sim", "zipf", "synthetic", "lru", "10", "-t", "requests=100", "-o", "nodir/r.csv"],
+                 ["sim", "zipf", "synthetic", "lru", "10", "-t", "requests=100", "--events", "nodir/e.csv"]):
+        assert cli.main(args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "no folder" in err and "nodir" in err, err
+    assert sorted(os.listdir(tmp_path)) == ["s.toml"]  # the sweep made no database: nothing ran
 
 
 @pytest.mark.parametrize("call,needle", [

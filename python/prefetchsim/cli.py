@@ -17,7 +17,7 @@ from typing import IO, Any, NoReturn
 from . import _core
 from ._argtypes import count as _count
 from ._argtypes import inches, positive
-from ._atomic import atomic_open
+from ._atomic import atomic_open, check_writable
 from ._deps import MissingDependency
 from ._progress import Progress
 from ._registry import formats, generators, policies, prefetchers, run_totals
@@ -972,6 +972,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         _refuse_inputs_as_outputs(args)
+        # A missing or read-only folder is refused before the work, not after it (`sweep -o nodir/x.csv`
+        # ran the whole sweep, then failed).
+        for out in _written_outputs(args):
+            check_writable(out)
         with _term_as_interrupt():
             return int(args.func(args) or 0)
     except _Terminated:
