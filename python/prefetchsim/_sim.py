@@ -377,7 +377,18 @@ def _hierarchy(
                                     f"not {type(value).__name__}; several levels: levels=[Level(...), ...]")
             levels = [{"size": size, "policy": "lru" if policy is None else _component(policy),
                        "prefetcher": "none" if prefetcher is None else _component(prefetcher)}]
-        doc = {"level": [lv.to_config() if isinstance(lv, Level) else dict(lv) for lv in levels]}
+        elif isinstance(levels, (str, bytes, Mapping)) or not isinstance(levels, Iterable):
+            # A dict was read as the list of its keys and a str as its characters, with errors naming neither.
+            raise ConfigTypeError(f"simulate: levels= takes a list of Level(...) or level tables (dicts), not "
+                                  f"{type(levels).__name__}; one level: levels=[...] or size=")
+        doc = {"level": [_level_table(i, lv) for i, lv in enumerate(levels)]}
+    for key, value in (("engine", engine), ("scheduler", scheduler)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ConfigTypeError(f"simulate: {key}= takes a table (dict) of [{key}] keys, not {type(value).__name__}"
+                                  + ("; the timed engine: engine={'kind': 'timed'}" if key == "engine" else ""))
+    if device is not None and not isinstance(device, (str, Mapping)):
+        raise ConfigTypeError(f"simulate: device= takes a preset name or a table (dict) of [device] keys, not "
+                              f"{type(device).__name__}")
     if engine is not None:
         doc["engine"] = {**doc.get("engine", {}), **engine}
     if link is not None:
@@ -387,6 +398,16 @@ def _hierarchy(
     if scheduler is not None:
         doc["scheduler"] = dict(scheduler)
     return doc, trace
+
+
+def _level_table(i: int, level: Any) -> dict[str, Any]:
+    """One entry of ``levels=`` as a ``[[level]]`` table; another type is a ConfigTypeError naming it."""
+    if isinstance(level, Level):
+        return level.to_config()
+    if isinstance(level, Mapping):
+        return dict(level)
+    raise ConfigTypeError(f"simulate: levels[{i}] must be a Level(...) or a level table (dict), not "
+                          f"{type(level).__name__}")
 
 
 def simulate(

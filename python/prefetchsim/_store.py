@@ -29,6 +29,7 @@ the session's counters), so a killed sweep leaves a consistent database that the
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -36,7 +37,6 @@ import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-import contextlib
 from contextlib import closing, contextmanager
 from functools import cache
 from typing import Any
@@ -44,6 +44,7 @@ from typing import Any
 from . import _core
 from ._atomic import atomic_path, write_csv
 from ._registry import result_schema, run_total_keys
+from ._typeerror import ConfigTypeError
 
 SCHEMA_VERSION = 1
 
@@ -406,8 +407,15 @@ def filter_items(filters: Iterable[str] | Mapping[str, Any]) -> list[tuple[str, 
     """``["policy=lru", "hit_ratio>=0.5"]`` (or ``{"policy": "lru"}``) -> ``[(column, op, value)]``."""
     if isinstance(filters, Mapping):
         return [(k, "=", v) for k, v in filters.items()]
+    if isinstance(filters, (str, bytes)) or not isinstance(filters, Iterable):
+        # A str was read as its characters ("expected KEY=VALUE, got 'p'").
+        raise ConfigTypeError(f"filters must be a list of 'KEY=VALUE' texts or a dict, not {type(filters).__name__}; "
+                              "one filter: ['policy=lru']")
     items = []
-    for f in filters:
+    for i, f in enumerate(filters):
+        if not isinstance(f, str):  # said "'int' object has no attribute 'partition'"
+            raise ConfigTypeError(f"filters[{i}] must be a 'KEY=VALUE' text (or !=, <, <=, >, >=), not "
+                                  f"{type(f).__name__}; filters as a dict: {{'policy': 'lru'}}")
         for op in _OPS:
             k, sep, v = f.partition(op)
             if sep and k.strip():
