@@ -75,6 +75,15 @@ def timing_metric_keys() -> tuple[str, ...]:
     return tuple(f["name"] for f in result_schema()["timing"] if f["kind"] in ("int", "float"))
 
 
+def numeric_columns() -> set[str]:
+    """The results columns that hold numbers: level record keys, run totals (flat names) and timing
+    metrics of kind int or float in the core's result schema."""
+    schema = result_schema()
+    flat = dict(run_total_keys())
+    return ({f["name"] for part in ("level", "timing") for f in schema[part] if f["kind"] in ("int", "float")}
+            | {flat[f["name"]] for f in schema["run"] if f["kind"] in ("int", "float") and f["name"] in flat})
+
+
 def reserved_columns() -> set[str]:
     """Column names an axis must not take."""
     return ({c for c, _ in _HEAD} | set(total_columns()) | {c for c, _ in _INFO} | set(level_record_keys())
@@ -519,6 +528,18 @@ def check_results_export(df, path: str) -> None:
         raise _core.ConfigError(f"{path}: not a results export: none of its columns ({shown or 'none'}) is a "
                                 "results column such as run_id, level or hit_ratio; give a results database or "
                                 "a file written by `prefetchsim results --export` or `sweep -o`")
+    # A results column that holds text where results have numbers (`hit_ratio` = "abc") was listed without
+    # a word, and failed only under a numeric --filter.
+    for col in sorted(numeric_columns() & {str(c) for c in df.columns}):
+        if df[col].dtype.kind in "biuf":  # numbers already (text columns are object or str dtype)
+            continue
+        for row, value in enumerate(df[col], start=1):
+            if isinstance(value, str):
+                try:
+                    float(value)
+                except ValueError:
+                    raise _core.ConfigError(f"{path}: row {row}: column {col} holds text {value!r} where results "
+                                            "have a number; not a results export as prefetchsim writes it") from None
 
 
 def _filter_frame(df, filters):

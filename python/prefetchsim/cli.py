@@ -609,6 +609,8 @@ def _table_columns(df, axes: Sequence[str]) -> list[str]:
 def cmd_results(args: argparse.Namespace) -> int:
     from ._store import Store, export, is_database, merge_databases, read_results, unmatched
 
+    if args.failures and args.sessions:  # --sessions was dropped without a word
+        raise _core.ConfigError("--failures and --sessions list different tables; give one of them")
     if args.failures or args.sessions:
         if len(args.db) != 1 or not is_database(args.db[0]):
             raise _core.ConfigError("--failures/--sessions: give one results database")
