@@ -219,7 +219,10 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any], *,
         unknown = [k for k in doc if k not in _RUN_TABLES]
         if unknown:
             hint = " (a sweep spec: run it with `prefetchsim sweep`)" if unknown[0] == "sweep" else ""
-            raise _core.ConfigError(f"{p}: unknown table [{unknown[0]}]{hint}; a run config has "
+            # A top-level key (`bogus = 1`) is not a table: it was reported as "unknown table [bogus]".
+            what = (f"unknown table [{unknown[0]}]" if isinstance(doc[unknown[0]], (dict, list))
+                    else f"unknown top-level key {unknown[0]!r}")
+            raise _core.ConfigError(f"{p}: {what}{hint}; a run config has "
                                     f"{', '.join(f'[{t}]' for t in _RUN_TABLES)}")
     tr = doc.pop("trace", None)
     trace = None
