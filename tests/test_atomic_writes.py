@@ -147,3 +147,17 @@ def test_a_merge_into_a_database_that_fails_leaves_no_database_and_keeps_an_old_
     assert main(["results", str(good), str(truncated), "--export", str(old)]) == 2
     assert old.read_bytes() == before and sorted(os.listdir(tmp_path)) == sorted([*inputs, "old.sqlite"])
     assert len(ps.results(old)) == 2
+
+
+def test_a_failed_write_to_standard_output_says_so(monkeypatch, capsys):
+    # `mrc t.lis > out.txt` on a full disk said only "[Errno 27] File too large".
+    class FullDisk:
+        def write(self, text):
+            raise OSError(27, "File too large")
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr("sys.stdout", FullDisk())
+    assert main(["sim", "zipf", "synthetic", "lru", "10", "-t", "requests=100", "-f", "csv"]) == 2
+    assert capsys.readouterr().err.endswith("prefetchsim: error: [Errno 27] File too large: 'standard output'\n")

@@ -97,7 +97,16 @@ def _warn_skipped(path: str, report: dict[str, Any], limit: int, named: str = "-
 def _output(args: argparse.Namespace) -> Iterator[IO[str]]:
     """Standard output, or ``-o FILE`` written whole or not at all (a failed write keeps the old file)."""
     if args.output in (None, "-"):
-        yield sys.stdout
+        try:
+            yield sys.stdout
+            sys.stdout.flush()  # here, so that a failure is named; at exit it would not be
+        except BrokenPipeError:
+            raise  # a reader that stopped early (`| head`): main treats it as no error
+        except OSError as e:
+            if e.filename is not None or e.errno is None:
+                raise
+            # A full disk under `> file` said only "[Errno 27] File too large".
+            raise OSError(e.errno, e.strerror, "standard output") from None
         return
     with atomic_open(args.output, "w", newline="") as f:
         yield f
