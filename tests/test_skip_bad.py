@@ -114,6 +114,19 @@ def test_skip_bad_cannot_skip_a_truncated_binary_tail(tmp_path):
         ps.simulate(ps.open_trace(str(p), "oracle_general", skip_bad=100), size=4)
 
 
+def test_a_format_detected_from_the_content_skips_bad_records_too(tmp_path):
+    # A bad record among those read to tell the format from the content failed the read whatever
+    # skip_bad allowed (a name that names no format: ids.trace).
+    p = tmp_path / "ids.trace"
+    p.write_text("0\n1\n2\nabc\n4\n")
+    info = ps.open_trace(str(p), skip_bad=3).info()
+    assert (info["format"], info["requests"], info["skipped_records"]) == ("lirs", 4, 1)
+    r = cli("sim", str(p), "auto", "lru", "2", "--skip-bad", "1", "-f", "json")
+    assert r.returncode == 0 and "skipped 1 bad record(s)" in r.stderr, r.stderr
+    with pytest.raises(ps.TraceError, match="line 4 .*'abc' is not an unsigned integer"):
+        ps.open_trace(str(p)).info()
+
+
 def test_a_format_detected_from_the_name_skips_bad_records_too(damaged, tmp_path):
     # Detection read the head strictly: `trace info`, `trace convert` and `run --trace` with --skip-bad
     # failed with "cannot tell the trace format" when a bad record came early, though `sim` with the
