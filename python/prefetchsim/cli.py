@@ -123,6 +123,20 @@ def _written_outputs(args: argparse.Namespace) -> Iterator[str]:
             yield out
 
 
+def _check_output_folders(args: argparse.Namespace) -> None:
+    """Refuse an output whose folder is missing or not writable before the work, naming the option
+    (`sweep -o nodir/x.csv` ran the whole sweep, then failed)."""
+    for key in _OUTPUTS:
+        out = getattr(args, key, None)
+        if not isinstance(out, str) or out == "-":
+            continue
+        try:
+            check_writable(out)
+        except OSError as e:
+            flag = "-o" if key == "output" else f"--{key}"
+            raise _core.ConfigError(f"{flag} {out}: {e.strerror or e}") from None
+
+
 def _refuse_output(out: str, read: str) -> NoReturn:
     raise _core.ConfigError(f"{out}: is the file this command reads ({read}); give another output file")
 
@@ -983,10 +997,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         _refuse_inputs_as_outputs(args)
-        # A missing or read-only folder is refused before the work, not after it (`sweep -o nodir/x.csv`
-        # ran the whole sweep, then failed).
-        for out in _written_outputs(args):
-            check_writable(out)
+        _check_output_folders(args)
         with _term_as_interrupt():
             return int(args.func(args) or 0)
     except _Terminated:
