@@ -50,14 +50,10 @@ fn build_one(
     Ok((pol_name, pf_name, level))
 }
 
-/// The most instances a level may have: each is a whole cache with its own tables, made when the level
-/// is built.
-const MAX_INSTANCES: u32 = 1 << 16;
-
 /// Whether level `l` is several caches (`per_client`, `instances`, `route`, `stripe_blocks`), and how
 /// requests are routed to them.
 fn fan_out_routing(path: &str, l: &LevelConfig) -> Result<Option<Routing>, ConfigError> {
-    check_fan_out_keys(path, l)?;
+    components::check_fan_out_keys(path, l)?;
     if l.per_client {
         return Ok(Some(Routing::PerClient));
     }
@@ -66,49 +62,6 @@ fn fan_out_routing(path: &str, l: &LevelConfig) -> Result<Option<Routing>, Confi
         (k, Route::Client) => Some(Routing::Client(k)),
         (k, Route::Stripe) => Some(Routing::Stripe(k, l.stripe_blocks())),
     })
-}
-
-/// Refuse fan-out keys that are out of range or that cannot apply, naming the key: a key that has no
-/// effect where it is given (`route` beside `per_client`, `stripe_blocks` without `route = "stripe"`)
-/// was accepted and ignored, the run then not being the one the config describes.
-pub(crate) fn check_fan_out_keys(path: &str, l: &LevelConfig) -> Result<(), ConfigError> {
-    if l.instances == 0 || l.instances > MAX_INSTANCES {
-        return Err(ConfigError::new(
-            format!("{path}.instances"),
-            format!("{} instances: a level has 1 to {MAX_INSTANCES}", l.instances),
-        ));
-    }
-    if l.per_client {
-        if l.instances != 1 {
-            return Err(ConfigError::new(
-                format!("{path}.instances"),
-                "per_client = true makes one instance per client; do not also set instances",
-            ));
-        }
-        if l.route.is_some() {
-            return Err(ConfigError::new(
-                format!("{path}.route"),
-                "per_client = true routes by client; route applies to instances = K (remove one of them)",
-            ));
-        }
-        if l.stripe_blocks.is_some() {
-            return Err(ConfigError::new(
-                format!("{path}.stripe_blocks"),
-                "per_client = true routes by client; stripe_blocks applies to instances = K with route = 'stripe'",
-            ));
-        }
-    }
-    if l.stripe_blocks.is_some() && l.route() != Route::Stripe {
-        return Err(ConfigError::new(
-            format!("{path}.stripe_blocks"),
-            "the stripe unit applies to route = 'stripe' only (this level routes by client): remove it or set \
-             route = 'stripe'",
-        ));
-    }
-    if l.stripe_blocks == Some(0) {
-        return Err(ConfigError::new(format!("{path}.stripe_blocks"), "the stripe unit must be at least 1 block"));
-    }
-    Ok(())
 }
 
 impl Hierarchy {
