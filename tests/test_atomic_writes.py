@@ -120,3 +120,44 @@ def test_an_export_and_a_plot_that_fail_half_way_leave_nothing(tmp_path, monkeyp
     with pytest.raises(OSError):
         savefig(Figure(), tmp_path / "p.png")
     assert os.listdir(tmp_path) == []
+
+
+def test_a_merge_into_a_database_that_fails_leaves_no_database_and_keeps_an_old_one(tmp_path, capsys):
+    # `results good.sqlite bad.sqlite --export new.sqlite` left new.sqlite holding good's rows.
+    import prefetchsim as ps
+
+    good = tmp_path / "good.sqlite"
+    spec = {"trace": {"path": "zipf", "format": "synthetic", "params": {"requests": 500, "seed": 1}},
+            "level": [{"size": "5%"}], "sweep": {"level[0].policy": ["lru", "arc"]}}
+    ps.sweep(spec, db=good)
+    truncated = tmp_path / "truncated.sqlite"
+    truncated.write_bytes(good.read_bytes()[:20000])
+    text = tmp_path / "text.sqlite"
+    text.write_text("not a database\n")
+    inputs = sorted(os.listdir(tmp_path))
+    for bad, message in ((truncated, "not a usable results database"),
+                         (text, "only results databases merge into a database")):
+        assert main(["results", str(good), str(bad), "--export", str(tmp_path / "new.sqlite")]) == 2
+        assert message in capsys.readouterr().err
+        assert sorted(os.listdir(tmp_path)) == inputs
+    # Into an existing database: all of the merge or none of it, and no side files left.
+    old = tmp_path / "old.sqlite"
+    assert main(["results", str(good), "--export", str(old)]) == 0
+    before = old.read_bytes()
+    assert main(["results", str(good), str(truncated), "--export", str(old)]) == 2
+    assert old.read_bytes() == before and sorted(os.listdir(tmp_path)) == sorted([*inputs, "old.sqlite"])
+    assert len(ps.results(old)) == 2
+
+
+def test_a_failed_write_to_standard_output_says_so(monkeypatch, capsys):
+    # `mrc t.lis > out.txt` on a full disk said only "[Errno 27] File too large".
+    class FullDisk:
+        def write(self, text):
+            raise OSError(27, "File too large")
+
+        def flush(self):
+            pass
+
+    monkeypatch.setattr("sys.stdout", FullDisk())
+    assert main(["sim", "zipf", "synthetic", "lru", "10", "-t", "requests=100", "-f", "csv"]) == 2
+    assert capsys.readouterr().err.endswith("prefetchsim: error: [Errno 27] File too large: 'standard output'\n")

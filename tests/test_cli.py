@@ -5,6 +5,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import os
 import subprocess
 import sys
 
@@ -279,6 +280,21 @@ def test_convert_refuses_an_output_name_it_does_not_know(spc_trace, tmp_path):
     assert cli("trace", "convert", spc_trace, str(tmp_path / "p6.txt"), "--to", "csv").returncode == 0
     for name in ("p.oracleGeneral", "p.oracleGeneral.bin.zst", "p.bin.gz", "p.csv.zst"):
         assert cli("trace", "convert", spc_trace, str(tmp_path / name)).returncode == 0, name
+
+
+def test_convert_refuses_oracle_general_options_for_a_csv_output(spc_trace, tmp_path):
+    # --rebase-time and --per-block with a CSV output were ignored: exit 0, the same file as without them.
+    for option, name in (("--rebase-time", "rebase_time"), ("--per-block", "per_block")):
+        for out, to in (("t.csv", ()), ("t.bin", ("--to", "csv"))):
+            p = cli("trace", "convert", spc_trace, str(tmp_path / out), option, *to)
+            assert p.returncode == 2 and p.stderr.count("\n") == 1, p.stderr
+            assert f"{option}: applies to oracleGeneral output only; {tmp_path / out} is written as CSV" in p.stderr
+            assert not (tmp_path / out).exists()
+        with pytest.raises(ps.ConfigError, match=f"^{name}: applies to oracleGeneral output only"):
+            ps.open_trace(spc_trace).convert(tmp_path / "t.csv", **{name: True})
+    assert os.listdir(tmp_path) == ["scan.spc"]
+    assert cli("trace", "convert", spc_trace, str(tmp_path / "t.oracleGeneral"), "--rebase-time",
+               "--per-block").returncode == 0
 
 
 def test_the_command_line_page_lists_every_command_and_experiment():

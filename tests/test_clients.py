@@ -73,11 +73,28 @@ def test_merged_trace_table_in_a_config(tmp_path):
         ({"size": 8, "instances": 2, "route": "stripe", "stripe_blocks": 0}, "level[0].stripe_blocks"),
         ({"size": 8, "instances": 2, "route": "hash"}, "level[0].route"),
         ({"size": 8, "per_clients": True}, "level[0]"),
+        # Keys that cannot apply were accepted and ignored, the default route above all.
+        ({"size": 8, "per_client": True, "route": "client"}, "level[0].route"),
+        ({"size": 8, "per_client": True, "stripe_blocks": 8}, "level[0].stripe_blocks"),
+        ({"size": 8, "instances": 2, "route": "client", "stripe_blocks": 8}, "level[0].stripe_blocks"),
+        (ps.Level(8, per_client=True, route="client"), "level[0].route"),
+        (ps.Level(8, per_client=True, stripe_blocks=64), "level[0].stripe_blocks"),
     ],
 )
 def test_bad_fan_out_keys_name_the_key(level, key):
     with pytest.raises(ps.ConfigError, match=key.replace("[", r"\[").replace("]", r"\]")):
-        ps.simulate(_gen(1, 10), {"level": [level]})
+        if isinstance(level, ps.Level):
+            ps.simulate(_gen(1, 10), levels=[level])
+        else:
+            ps.simulate(_gen(1, 10), {"level": [level]})
+
+
+def test_a_sweep_refuses_a_route_beside_per_client_on_the_grid_point():
+    # Sweeps canonicalise each point, which leaves a default route out: the check comes first.
+    spec = {"trace": {"path": "zipf", "format": "synthetic", "params": {"requests": 100}},
+            "level": [{"size": 8, "per_client": True}], "sweep": {"level[0].route": ["client"]}}
+    with pytest.raises(ps.ConfigError, match=r"level\[0\].route"):
+        ps.sweep(spec)
 
 
 def test_bad_client_trace_keys_name_the_key():

@@ -3,6 +3,8 @@ or lists the valid choices, and is a typed Python exception."""
 
 from __future__ import annotations
 
+import os
+
 import prefetchsim as ps
 from prefetchsim.optimal import integrated
 import pytest
@@ -190,11 +192,55 @@ def test_an_output_named_for_a_compression_it_cannot_write_is_refused(tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
+def test_an_event_log_name_that_is_neither_csv_nor_parquet_is_refused_before_the_run(tmp_path, capsys):
+    # `sim --events ev.xyz` wrote CSV under that name, while `trace convert` refuses names it does not know.
+    from prefetchsim.cli import main
+
+    tr = ps.synthetic("oltp-like", requests=100, seed=1)
+    for name in ("ev.xyz", "ev.txt.gz", "ev"):
+        with pytest.raises(ps.ConfigError, match=f"{name}: unknown output name for an event log; end it in .csv"):
+            ps.simulate(tr, size=10, events=str(tmp_path / name))
+        assert main(["sim", "oltp-like", "synthetic", "lru", "10", "-t", "requests=100",
+                     "--events", str(tmp_path / name)]) == 2
+        assert "unknown output name for an event log" in capsys.readouterr().err
+    assert list(tmp_path.iterdir()) == []
+    for name in ("ev.csv", "ev.CSV.zst", "ev.csv.gzip"):
+        ps.simulate(tr, size=10, events=str(tmp_path / name))
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ev.CSV.zst", "ev.csv", "ev.csv.gzip"]
+
+
+def test_an_output_in_a_missing_folder_is_refused_before_the_work(tmp_path, capsys, monkeypatch):
+    # `sweep spec -o nodir/rows.csv` ran every run and only then failed; so did `sim`/`run -o`.
+    from prefetchsim import cli
+
+    monkeypatch.chdir(tmp_path)
+    spec = tmp_path / "s.toml"
+    spec.write_text('[trace]\npath = "zipf"\nformat = "synthetic"\nparams = { requests = 200 }\n'
+                    '[[level]]\nsize = 10\n[sweep]\n"level[0].policy" = ["lru", "arc"]\n')
+    for args in (["sweep", str(spec), "--db", "s.sqlite", "-o", "nodir/rows.csv"],
+                 ["sim", "zipf", "synthetic", "lru", "10", "-t", "requests=100", "-o", "nodir/r.csv"],
+                 ["sim", "zipf", "synthetic", "lru", "10", "-t", "requests=100", "--events", "nodir/e.csv"]):
+        assert cli.main(args) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and "no folder" in err and f"{args[-2]} {args[-1]}: " in err, err
+    assert sorted(os.listdir(tmp_path)) == ["s.toml"]  # the sweep made no database: nothing ran
+
+
 @pytest.mark.parametrize("call,needle", [
     (lambda p: ps.open_trace(p, block_size=4096.0), "trace.block_size must be an integer, not float"),
     (lambda p: ps.open_trace(p, skip_bad="3"), "trace.skip_bad must be an integer, not str"),
     (lambda p: ps.simulate(p, size=10, policy=5), "simulate: policy= takes a name or a table"),
     (lambda p: ps.simulate(config=5), "config must be a TOML path or a dict, not int"),
+    # These raised plain TypeError/ValueError/AttributeError naming no argument.
+    (lambda p: ps.simulate(p, size=10, engine=[("warmup_requests", 1)]), "simulate: engine= takes a table (dict)"),
+    (lambda p: ps.simulate(p, size=10, engine="timed"), "engine= takes a table (dict) of [engine] keys, not str"),
+    (lambda p: ps.simulate(p, levels={"size": 10}), "simulate: levels= takes a list of Level(...) or level tables"),
+    (lambda p: ps.simulate(p, levels="5%"), "levels= takes a list of Level(...) or level tables (dicts), not str"),
+    (lambda p: ps.simulate(p, levels=[{"size": 10}, None]), "simulate: levels[1] must be a Level(...) or a level"),
+    (lambda p: ps.simulate(p, size=10, engine={"kind": "timed"}, device=5), "simulate: device= takes a preset name"),
+    (lambda p: ps.simulate(p, size=10, engine={"kind": "timed"}, scheduler="noop"), "simulate: scheduler= takes a"),
+    (lambda p: ps.open_trace(None), "path must be a str or os.PathLike, not NoneType"),
+    (lambda p: ps.open_trace(p).convert(None), "output must be a str or os.PathLike, not NoneType"),
 ])
 def test_arguments_of_the_wrong_type_are_config_errors_naming_them(tmp_path, call, needle):
     # They were plain TypeErrors, which `except ps.PrefetchsimError` missed; config=5 named no argument.
@@ -205,6 +251,22 @@ def test_arguments_of_the_wrong_type_are_config_errors_naming_them(tmp_path, cal
     assert needle in str(e.value)
     # Still a TypeError, for code that caught that.
     assert isinstance(e.value, TypeError) and type(e.value) is ps.ConfigTypeError
+
+
+def test_results_filters_of_the_wrong_type_name_the_argument(tmp_path):
+    db = tmp_path / "r.sqlite"
+    ps.sweep({"trace": {"path": "zipf", "format": "synthetic", "params": {"requests": 100}},
+              "level": [{"size": 10}], "sweep": {"level[0].policy": ["lru"]}}, db=db)
+    for filters, needle in (([5], "filters[0] must be a 'KEY=VALUE' text"), ("policy=lru", "filters must be a list"),
+                            (5, "filters must be a list of 'KEY=VALUE' texts or a dict, not int")):
+        with pytest.raises(ps.ConfigTypeError, match=needle.replace("[", r"\[").replace("]", r"\]")):
+            ps.results(db, filters)
+    assert len(ps.results(db, ["policy=lru"])) == 1
+
+
+def test_a_non_finite_trace_parameter_names_its_field():
+    with pytest.raises(ps.ConfigError, match=r"^trace\.params\.alpha: nan is not a valid value"):
+        ps.synthetic("zipf", requests=100, alpha=float("nan")).info()
 
 
 def test_a_config_type_error_survives_pickling():

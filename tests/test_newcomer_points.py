@@ -106,6 +106,10 @@ def test_an_unknown_table_lists_every_table_of_a_run_config(tmp_path):
     cfg.write_text('[trace]\npath = "zipf"\nformat = "synthetic"\n[[level]]\nsize = 4\n[bogus]\n')
     p = cli("run", str(cfg))
     assert p.returncode == 2 and "unknown table [bogus]" in p.stderr and "[trace]" in p.stderr, p.stderr
+    # A top-level key is not called a table.
+    cfg.write_text('bogus = 1\n[trace]\npath = "zipf"\nformat = "synthetic"\n[[level]]\nsize = 4\n')
+    p = cli("run", str(cfg))
+    assert p.returncode == 2 and "unknown top-level key 'bogus'" in p.stderr and "[trace]" in p.stderr, p.stderr
 
 
 def test_detection_names_the_bad_line_of_the_closest_format(tmp_path):

@@ -263,6 +263,24 @@ def test_a_file_that_is_not_a_results_export_is_an_error_naming_it(tmp_path, cap
         ps.results(junk)
 
 
+@pytest.mark.parametrize("name,text", [("t.csv", "run_id,level,hit_ratio\nx,0,0.5\ny,0,abc\n"),
+                                       ("t.jsonl", '{"run_id": "x", "level": 0, "hits": "many"}\n')])
+def test_text_in_a_numeric_results_column_is_an_error_naming_file_row_and_column(tmp_path, capsys, name, text):
+    # It was listed with exit 0; only a numeric --filter noticed.
+    bad = tmp_path / name
+    bad.write_text(text)
+    assert main(["results", str(bad)]) == 2
+    out, err = capsys.readouterr()
+    row, col = ("row 2", "hit_ratio holds text 'abc'") if name.endswith("csv") else ("row 1", "hits holds text 'many'")
+    assert out == "" and f"{bad}: {row}: column {col} where results have a number" in err, err
+
+
+def test_failures_and_sessions_together_are_an_error(db, capsys):
+    # --sessions was dropped without a word.
+    assert main(["results", str(db), "--failures", "--sessions"]) == 2
+    assert "--failures and --sessions list different tables" in capsys.readouterr().err
+
+
 def test_parquet_needs_pyarrow_and_says_how_to_install_it(db, tmp_path, monkeypatch):
     monkeypatch.setitem(sys.modules, "pyarrow", None)  # as if not installed
     with pytest.raises(MissingDependency, match=r"pip install pyarrow"):

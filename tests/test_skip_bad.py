@@ -92,6 +92,17 @@ def test_cli_skip_bad_on_sim_info_convert_and_run(damaged, tmp_path):
     toml.write_text(f"[trace]\npath = {damaged!r}\nformat = 'spc'\nskip_bad = 3\n\n[[level]]\nsize = 8\n")
     p = cli("run", str(toml), "-f", "json")
     assert p.returncode == 0 and "skipped 3" in p.stderr, p.stderr
+    assert "(trace.skip_bad = 3)" in p.stderr, p.stderr  # not "--skip-bad 3", which was never given
+
+
+def test_run_skip_bad_0_overrides_the_configs_skip_bad(damaged, tmp_path):
+    # `--skip-bad 0` was taken for "not given" and the config's skip_bad = 3 skipped the bad records.
+    toml = tmp_path / "run.toml"
+    toml.write_text(f"[trace]\npath = {damaged!r}\nformat = 'spc'\nskip_bad = 3\n\n[[level]]\nsize = 8\n")
+    p = cli("run", str(toml), "--skip-bad", "0", "-f", "json")
+    assert p.returncode == 2 and "line 6" in p.stderr and p.stdout == "", p.stderr
+    p = cli("run", str(toml), "--skip-bad", "1", "-f", "json")
+    assert p.returncode == 2 and "more than skip_bad = 1 allows" in p.stderr, p.stderr
 
 
 def test_skip_bad_cannot_skip_a_truncated_binary_tail(tmp_path):
@@ -101,6 +112,19 @@ def test_skip_bad_cannot_skip_a_truncated_binary_tail(tmp_path):
     p.write_bytes(rec * 3 + rec[:10])
     with pytest.raises(ps.TraceError, match=r"record 3 \(byte 72\): truncated record: 10 of 24 bytes"):
         ps.simulate(ps.open_trace(str(p), "oracle_general", skip_bad=100), size=4)
+
+
+def test_a_format_detected_from_the_content_skips_bad_records_too(tmp_path):
+    # A bad record among those read to tell the format from the content failed the read whatever
+    # skip_bad allowed (a name that names no format: ids.trace).
+    p = tmp_path / "ids.trace"
+    p.write_text("0\n1\n2\nabc\n4\n")
+    info = ps.open_trace(str(p), skip_bad=3).info()
+    assert (info["format"], info["requests"], info["skipped_records"]) == ("lirs", 4, 1)
+    r = cli("sim", str(p), "auto", "lru", "2", "--skip-bad", "1", "-f", "json")
+    assert r.returncode == 0 and "skipped 1 bad record(s)" in r.stderr, r.stderr
+    with pytest.raises(ps.TraceError, match="line 4 .*'abc' is not an unsigned integer"):
+        ps.open_trace(str(p)).info()
 
 
 def test_a_format_detected_from_the_name_skips_bad_records_too(damaged, tmp_path):

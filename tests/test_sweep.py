@@ -289,6 +289,19 @@ def test_bad_specs_raise_a_config_error_naming_the_key(sweep, needles):
         assert n in str(e.value), (n, str(e.value))
 
 
+@pytest.mark.parametrize("axis,values,needle", [
+    ("trace.params.seed", [1, -2], "trace.params.seed: -2 is negative; expected a whole number, 0 or more "
+                                   "(grid point trace_params_seed=-2)"),
+    ("trace.params.requests", [200, "many"], "(grid point trace_params_requests='many')"),
+    ("engine.warmup_requests", [0, -5], "(grid point engine_warmup_requests=-5)"),
+])
+def test_a_bad_value_on_any_axis_names_the_grid_point(axis, values, needle):
+    # The trace axes named the value but not the grid point, as the level and engine axes do.
+    with pytest.raises(ps.ConfigError) as e:
+        ps.sweep_plan(spec(**{axis: values}))
+    assert str(e.value).startswith("sweep: ") and needle in str(e.value), str(e.value)
+
+
 @pytest.mark.parametrize("sizes,needle", [
     ([10, 0], "level[0].size: 0 blocks is less than one block (4096 B) (grid point level0_size=0)"),
     ([10, "1B"], "level[0].size: 1 B is less than one block (4096 B) (grid point level0_size='1B')"),

@@ -12,11 +12,30 @@ import os
 from collections.abc import Callable
 from typing import Any
 
+from . import _core
 from ._atomic import atomic_path
 from ._typeerror import ConfigTypeError
 
 #: The columns of an event log, in order.
 COLUMNS = ("time", "level", "instance", "kind", "block", "len", "origin")
+
+
+#: Compressions an event log is written with (by the name's ending), and ones only read (refused by Rust).
+_WRITTEN_COMPRESSIONS = (".zst", ".zstd", ".gz", ".gzip")
+_READ_ONLY_COMPRESSIONS = (".xz", ".bz2", ".bzip2")
+
+
+def check_output_name(target: str) -> None:
+    """Refuse a name that says neither CSV nor Parquet, as `trace convert` refuses one: ``ev.xyz`` got CSV
+    without a word. Compressions that are read but never written are left to the writer's own error."""
+    lower = target.lower()
+    if lower.endswith((".parquet", *_READ_ONLY_COMPRESSIONS)):
+        return
+    for c in _WRITTEN_COMPRESSIONS:
+        lower = lower.removesuffix(c)
+    if not lower.endswith(".csv"):
+        raise _core.ConfigError(f"{target}: unknown output name for an event log; end it in .csv (compressed: "
+                                ".csv.zst or .csv.gz) or .parquet")
 
 
 def write_events(path: str | os.PathLike[str], run: Callable[[str], Any]) -> Any:
@@ -25,6 +44,7 @@ def write_events(path: str | os.PathLike[str], run: Callable[[str], Any]) -> Any
     target = os.fspath(path)
     if not isinstance(target, str) or not target:
         raise ConfigTypeError("events must be a file path")
+    check_output_name(target)
     if not target.lower().endswith(".parquet"):
         return run(target)
     try:

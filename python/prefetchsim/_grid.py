@@ -549,7 +549,13 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
         tkey = _dumps(tr_value)
         tref = traces_by_key.get(tkey)
         if tref is None:
-            tref = _resolve_trace(tr_value, base_dir)
+            try:
+                tref = _resolve_trace(tr_value, base_dir)
+            except (_core.ConfigError, _core.TraceError) as e:
+                # As for the level and engine axes: a bad value on a trace axis names its grid point.
+                if not labels:
+                    raise
+                raise type(e)(f"sweep: {e} (grid point {point_text(labels)})") from None
             _refuse_relabelled_trace(tref, traces_by_key.values())
             traces_by_key[tkey] = tref
         ckey = _dumps(point)

@@ -39,8 +39,10 @@ class Level:
     options: dict[str, Any] = field(default_factory=dict)
     per_client: bool = False
     instances: int = 1
-    route: str = "client"
-    stripe_blocks: int = 64
+    # None: not given (the core's defaults, "client" and 64), so that a route or stripe unit given where it
+    # cannot apply (beside per_client) is refused even when it spells out the default.
+    route: str | None = None
+    stripe_blocks: int | None = None
 
     def to_config(self) -> dict[str, Any]:
         """The ``[[level]]`` table for this level."""
@@ -60,7 +62,7 @@ class Level:
         if not isinstance(self.per_client, bool):  # "false" made a per-client level
             raise ConfigTypeError(f"Level.per_client must be True or False, not {type(self.per_client).__name__}")
         for key in ("instances", "stripe_blocks"):
-            if as_int(getattr(self, key)) is None:  # instances=True meant 1
+            if as_int(getattr(self, key)) is None and not (key == "stripe_blocks" and self.stripe_blocks is None):  # instances=True meant 1
                 raise ConfigTypeError(f"Level.{key} must be an integer, not {type(getattr(self, key)).__name__}")
         d: dict[str, Any] = {
             "size": self.size,
@@ -76,9 +78,9 @@ class Level:
             d["per_client"] = True
         if self.instances != 1:
             d["instances"] = self.instances
-        if self.route != "client":
+        if self.route is not None:
             d["route"] = self.route
-        if self.stripe_blocks != 64:
+        if self.stripe_blocks is not None:
             d["stripe_blocks"] = self.stripe_blocks
         return d
 
@@ -217,7 +219,10 @@ def load_config(config: str | os.PathLike[str] | Mapping[str, Any], *,
         unknown = [k for k in doc if k not in _RUN_TABLES]
         if unknown:
             hint = " (a sweep spec: run it with `prefetchsim sweep`)" if unknown[0] == "sweep" else ""
-            raise _core.ConfigError(f"{p}: unknown table [{unknown[0]}]{hint}; a run config has "
+            # A top-level key (`bogus = 1`) is not a table: it was reported as "unknown table [bogus]".
+            what = (f"unknown table [{unknown[0]}]" if isinstance(doc[unknown[0]], (dict, list))
+                    else f"unknown top-level key {unknown[0]!r}")
+            raise _core.ConfigError(f"{p}: {what}{hint}; a run config has "
                                     f"{', '.join(f'[{t}]' for t in _RUN_TABLES)}")
     tr = doc.pop("trace", None)
     trace = None
@@ -375,7 +380,18 @@ def _hierarchy(
                                     f"not {type(value).__name__}; several levels: levels=[Level(...), ...]")
             levels = [{"size": size, "policy": "lru" if policy is None else _component(policy),
                        "prefetcher": "none" if prefetcher is None else _component(prefetcher)}]
-        doc = {"level": [lv.to_config() if isinstance(lv, Level) else dict(lv) for lv in levels]}
+        elif isinstance(levels, (str, bytes, Mapping)) or not isinstance(levels, Iterable):
+            # A dict was read as the list of its keys and a str as its characters, with errors naming neither.
+            raise ConfigTypeError(f"simulate: levels= takes a list of Level(...) or level tables (dicts), not "
+                                  f"{type(levels).__name__}; one level: levels=[...] or size=")
+        doc = {"level": [_level_table(i, lv) for i, lv in enumerate(levels)]}
+    for key, value in (("engine", engine), ("scheduler", scheduler)):
+        if value is not None and not isinstance(value, Mapping):
+            raise ConfigTypeError(f"simulate: {key}= takes a table (dict) of [{key}] keys, not {type(value).__name__}"
+                                  + ("; the timed engine: engine={'kind': 'timed'}" if key == "engine" else ""))
+    if device is not None and not isinstance(device, (str, Mapping)):
+        raise ConfigTypeError(f"simulate: device= takes a preset name or a table (dict) of [device] keys, not "
+                              f"{type(device).__name__}")
     if engine is not None:
         doc["engine"] = {**doc.get("engine", {}), **engine}
     if link is not None:
@@ -385,6 +401,16 @@ def _hierarchy(
     if scheduler is not None:
         doc["scheduler"] = dict(scheduler)
     return doc, trace
+
+
+def _level_table(i: int, level: Any) -> dict[str, Any]:
+    """One entry of ``levels=`` as a ``[[level]]`` table; another type is a ConfigTypeError naming it."""
+    if isinstance(level, Level):
+        return level.to_config()
+    if isinstance(level, Mapping):
+        return dict(level)
+    raise ConfigTypeError(f"simulate: levels[{i}] must be a Level(...) or a level table (dict), not "
+                          f"{type(level).__name__}")
 
 
 def simulate(

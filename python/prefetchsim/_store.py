@@ -29,6 +29,7 @@ the session's counters), so a killed sweep leaves a consistent database that the
 
 from __future__ import annotations
 
+import contextlib
 import datetime as _dt
 import json
 import os
@@ -36,13 +37,14 @@ import socket
 import sqlite3
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from functools import cache
 from typing import Any
 
 from . import _core
 from ._atomic import atomic_path, write_csv
 from ._registry import result_schema, run_total_keys
+from ._typeerror import ConfigTypeError
 
 SCHEMA_VERSION = 1
 
@@ -71,6 +73,15 @@ def timing_metric_keys() -> tuple[str, ...]:
     every level row of a timed run carries; its text fields (engine, replay, device name) are in the
     stored config."""
     return tuple(f["name"] for f in result_schema()["timing"] if f["kind"] in ("int", "float"))
+
+
+def numeric_columns() -> set[str]:
+    """The results columns that hold numbers: level record keys, run totals (flat names) and timing
+    metrics of kind int or float in the core's result schema."""
+    schema = result_schema()
+    flat = dict(run_total_keys())
+    return ({f["name"] for part in ("level", "timing") for f in schema[part] if f["kind"] in ("int", "float")}
+            | {flat[f["name"]] for f in schema["run"] if f["kind"] in ("int", "float") and f["name"] in flat})
 
 
 def reserved_columns() -> set[str]:
@@ -405,8 +416,15 @@ def filter_items(filters: Iterable[str] | Mapping[str, Any]) -> list[tuple[str, 
     """``["policy=lru", "hit_ratio>=0.5"]`` (or ``{"policy": "lru"}``) -> ``[(column, op, value)]``."""
     if isinstance(filters, Mapping):
         return [(k, "=", v) for k, v in filters.items()]
+    if isinstance(filters, (str, bytes)) or not isinstance(filters, Iterable):
+        # A str was read as its characters ("expected KEY=VALUE, got 'p'").
+        raise ConfigTypeError(f"filters must be a list of 'KEY=VALUE' texts or a dict, not {type(filters).__name__}; "
+                              "one filter: ['policy=lru']")
     items = []
-    for f in filters:
+    for i, f in enumerate(filters):
+        if not isinstance(f, str):  # said "'int' object has no attribute 'partition'"
+            raise ConfigTypeError(f"filters[{i}] must be a 'KEY=VALUE' text (or !=, <, <=, >, >=), not "
+                                  f"{type(f).__name__}; filters as a dict: {{'policy': 'lru'}}")
         for op in _OPS:
             k, sep, v = f.partition(op)
             if sep and k.strip():
@@ -510,6 +528,18 @@ def check_results_export(df, path: str) -> None:
         raise _core.ConfigError(f"{path}: not a results export: none of its columns ({shown or 'none'}) is a "
                                 "results column such as run_id, level or hit_ratio; give a results database or "
                                 "a file written by `prefetchsim results --export` or `sweep -o`")
+    # A results column that holds text where results have numbers (`hit_ratio` = "abc") was listed without
+    # a word, and failed only under a numeric --filter.
+    for col in sorted(numeric_columns() & {str(c) for c in df.columns}):
+        if df[col].dtype.kind in "biuf":  # numbers already (text columns are object or str dtype)
+            continue
+        for row, value in enumerate(df[col], start=1):
+            if isinstance(value, str):
+                try:
+                    float(value)
+                except ValueError:
+                    raise _core.ConfigError(f"{path}: row {row}: column {col} holds text {value!r} where results "
+                                            "have a number; not a results export as prefetchsim writes it") from None
 
 
 def _filter_frame(df, filters):
@@ -524,6 +554,34 @@ def _filter_frame(df, filters):
         return pd.read_sql_query(f"SELECT * FROM runs WHERE {where}", con, params=params)
     finally:
         con.close()
+
+
+def merge_databases(sources: Sequence[str], path: str | os.PathLike[str]) -> int:
+    """Merge results databases into ``path`` whole or not at all: the merge is made in a temporary file
+    beside ``path`` (a copy of it, when it exists) that replaces it only once every source is in. Merging
+    in place left a new database holding the first sources' rows when a later one failed. Returns the
+    number of (run, level) rows added."""
+    target = os.fspath(path)
+    with atomic_path(target) as tmp:
+        try:
+            if tmp != target and os.path.exists(target):
+                if not is_database(target):
+                    raise _core.ConfigError(f"{target}: not an SQLite results database")
+                # SQLite's backup copies a consistent state, write-ahead log included.
+                try:
+                    with closing(sqlite3.connect(target)) as old, closing(sqlite3.connect(tmp)) as new:
+                        old.backup(new)
+                except sqlite3.DatabaseError as e:
+                    raise _core.ConfigError(f"{target}: not a usable results database: {e}") from None
+            with Store(tmp) as st:
+                added = sum(st.merge_from(src) for src in sources)
+        finally:
+            # A database closed in WAL mode removes its log files; one that failed to open may not.
+            for side in ("-wal", "-shm", "-journal"):
+                if tmp != target:
+                    with contextlib.suppress(FileNotFoundError):
+                        os.remove(tmp + side)
+    return added
 
 
 def export(df, path: str | os.PathLike[str]) -> str:

@@ -67,7 +67,12 @@ class Trace:
         try:
             return json.dumps(self._spec, allow_nan=False, default=json_default)
         except ValueError as e:
-            raise _core.ConfigError(f"trace: {e} (NaN and infinity are not valid values)") from None
+            from ._sim import _non_finite  # _sim imports this module
+
+            where = _non_finite(self._spec, "trace")  # the field, not just "trace"
+            if where is None:
+                raise _core.ConfigError(f"trace: {e} (NaN and infinity are not valid values)") from None
+            raise _core.ConfigError(f"{where[0]}: {where[1]!r} is not a valid value (NaN and infinity are not)") from None
 
     def footprint(self) -> int:
         """Unique blocks (or objects) the trace touches; one pass, remembered."""
@@ -117,12 +122,15 @@ class Trace:
         """
         import warnings
 
+        if not isinstance(output, (str, os.PathLike)):  # os.fspath's TypeError named no argument
+            raise ConfigTypeError(f"output must be a str or os.PathLike, not {type(output).__name__}")
         out = os.fspath(output)
         for name, flag in (("per_block", per_block), ("rebase_time", rebase_time)):
             if not isinstance(flag, bool):  # said "'int' object is not an instance of 'bool'"
                 raise ConfigTypeError(f"{name} must be True or False, not {type(flag).__name__}")
         if to is None:
             to = _output_format(out)
+        refuse_oracle_options_for_csv(out, to, {"per_block": per_block, "rebase_time": rebase_time})
         summary = json.loads(_core.convert(self._json(), out, to, per_block, rebase_time))
         multi = summary.get("multi_block_requests", 0)
         if multi and not per_block and to.lower().replace("-", "_") in ("oracle_general", "oraclegeneral"):
@@ -195,6 +203,8 @@ def open_trace(
     skip_bad = _check_int("trace.skip_bad", skip_bad, 0)
     if isinstance(path, (bytes, bytearray)):  # accepted, then "Object of type bytes is not JSON serializable"
         raise ConfigTypeError("path must be a str or os.PathLike, not bytes")
+    if not isinstance(path, (str, os.PathLike)):  # os.fspath's TypeError named no argument
+        raise ConfigTypeError(f"path must be a str or os.PathLike, not {type(path).__name__}")
     if format is not None and not isinstance(format, str):
         raise ConfigTypeError(f"format must be a string or None, not {type(format).__name__}")
     if not isinstance(cache, bool):  # "false" is true: the cache stayed on
@@ -232,6 +242,17 @@ _OUTPUT_NAMES = ((".csv", "csv"), (".oraclegeneral", "oracle_general"), (".oracl
                  (".bin", "oracle_general"))
 # Read-only compressions too: the core then says it cannot write them.
 _COMPRESSIONS = (".zst", ".zstd", ".gz", ".gzip", ".bz2", ".xz")
+
+
+def refuse_oracle_options_for_csv(out: str, to: str, options: dict[str, bool]) -> None:
+    """Refuse oracleGeneral's options (given, by their names in ``options``) for a CSV output: the CSV
+    keeps every request's blocks and times as read, and the options were ignored without a word."""
+    if to.lower() != "csv":
+        return
+    for name, given in options.items():
+        if given:
+            raise _core.ConfigError(f"{name}: applies to oracleGeneral output only; {out} is written as CSV, which "
+                                    "keeps each request's blocks and times as read")
 
 
 def _output_format(out: str) -> str:

@@ -17,7 +17,7 @@ from typing import IO, Any, NoReturn
 from . import _core
 from ._argtypes import count as _count
 from ._argtypes import inches, positive
-from ._atomic import atomic_open
+from ._atomic import atomic_open, check_writable
 from ._deps import MissingDependency
 from ._progress import Progress
 from ._registry import formats, generators, policies, prefetchers, run_totals
@@ -78,14 +78,15 @@ def _open(args: argparse.Namespace) -> Trace:
     )
 
 
-def _warn_skipped(path: str, report: dict[str, Any], limit: int) -> None:
+def _warn_skipped(path: str, report: dict[str, Any], limit: int, named: str = "--skip-bad") -> None:
     """One warning line on stderr when reading skipped bad records, or records a format option drops
-    (vscsi's ``other-cmds=skip``, whose messages say so), then the first messages, indented."""
+    (vscsi's ``other-cmds=skip``, whose messages say so), then the first messages, indented. ``named``
+    is where the limit was given (``trace.skip_bad =`` when it comes from a run config)."""
     n = report.get("skipped_records", 0)
     if not n:
         return
     msgs = report.get("skipped_messages", [])
-    what = f"bad record(s) of {path} (--skip-bad {limit})" if limit else f"record(s) of {path}"
+    what = f"bad record(s) of {path} ({named} {limit})" if limit else f"record(s) of {path}"
     sys.stderr.write(f"prefetchsim: warning: skipped {n} {what}"
                      + (f"; first: {msgs[0]}" if msgs else "") + "\n")
     for m in msgs[1:]:
@@ -96,7 +97,16 @@ def _warn_skipped(path: str, report: dict[str, Any], limit: int) -> None:
 def _output(args: argparse.Namespace) -> Iterator[IO[str]]:
     """Standard output, or ``-o FILE`` written whole or not at all (a failed write keeps the old file)."""
     if args.output in (None, "-"):
-        yield sys.stdout
+        try:
+            yield sys.stdout
+            sys.stdout.flush()  # here, so that a failure is named; at exit it would not be
+        except BrokenPipeError:
+            raise  # a reader that stopped early (`| head`): main treats it as no error
+        except OSError as e:
+            if e.filename is not None or e.errno is None:
+                raise
+            # A full disk under `> file` said only "[Errno 27] File too large".
+            raise OSError(e.errno, e.strerror, "standard output") from None
         return
     with atomic_open(args.output, "w", newline="") as f:
         yield f
@@ -111,6 +121,20 @@ def _written_outputs(args: argparse.Namespace) -> Iterator[str]:
     for out in (getattr(args, k, None) for k in _OUTPUTS):
         if isinstance(out, str) and out != "-":
             yield out
+
+
+def _check_output_folders(args: argparse.Namespace) -> None:
+    """Refuse an output whose folder is missing or not writable before the work, naming the option
+    (`sweep -o nodir/x.csv` ran the whole sweep, then failed)."""
+    for key in _OUTPUTS:
+        out = getattr(args, key, None)
+        if not isinstance(out, str) or out == "-":
+            continue
+        try:
+            check_writable(out)
+        except OSError as e:
+            flag = "-o" if key == "output" else f"--{key}"
+            raise _core.ConfigError(f"{flag} {out}: {e.strerror or e}") from None
 
 
 def _refuse_output(out: str, read: str) -> NoReturn:
@@ -161,9 +185,9 @@ def _add_cache_option(p: argparse.ArgumentParser) -> None:
                    help="decode the trace file itself, not its cached decoding (see 'prefetchsim cache')")
 
 
-def _add_skip_bad(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--skip-bad", type=_count, default=0, metavar="N",
-                   help="skip and count up to N malformed records (reported on stderr); default 0: the first "
+def _add_skip_bad(p: argparse.ArgumentParser, default: int | None = 0, default_help: str = "default 0") -> None:
+    p.add_argument("--skip-bad", type=_count, default=default, metavar="N",
+                   help=f"skip and count up to N malformed records (reported on stderr); {default_help}: the first "
                         "is an error")
 
 
@@ -232,7 +256,8 @@ def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace
         prog.close()
     if results:
         # Every run reads the same trace the same way: one warning says what was skipped.
-        _warn_skipped(trace.path, results[0].raw, trace.spec.get("skip_bad", 0))
+        _warn_skipped(trace.path, results[0].raw, trace.spec.get("skip_bad", 0),
+                      getattr(args, "skip_bad_named", "--skip-bad"))
     return results
 
 
@@ -354,8 +379,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         trace = open_trace(args.trace)
     if trace is None:
         raise _core.ConfigError(f"{path}: no [trace] table and no --trace given")
-    if args.skip_bad:
+    if args.skip_bad is not None:
         trace = Trace({**trace.spec, "skip_bad": args.skip_bad})
+    else:
+        args.skip_bad_named = "trace.skip_bad ="  # the warning names where the limit came from
     if not args.cache and "merge" not in trace.spec and trace.spec.get("format") != "synthetic":
         trace = Trace({**trace.spec, "cache": False})
     if args.config is None:
@@ -423,6 +450,11 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
 def cmd_trace_convert(args: argparse.Namespace) -> int:
     import warnings
 
+    from ._trace import _output_format, refuse_oracle_options_for_csv
+
+    # Under the command line's names, before the trace is opened.
+    refuse_oracle_options_for_csv(args.out, args.to or _output_format(args.out),
+                                  {"--per-block": args.per_block, "--rebase-time": args.rebase_time})
     trace = _open(args)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -598,8 +630,10 @@ def _table_columns(df, axes: Sequence[str]) -> list[str]:
 
 
 def cmd_results(args: argparse.Namespace) -> int:
-    from ._store import Store, export, is_database, read_results, unmatched
+    from ._store import Store, export, is_database, merge_databases, read_results, unmatched
 
+    if args.failures and args.sessions:  # --sessions was dropped without a word
+        raise _core.ConfigError("--failures and --sessions list different tables; give one of them")
     if args.failures or args.sessions:
         if len(args.db) != 1 or not is_database(args.db[0]):
             raise _core.ConfigError("--failures/--sessions: give one results database")
@@ -619,12 +653,10 @@ def cmd_results(args: argparse.Namespace) -> int:
             if given:
                 raise _core.ConfigError(f"--export to a database merges whole databases; {option} applies to CSV, "
                                         "JSON and Parquet exports")
-        with Store(args.export) as st:
-            added = 0
-            for src in args.db:
-                if not is_database(src):
-                    raise _core.ConfigError(f"{src}: only results databases merge into a database")
-                added += st.merge_from(src)
+        for src in args.db:  # refused before anything is written
+            if not is_database(src):
+                raise _core.ConfigError(f"{src}: only results databases merge into a database")
+        added = merge_databases(args.db, args.export)
         sys.stderr.write(f"prefetchsim: {added} rows added to {args.export}\n")
         return 0
     df = read_results(args.db, args.filter or ())
@@ -762,7 +794,8 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
                                    "built-in default: a synthetic OLTP-like workload over a two-level hierarchy.")
     r.add_argument("config", nargs="?", help="run config (TOML)")
     r.add_argument("--trace", help="replace the config's [trace] with this file (format detected)")
-    _add_skip_bad(r)
+    # None when not given: an explicit 0 must override the config's skip_bad (`if args.skip_bad` ignored it).
+    _add_skip_bad(r, None, "default: the config's trace.skip_bad, else 0")
     _add_cache_option(r)
     _add_output_options(r)
     _add_events_option(r)
@@ -795,10 +828,11 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     tc.add_argument("out", help="output file (.oracleGeneral.bin[.zst] or .csv)")
     tc.add_argument("--format", default=None, help="input format (default: detect)")
     tc.add_argument("--to", choices=["oracle_general", "csv"], default=None, help="output format (default: by name)")
-    tc.add_argument("--per-block", action="store_true", help="one output record per block (libCacheSim 'blk4k')")
+    tc.add_argument("--per-block", action="store_true",
+                    help="oracleGeneral: one output record per block (libCacheSim 'blk4k'); an error with CSV output")
     tc.add_argument("--rebase-time", action="store_true",
                     help="oracleGeneral: times from the first request (MSR's absolute clock does not fit its u32 "
-                         "seconds)")
+                         "seconds); an error with CSV output")
     _add_trace_options(tc)
     tc.set_defaults(func=cmd_trace_convert)
 
@@ -963,6 +997,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _command_parser(parser, args).error(f"unrecognized arguments: {' '.join(extra)}")
     try:
         _refuse_inputs_as_outputs(args)
+        _check_output_folders(args)
         with _term_as_interrupt():
             return int(args.func(args) or 0)
     except _Terminated:

@@ -126,17 +126,17 @@ fn whole_part<'a>(format: &str, head: &'a [u8], whole: bool) -> &'a [u8] {
     &head[..head.len() - head.len() % record]
 }
 
-/// Parse `data` (the head) as `format`: the number of records, or the first error past `skip_bad`
-/// skippable bad records (what the trace's own `skip_bad` lets the read skip).
-fn parse_head(format: &'static str, path: &str, data: &[u8], skip_bad: u64) -> Result<u64, TraceError> {
-    match read_head(format, path, data, skip_bad, &Params::new()) {
-        (n, None) => Ok(n),
-        (_, Some(e)) => Err(e),
+/// Parse `data` (the head) as `format`: the good records and the bad ones skipped, or the first error
+/// past `skip_bad` skippable bad records (what the trace's own `skip_bad` lets the read skip).
+fn parse_head(format: &'static str, path: &str, data: &[u8], skip_bad: u64) -> Result<(u64, u64), TraceError> {
+    match read_head_counting(format, path, data, skip_bad, &Params::new()) {
+        (n, skipped, None) => Ok((n, skipped)),
+        (_, _, Some(e)) => Err(e),
     }
 }
 
-/// [`parse_head`] that also counts the good records before the error: records that read well identify the
-/// format, so an error after them is about a record, not about the format. A skippable error past
+/// Parse `data` as `format`, counting the good records before the error: records that read well identify
+/// the format, so an error after them is about a record, not about the format. A skippable error past
 /// `skip_bad` > 0 is the [`TraceError::SkipLimit`] the read gives.
 fn read_head(
     format: &'static str,
@@ -145,20 +145,32 @@ fn read_head(
     skip_bad: u64,
     params: &Params,
 ) -> (u64, Option<TraceError>) {
+    let (n, _, e) = read_head_counting(format, path, data, skip_bad, params);
+    (n, e)
+}
+
+/// [`read_head`] that also says how many bad records it skipped.
+fn read_head_counting(
+    format: &'static str,
+    path: &str,
+    data: &[u8],
+    skip_bad: u64,
+    params: &Params,
+) -> (u64, u64, Option<TraceError>) {
     let mut reader = match open_head(format, path, data, params) {
         Ok(r) => r,
-        Err(e) => return (0, Some(e)),
+        Err(e) => return (0, 0, Some(e)),
     };
     let (mut n, mut skipped) = (0, 0);
     loop {
         match reader.next_record() {
             Ok(Some(_)) => n += 1,
-            Ok(None) => return (n, None),
+            Ok(None) => return (n, skipped, None),
             Err(e) if e.is_skippable() && skipped < skip_bad => skipped += 1,
             Err(e) if e.is_skippable() && skip_bad > 0 => {
-                return (n, Some(TraceError::SkipLimit { limit: skip_bad, last: Box::new(e) }))
+                return (n, skipped, Some(TraceError::SkipLimit { limit: skip_bad, last: Box::new(e) }))
             }
-            Err(e) => return (n, Some(e)),
+            Err(e) => return (n, skipped, Some(e)),
         }
     }
 }
@@ -179,11 +191,11 @@ fn record_error(format: &'static str, how: &str, good: u64, e: TraceError) -> Re
 /// Why no text format fits: when exactly one format reads records before failing, its first error (which
 /// names the line and field) is the problem, not the format, and is the error; when several do, the one
 /// that reads the most is named as the closest.
-fn closest_text_format(path: &str, data: &[u8]) -> TraceError {
+fn closest_text_format(path: &str, data: &[u8], skip_bad: u64) -> TraceError {
     let mut best: Option<(u64, &'static str, TraceError)> = None;
     let (mut tied, mut others) = (false, false);
     for f in TEXT_CANDIDATES.iter().copied() {
-        let (n, Some(err)) = read_head(f, path, data, 0, &Params::new()) else { continue };
+        let (n, Some(err)) = read_head(f, path, data, skip_bad, &Params::new()) else { continue };
         if n == 0 {
             continue;
         }
@@ -260,9 +272,15 @@ fn plausible_oracle(data: &[u8]) -> bool {
 }
 
 /// The format of binary content.
-fn detect_binary(path: &str, head: &[u8], whole: bool, params: &Params) -> Result<&'static str, TraceError> {
+fn detect_binary(
+    path: &str,
+    head: &[u8],
+    whole: bool,
+    skip_bad: u64,
+    params: &Params,
+) -> Result<&'static str, TraceError> {
     if vscsi::sniff(head).is_some() {
-        match read_head("vscsi", path, whole_part("vscsi", head, whole), 0, params) {
+        match read_head("vscsi", path, whole_part("vscsi", head, whole), skip_bad, params) {
             (_, None) => return Ok("vscsi"),
             (n, Some(e)) => {
                 if let Ok(plain) = record_error("vscsi", "the version bytes of its first records", n, e) {
@@ -281,8 +299,10 @@ fn detect_binary(path: &str, head: &[u8], whole: bool, params: &Params) -> Resul
     ))
 }
 
-/// The format of text content.
-fn detect_text(path: &str, head: &[u8], whole: bool) -> Result<&'static str, TraceError> {
+/// The format of text content. With `skip_bad` = N a format fits when its reader reads the head with at
+/// most N bad records, as the read would (a bad record in the head ended a run that skip_bad allowed);
+/// of the formats that fit, those that skip the fewest records win, so N = 0 changes nothing.
+fn detect_text(path: &str, head: &[u8], whole: bool, skip_bad: u64) -> Result<&'static str, TraceError> {
     let first = String::from_utf8_lossy(first_line(head)).to_ascii_lowercase();
     let compact: String = first.chars().filter(|c| !c.is_whitespace()).collect();
     if compact.starts_with("timestamp,response,iotype,lun,offset,size") {
@@ -298,11 +318,20 @@ fn detect_text(path: &str, head: &[u8], whole: bool) -> Result<&'static str, Tra
         return Ok("twitter");
     }
     let data = whole_part("", head, whole);
+    let fits: Vec<(&'static str, u64)> = TEXT_CANDIDATES
+        .iter()
+        .copied()
+        .filter_map(|f| match parse_head(f, path, data, skip_bad) {
+            Ok((n, skipped)) if n > 0 => Some((f, skipped)),
+            _ => None,
+        })
+        .collect();
+    let fewest = fits.iter().map(|&(_, skipped)| skipped).min();
     let fits: Vec<&'static str> =
-        TEXT_CANDIDATES.iter().copied().filter(|f| matches!(parse_head(f, path, data, 0), Ok(n) if n > 0)).collect();
+        fits.iter().filter(|&&(_, skipped)| Some(skipped) == fewest).map(|&(f, _)| f).collect();
     match fits.as_slice() {
         [one] => Ok(one),
-        [] => Err(closest_text_format(path, data)),
+        [] => Err(closest_text_format(path, data, skip_bad)),
         many => Err(undetected(path, format!("the text parses as each of {}", many.join(", ")))),
     }
 }
@@ -375,9 +404,9 @@ fn detect_named(
         return Err(undetected(path, "the file is empty and its name names no format"));
     }
     if is_binary(head) {
-        detect_binary(path, head, whole, params)
+        detect_binary(path, head, whole, skip_bad, params)
     } else {
-        detect_text(path, head, whole)
+        detect_text(path, head, whole, skip_bad)
     }
 }
 

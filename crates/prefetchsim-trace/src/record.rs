@@ -72,6 +72,12 @@ pub trait RecordReader: Send {
         VolumeKey::None
     }
 
+    /// The name of the field(s) [`Self::volume_key`] reads, as the format names them: the error of a
+    /// trace of too many volumes blames them (it blamed the address field).
+    fn volume_field(&self) -> &str {
+        "volume"
+    }
+
     /// Whether the format's `stream` field carries ids, 0 included: a stream, ASU, device, LUN, volume,
     /// disk or file column, whose first id is 0 in many traces (SPC ASU 0, DiskSim device 0). `false`: the
     /// format has no such column and every record's `stream` is 0, meaning "no stream id". Declared by

@@ -10,7 +10,7 @@ use crate::clients::{ClientFrom, MemberSpace, Merged, StreamAsClient};
 pub use crate::convert::{Blame, Converter, MAX_REQUEST_BLOCKS};
 use crate::error::TraceError;
 use crate::record::{AddrUnit, RawRecord, RecordReader};
-use crate::volumes::{VolumeSpace, Volumes};
+use crate::volumes::{VolumeSpace, Volumes, MAX_VOLUMES};
 use crate::{compress, detect, formats, synth};
 
 /// How records become cache requests.
@@ -510,13 +510,21 @@ impl TraceSource {
     #[inline]
     fn convert(&mut self, i: usize) -> Result<Option<Request>, TraceError> {
         let rec = self.raw[i];
-        let placed = self.conv.convert(&rec).and_then(|r| match (r, &self.volumes) {
-            (Some(mut r), Some(_)) => {
-                r.first = VolumeSpace::place(self.vols[i], r.first, r.len).map_err(|m| (Blame::Addr, m))?;
-                Ok(Some(r))
+        let placed = match self.conv.convert(&rec) {
+            Err((blame, m)) => Err((Some(blame), m)),
+            Ok(Some(mut r)) if self.volumes.is_some() => {
+                let index = self.vols[i];
+                match VolumeSpace::place(index, r.first, r.len) {
+                    Ok(first) => {
+                        r.first = first;
+                        Ok(Some(r))
+                    }
+                    // Too many volumes is the volume field's fault (None), not the address's.
+                    Err(m) => Err(((index < MAX_VOLUMES).then_some(Blame::Addr), m)),
+                }
             }
-            (r, _) => Ok(r),
-        });
+            Ok(r) => Ok(r),
+        };
         match placed {
             Ok(Some(r)) => {
                 self.kept(&r, rec.size);
@@ -526,8 +534,9 @@ impl TraceSource {
             Err((blame, m)) => {
                 let (addr, size) = self.reader.addr_size_fields();
                 let field = match blame {
-                    Blame::Addr => addr,
-                    Blame::Size => size,
+                    Some(Blame::Addr) => addr,
+                    Some(Blame::Size) => size,
+                    None => self.reader.volume_field(),
                 };
                 let e = TraceError::malformed(&self.path, self.reader.locate(rec.pos), field, m);
                 self.skip(e)?;

@@ -627,12 +627,12 @@ def run_from_args(args, progress):
     versions = ["A", "B"] if args.pfc_version == "both" else [args.pfc_version]
     t0, c0 = time.perf_counter(), time.process_time()
     if args.sensitivity:
-        base = {"requests": args.requests} if args.requests else {}
+        base = {"requests": args.requests} if args.requests is not None else {}
         df = sensitivity(axes=args.axes or tuple(SENSITIVITY_AXES), traces=args.traces or SENSITIVITY_TRACES,
                          versions=versions, base=base, out_dir=args.out, plot=not args.no_plot, progress=progress)
         result: Any = ("sensitivity", df)
     else:
-        result = run(traces=args.traces or tuple(TRACES), requests=args.requests or DEFAULT_REQUESTS,
+        result = run(traces=args.traces or tuple(TRACES), requests=DEFAULT_REQUESTS if args.requests is None else args.requests,
                      versions=versions, ablations=not args.no_ablations, out_dir=args.out, plot=not args.no_plot,
                      progress=progress, load=args.load, time_scale=args.time_scale, prefetch_io=args.prefetch_io,
                      a_rule=args.a_rule)

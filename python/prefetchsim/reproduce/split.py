@@ -177,7 +177,7 @@ def add_arguments(parser) -> None:
 
 
 def run_from_args(args, progress):
-    return run(seed=args.seed, requests=args.requests or 100_000, out_dir=args.out, plot=not args.no_plot,
+    return run(seed=args.seed, requests=100_000 if args.requests is None else args.requests, out_dir=args.out, plot=not args.no_plot,
                progress=progress, fetch_time=args.fetch_time)
 
 

@@ -636,7 +636,7 @@ def add_arguments(parser) -> None:
 def run_from_args(args, progress):
     workloads = DEFAULT_WORKLOADS if args.workloads is None else tuple(w for w in args.workloads if w != "none")
     seeds = tuple(args.seeds) if args.seeds else SEEDS
-    requests = args.requests or DEFAULT_REQUESTS
+    requests = DEFAULT_REQUESTS if args.requests is None else args.requests
     if args.sensitivity:
         return sensitivity_sweep(requests=requests, seeds=seeds, disk=args.disk, out_dir=args.out,
                                  plot=not args.no_plot, progress=progress)

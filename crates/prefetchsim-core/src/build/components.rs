@@ -9,6 +9,7 @@ use super::pairing::check_pairing;
 use super::registry;
 use crate::component::{ComponentSpec, ConfigError};
 use crate::config::{HierarchyConfig, LevelConfig};
+use crate::level::fanout::Route;
 use crate::level::{AnyLevel, LevelOptions};
 use crate::prefetch::stack::build_shorthand;
 use crate::prefetch::Prefetcher;
@@ -75,10 +76,60 @@ pub fn check_level(path: &str, l: &LevelConfig) -> Result<(&'static str, &'stati
     let (pf_name, pf) = build_prefetcher(&format!("{path}.prefetcher"), &l.prefetcher)?;
     let (pol_name, _) = build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)?;
     check_pairing(path, pol_name, pf_name)?;
+    // Here too, not only when the hierarchy is built: canonical forms leave out a default route or
+    // stripe unit, so a key that cannot apply is caught before a sweep canonicalises it away.
+    check_fan_out_keys(path, l)?;
     Ok((pol_name, pf_name))
 }
 
 /// [`check_level`] for every level of `cfg`, top first: what `check_config` checks beyond the schema.
 pub fn check_components(cfg: &HierarchyConfig) -> Result<Vec<(&'static str, &'static str)>, ConfigError> {
     cfg.level.iter().enumerate().map(|(i, l)| check_level(&format!("level[{i}]"), l)).collect()
+}
+
+/// The most instances a level may have: each is a whole cache with its own tables, made when the level
+/// is built.
+const MAX_INSTANCES: u32 = 1 << 16;
+
+/// Refuse fan-out keys that are out of range or that cannot apply, naming the key: a key that has no
+/// effect where it is given (`route` beside `per_client`, `stripe_blocks` without `route = "stripe"`)
+/// was accepted and ignored, the run then not being the one the config describes.
+pub(crate) fn check_fan_out_keys(path: &str, l: &LevelConfig) -> Result<(), ConfigError> {
+    if l.instances == 0 || l.instances > MAX_INSTANCES {
+        return Err(ConfigError::new(
+            format!("{path}.instances"),
+            format!("{} instances: a level has 1 to {MAX_INSTANCES}", l.instances),
+        ));
+    }
+    if l.per_client {
+        if l.instances != 1 {
+            return Err(ConfigError::new(
+                format!("{path}.instances"),
+                "per_client = true makes one instance per client; do not also set instances",
+            ));
+        }
+        if l.route.is_some() {
+            return Err(ConfigError::new(
+                format!("{path}.route"),
+                "per_client = true routes by client; route applies to instances = K (remove one of them)",
+            ));
+        }
+        if l.stripe_blocks.is_some() {
+            return Err(ConfigError::new(
+                format!("{path}.stripe_blocks"),
+                "per_client = true routes by client; stripe_blocks applies to instances = K with route = 'stripe'",
+            ));
+        }
+    }
+    if l.stripe_blocks.is_some() && l.route() != Route::Stripe {
+        return Err(ConfigError::new(
+            format!("{path}.stripe_blocks"),
+            "the stripe unit applies to route = 'stripe' only (this level routes by client): remove it or set \
+             route = 'stripe'",
+        ));
+    }
+    if l.stripe_blocks == Some(0) {
+        return Err(ConfigError::new(format!("{path}.stripe_blocks"), "the stripe unit must be at least 1 block"));
+    }
+    Ok(())
 }

@@ -50,41 +50,17 @@ fn build_one(
     Ok((pol_name, pf_name, level))
 }
 
-/// The most instances a level may have: each is a whole cache with its own tables, made when the level
-/// is built.
-const MAX_INSTANCES: u32 = 1 << 16;
-
 /// Whether level `l` is several caches (`per_client`, `instances`, `route`, `stripe_blocks`), and how
 /// requests are routed to them.
 fn fan_out_routing(path: &str, l: &LevelConfig) -> Result<Option<Routing>, ConfigError> {
-    if l.instances == 0 || l.instances > MAX_INSTANCES {
-        return Err(ConfigError::new(
-            format!("{path}.instances"),
-            format!("{} instances: a level has 1 to {MAX_INSTANCES}", l.instances),
-        ));
-    }
-    if l.route == Route::Stripe && l.stripe_blocks == 0 {
-        return Err(ConfigError::new(format!("{path}.stripe_blocks"), "the stripe unit must be at least 1 block"));
-    }
+    components::check_fan_out_keys(path, l)?;
     if l.per_client {
-        if l.instances != 1 {
-            return Err(ConfigError::new(
-                format!("{path}.instances"),
-                "per_client = true makes one instance per client; do not also set instances",
-            ));
-        }
-        if l.route != Route::default() {
-            return Err(ConfigError::new(
-                format!("{path}.route"),
-                "per_client = true routes by client; route applies to instances = K",
-            ));
-        }
         return Ok(Some(Routing::PerClient));
     }
-    Ok(match (l.instances, l.route) {
+    Ok(match (l.instances, l.route()) {
         (1, _) => None,
         (k, Route::Client) => Some(Routing::Client(k)),
-        (k, Route::Stripe) => Some(Routing::Stripe(k, l.stripe_blocks)),
+        (k, Route::Stripe) => Some(Routing::Stripe(k, l.stripe_blocks())),
     })
 }
 

@@ -55,12 +55,14 @@ pub struct LevelConfig {
     /// Instances of this level (servers), each a full cache of `size` (default 1); `route` picks one.
     #[serde(default = "one", skip_serializing_if = "is_one")]
     pub instances: u32,
-    /// How a request picks one of `instances` (default `client`: client mod K).
+    /// How a request picks one of `instances` (unset: `client`, client mod K). An `Option` so that a
+    /// route given beside `per_client` is refused even when it is the default.
     #[serde(default, skip_serializing_if = "is_default_route")]
-    pub route: crate::level::fanout::Route,
-    /// Stripe unit in blocks for `route = "stripe"` (default 64).
-    #[serde(default = "default_stripe", skip_serializing_if = "is_default_stripe")]
-    pub stripe_blocks: u64,
+    pub route: Option<crate::level::fanout::Route>,
+    /// Stripe unit in blocks for `route = "stripe"` (unset: 64). An `Option` so that a unit given where
+    /// nothing stripes is refused even when it is the default.
+    #[serde(default, skip_serializing_if = "is_default_stripe")]
+    pub stripe_blocks: Option<u64>,
 }
 
 fn one() -> u32 {
@@ -70,15 +72,18 @@ fn one() -> u32 {
 fn is_one(n: &u32) -> bool {
     *n == 1
 }
-fn is_default_route(r: &crate::level::fanout::Route) -> bool {
-    *r == crate::level::fanout::Route::default()
+/// The default route, given or not, is left out of the serialised form: sweeps hash that form, and
+/// spelling out a default must not make a distinct run.
+#[allow(clippy::ref_option)]
+fn is_default_route(r: &Option<crate::level::fanout::Route>) -> bool {
+    r.is_none_or(|r| r == crate::level::fanout::Route::default())
 }
-fn default_stripe() -> u64 {
-    64
-}
-#[allow(clippy::trivially_copy_pass_by_ref)]
-fn is_default_stripe(n: &u64) -> bool {
-    *n == default_stripe()
+/// The stripe unit when `stripe_blocks` is not given.
+pub const DEFAULT_STRIPE_BLOCKS: u64 = 64;
+/// As [`is_default_route`], for the stripe unit.
+#[allow(clippy::ref_option)]
+fn is_default_stripe(n: &Option<u64>) -> bool {
+    n.is_none_or(|n| n == DEFAULT_STRIPE_BLOCKS)
 }
 
 impl LevelConfig {
@@ -94,9 +99,21 @@ impl LevelConfig {
             pfc: None,
             per_client: false,
             instances: 1,
-            route: crate::level::fanout::Route::default(),
-            stripe_blocks: default_stripe(),
+            route: None,
+            stripe_blocks: None,
         }
+    }
+
+    /// How a request picks one of the level's instances (the default when `route` is not given).
+    #[must_use]
+    pub fn route(&self) -> crate::level::fanout::Route {
+        self.route.unwrap_or_default()
+    }
+
+    /// The stripe unit in blocks (the default when `stripe_blocks` is not given).
+    #[must_use]
+    pub fn stripe_blocks(&self) -> u64 {
+        self.stripe_blocks.unwrap_or(DEFAULT_STRIPE_BLOCKS)
     }
 }
 

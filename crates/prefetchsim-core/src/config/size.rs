@@ -86,20 +86,40 @@ impl SizeSpec {
             "m" | "mb" | "mib" => 1 << 20,
             "g" | "gb" | "gib" => 1 << 30,
             "t" | "tb" | "tib" => 1 << 40,
+            "p" | "pb" | "pib" => 1 << 50,
             _ => return Err(bad()),
         };
         let x: f64 = num.parse().map_err(|_| bad())?;
         if !(x.is_finite() && x >= 0.0) {
             return Err(format!("size '{s}' must not be negative"));
         }
-        Ok(SizeSpec::Bytes((x * mult as f64).round() as u64))
+        let bytes = (x * mult as f64).round();
+        if bytes >= TWO_POW_64 {
+            // The cast saturated to 2^64 - 1 bytes; "cannot read size" for a well-written size misled.
+            return Err(format!("size '{s}' is too large (more than 2^64 - 1 bytes)"));
+        }
+        Ok(SizeSpec::Bytes(bytes as u64))
     }
 
     /// A bare number: blocks when whole, else a share of the footprint. A whole number beyond `u64` (a
     /// TOML or JSON integer above 2^64 - 1 arrives as a float) is too large, not a share "got 1.8e19".
+    /// A negative number, or a fraction above 1, is not read as a share: the user wrote blocks
+    /// (`size = -10` and `size = 10.5` were "a share of the footprint must be in (0, 1]").
     fn number(x: f64) -> Result<Self, String> {
         if x >= TWO_POW_64 && x.fract() == 0.0 {
             return Err(too_large(&format!("{x:.0}")));
+        }
+        if x < 0.0 {
+            return Err(format!(
+                "{x} is negative; a size is blocks (1000), bytes (64MiB), a share of the footprint (0.05 or 5%) or a \
+                 multiple of the level above (2x)"
+            ));
+        }
+        if x.is_finite() && x > 1.0 && x.fract() != 0.0 {
+            return Err(format!(
+                "{x} blocks is not a whole number (a number above 1 is blocks; a share of the footprint is at most 1: \
+                 0.05 or 5%)"
+            ));
         }
         Self::footprint(x)
     }
@@ -178,6 +198,17 @@ impl<'de> Deserialize<'de> for SizeSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_negative_or_fractional_number_of_blocks_is_not_called_a_share() {
+        let err = |x: f64| SizeSpec::number(x).unwrap_err();
+        assert!(err(-10.0).starts_with("-10 is negative; a size is blocks (1000)"), "{}", err(-10.0));
+        assert!(err(10.5).starts_with("10.5 blocks is not a whole number"), "{}", err(10.5));
+        assert!(err(2.0).contains("a share of the footprint must be in (0, 1]"));
+        assert_eq!(SizeSpec::number(0.5), Ok(SizeSpec::Footprint(0.5)));
+        assert_eq!(SizeSpec::parse("2PiB"), Ok(SizeSpec::Bytes(2 << 50)));
+        assert!(SizeSpec::parse("99999999999999PiB").unwrap_err().ends_with("is too large (more than 2^64 - 1 bytes)"));
+    }
 
     #[test]
     fn sizes_parse_in_every_documented_form() {

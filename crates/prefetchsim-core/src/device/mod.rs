@@ -291,8 +291,23 @@ fn with_overrides<T: serde::Serialize + serde::de::DeserializeOwned>(
     serde_path_to_error::deserialize(v).map_err(|e| {
         let inner = e.path().to_string();
         let at = if inner == "." || inner.is_empty() { path.to_string() } else { format!("{path}.{inner}") };
-        ConfigError::new(at, format!("{} (parameters of device '{}')", e.inner(), spec.name))
+        ConfigError::new(
+            at,
+            format!("{} (parameters of device '{}')", without_type_names(&e.inner().to_string()), spec.name),
+        )
     })
+}
+
+/// A serde message with the Rust type names it expects (`expected struct CacheParams`, `expected
+/// internally tagged enum SeekModel`) said as the config writes them: a table, a table with a `kind`.
+fn without_type_names(message: &str) -> String {
+    if let Some(i) = message.find("expected internally tagged enum ") {
+        return format!("{}expected a table with a `kind` key", &message[..i]);
+    }
+    if let Some(i) = message.find("expected struct ") {
+        return format!("{}expected a table of its parameters", &message[..i]);
+    }
+    message.to_string()
 }
 
 /// Resolve a device spec (`"cheetah9lp"` or `{ name = "cheetah9lp", bus_ms_per_sector = 0.0064 }`)
@@ -355,6 +370,22 @@ mod tests {
         assert_eq!(resolve("device", &spec).unwrap_err().path, "device.rpm");
         let e = resolve("device", &ComponentSpec::named("floppy")).unwrap_err();
         assert!(e.message.contains("cheetah9lp"), "{e}");
+    }
+
+    #[test]
+    fn a_parameter_of_the_wrong_type_names_no_rust_type() {
+        // They said "expected internally tagged enum SeekModel" and "expected struct CacheParams".
+        for (key, value, want) in [
+            ("seek", serde_json::json!("fast"), "invalid type: string \"fast\", expected a table with a `kind` key"),
+            ("cache", serde_json::json!(-1), "invalid type: integer `-1`, expected a table of its parameters"),
+        ] {
+            let spec: ComponentSpec =
+                serde_json::from_value(serde_json::json!({"name": "hdd7200", key: value})).unwrap();
+            let e = resolve("device", &spec).unwrap_err();
+            assert_eq!(e.path, format!("device.{key}"));
+            assert!(e.message.starts_with(want), "{e}");
+            assert!(!e.message.contains("SeekModel") && !e.message.contains("CacheParams"), "{e}");
+        }
     }
 
     #[test]

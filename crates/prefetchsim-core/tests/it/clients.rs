@@ -109,7 +109,7 @@ fn k_servers_route_by_client_or_by_stripe() {
     assert!(s.iter().all(|i| i.client.is_none()));
     assert_eq!(s.iter().map(|i| (i.counters.misses, i.counters.hits)).collect::<Vec<_>>(), vec![(2, 2), (2, 2)]);
     // By stripe of 64 blocks: block 5 is stripe 0 (server 0), block 100 stripe 1 (server 1).
-    l2.route = Route::Stripe;
+    l2.route = Some(Route::Stripe);
     let r = run(&cfg(vec![l1, l2]), &reqs);
     let s = &r.levels[1].instances;
     assert_eq!(s.iter().map(|i| (i.counters.misses, i.counters.hits)).collect::<Vec<_>>(), vec![(1, 3), (1, 3)]);
@@ -127,6 +127,20 @@ fn bad_fan_out_keys_are_errors_naming_the_key() {
     assert_eq!(build("[[level]]\nsize = 4\ninstances = -1\n"), "level[0].instances");
     assert_eq!(build("[[level]]\nsize = 4\nper_client = true\ninstances = 2\n"), "level[0].instances");
     assert_eq!(build("[[level]]\nsize = 4\nper_client = true\nroute = 'stripe'\n"), "level[0].route");
+    // Keys that cannot apply, even when they spell out the default, were accepted and ignored.
+    assert_eq!(build("[[level]]\nsize = 4\nper_client = true\nroute = 'client'\n"), "level[0].route");
+    assert_eq!(build("[[level]]\nsize = 4\nper_client = true\nstripe_blocks = 8\n"), "level[0].stripe_blocks");
+    assert_eq!(build("[[level]]\nsize = 4\nper_client = true\nstripe_blocks = 64\n"), "level[0].stripe_blocks");
+    assert_eq!(
+        build("[[level]]\nsize = 4\ninstances = 2\nroute = 'client'\nstripe_blocks = 8\n"),
+        "level[0].stripe_blocks"
+    );
+    assert_eq!(build("[[level]]\nsize = 4\ninstances = 2\nstripe_blocks = 8\n"), "level[0].stripe_blocks");
+    assert_eq!(build("[[level]]\nsize = 4\ninstances = 2\nroute = 'stripe'\nstripe_blocks = 8\n"), "");
+    assert_eq!(build("[[level]]\nsize = 4\ninstances = 2\nroute = 'client'\n"), "");
+    // The same checks where configs are checked without being built (sweeps canonicalise them).
+    let c = HierarchyConfig::from_toml("[[level]]\nsize = 4\nper_client = true\nroute = 'client'\n").unwrap();
+    assert_eq!(prefetchsim_core::build::check_level("level[0]", &c.level[0]).unwrap_err().path, "level[0].route");
     assert_eq!(
         build("[[level]]\nsize = 4\ninstances = 2\nroute = 'stripe'\nstripe_blocks = 0\n"),
         "level[0].stripe_blocks"
@@ -143,6 +157,13 @@ fn a_config_without_fan_out_keys_serialises_as_before() {
     for key in ["per_client", "instances", "route", "stripe_blocks"] {
         assert!(!s.contains(key), "{s}");
     }
+    // A default spelled out serialises as left out: sweeps hash this form.
+    let c = HierarchyConfig::from_toml("[[level]]\nsize = 4\ninstances = 2\nroute = 'client'\n").unwrap();
+    assert!(!serde_json::to_string(&c.level[0]).unwrap().contains("route"));
+    let c = HierarchyConfig::from_toml("[[level]]\nsize = 4\ninstances = 2\nroute = 'stripe'\nstripe_blocks = 64\n")
+        .unwrap();
+    let s = serde_json::to_string(&c.level[0]).unwrap();
+    assert!(s.contains("\"route\":\"stripe\"") && !s.contains("stripe_blocks"), "{s}");
 }
 
 // Properties.
@@ -188,8 +209,8 @@ fn multi_hierarchy() -> impl Strategy<Value = HierarchyConfig> {
                 let mut l = level(size, pf);
                 l.instances = k;
                 if stripe {
-                    l.route = Route::Stripe;
-                    l.stripe_blocks = unit;
+                    l.route = Some(Route::Stripe);
+                    l.stripe_blocks = Some(unit);
                 }
                 levels.push(l);
             }

@@ -55,6 +55,10 @@ impl LineParser for DiskSim {
         VolumeKey::Stream
     }
 
+    fn volume_field(&self) -> &str {
+        "device"
+    }
+
     fn addr_size_fields(&self) -> (&str, &str) {
         ("block", "sectors")
     }

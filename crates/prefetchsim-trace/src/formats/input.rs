@@ -271,6 +271,10 @@ pub(crate) trait LineParser: Send {
     fn volume_key(&self) -> VolumeKey {
         VolumeKey::None
     }
+    /// See [`RecordReader::volume_field`].
+    fn volume_field(&self) -> &str {
+        "volume"
+    }
     /// See [`RecordReader::byte_sizes`].
     fn byte_sizes(&self) -> bool {
         true
@@ -338,6 +342,10 @@ impl<P: LineParser> RecordReader for TextReader<P> {
 
     fn volume_key(&self) -> VolumeKey {
         self.parser.volume_key()
+    }
+
+    fn volume_field(&self) -> &str {
+        self.parser.volume_field()
     }
 
     fn byte_sizes(&self) -> bool {

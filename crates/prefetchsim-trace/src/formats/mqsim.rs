@@ -66,6 +66,10 @@ impl LineParser for MqSim {
         VolumeKey::Stream
     }
 
+    fn volume_field(&self) -> &str {
+        "device"
+    }
+
     fn addr_size_fields(&self) -> (&str, &str) {
         ("start_sector", "sectors")
     }

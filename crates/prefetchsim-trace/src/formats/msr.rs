@@ -87,6 +87,10 @@ impl LineParser for Msr {
         VolumeKey::ClientStream
     }
 
+    fn volume_field(&self) -> &str {
+        "Hostname,DiskNumber"
+    }
+
     fn addr_size_fields(&self) -> (&str, &str) {
         ("Offset", "Size")
     }

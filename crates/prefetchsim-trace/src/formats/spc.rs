@@ -60,6 +60,10 @@ impl LineParser for Spc {
         VolumeKey::Stream
     }
 
+    fn volume_field(&self) -> &str {
+        "ASU"
+    }
+
     fn addr_size_fields(&self) -> (&str, &str) {
         ("LBA", "Size")
     }

@@ -64,6 +64,10 @@ impl LineParser for Systor17 {
         VolumeKey::Stream
     }
 
+    fn volume_field(&self) -> &str {
+        "LUN"
+    }
+
     fn addr_size_fields(&self) -> (&str, &str) {
         ("Offset", "Size")
     }

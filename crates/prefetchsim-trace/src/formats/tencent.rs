@@ -69,6 +69,10 @@ impl LineParser for Tencent {
         VolumeKey::Stream
     }
 
+    fn volume_field(&self) -> &str {
+        "VolumeID"
+    }
+
     fn addr_size_fields(&self) -> (&str, &str) {
         ("Offset", "Size")
     }

@@ -245,6 +245,31 @@ fn skip_bad_skips_and_counts_at_most_n_bad_records_then_fails() {
 }
 
 #[test]
+fn skip_bad_applies_to_the_records_read_to_detect_the_format() {
+    // A bad record among those read to tell the format from the content ended the read whatever
+    // skip_bad allowed; with the format named (by --format or the file name) it was skipped.
+    let dir = Scratch::new("detect-skip");
+    for (name, text, format) in [
+        ("arc_trace.txt", "16 8 0 0\n24 8 0 1\n32 x 0 2\n40 8 0 3\n48 8 0 4\n", "arc"),
+        ("ids.trace", "0\n1\n2\nabc\n4\n", "lirs"),
+    ] {
+        let p = dir.file(name, text.as_bytes());
+        let (n, rep) = read(&p, "auto", 3).unwrap_or_else(|e| panic!("{name}: {e}"));
+        assert_eq!((n, rep.skipped), (4, 1), "{name}");
+        assert_eq!(read(&p, format, 3).unwrap().0, n, "{name}: as with the format named");
+        assert_eq!(prefetchsim_trace::detect::detect_skipping(&p, 1).unwrap(), format);
+        // Strict reading still fails on the record, and names it.
+        let e = read(&p, "auto", 0).unwrap_err().to_string();
+        assert!(e.contains("is not an unsigned integer") && e.contains(&p), "{name}: {e}");
+        // One bad record too many is the limit's error, not a failure to tell the format.
+        let twice =
+            dir.file(&format!("2{name}"), format!("{text}{}", &text[text.find('\n').unwrap() + 1..]).as_bytes());
+        let e = read(&twice, "auto", 1).unwrap_err().to_string();
+        assert!(e.contains("more than skip_bad = 1 allows"), "{name}: {e}");
+    }
+}
+
+#[test]
 fn time_going_backwards_is_counted_not_an_error() {
     // SYSTOR'17 samples are out of time order: records stay in file order and are counted.
     let dir = Scratch::new("backwards");

@@ -76,3 +76,15 @@ fn time_backwards_counts_the_requests_kept() {
         assert_eq!(src.report().time_backwards, want, "{ops:?}");
     }
 }
+
+/// One volume too many is blamed on the volume field (it named `Offset`, the address field).
+#[test]
+fn too_many_volumes_is_an_error_naming_the_volume_field() {
+    let dir = Scratch::new("volumes-many");
+    let max = prefetchsim_trace::volumes::MAX_VOLUMES;
+    let text: String = (0..=max).map(|v| format!("1538323199,822728,8,0,{v}\n")).collect();
+    let p = dir.file("many.tencent", text.as_bytes());
+    let mut src = TraceSpec::with_format(&p, "tencent").open_file().unwrap();
+    let e = src.find_map(Result::err).expect("more volumes than a trace may have").to_string();
+    assert!(e.contains(&format!("line {}", max + 1)) && e.contains("field 'VolumeID': more than"), "{e}");
+}
