@@ -39,12 +39,43 @@
 //! user study (`studies/policies2.md`, finding 2): the new copy came back as a page alone, so the
 //! stream's `p` started over or, without its tag, the stream stalled until its next miss.
 //!
+//! The same holds for the access's second chances. amp.md's order is "read the missing blocks, then
+//! `set_meta`", so a second chance the read gives acts on the state before `set_meta`, which then
+//! overwrites it. Here the decisions come first, so a second chance given to a page that had just
+//! joined a new set (an already-cached page of its range) found the new set's last page as its stream
+//! head and lowered the `p` and `g` just written, and cleared the new tag (a user study of AMP, seed 5:
+//! `p` 4 -> 1, and the next sequential miss read 1 page instead of 4). So, during the access that
+//! formed a set, a second chance given to a page that joined it before the access's read reaches that
+//! page (the level inserts the demand misses, then each set's prefetches in order; the pages of the
+//! set within the request are reached once the demand misses are in, the others once the blocks
+//! fetched before them are) only marks the page `old`: its new set's `p`, `g` and tag stay, and the
+//! stream head lowered is the one the page had before `set_meta` when that lies outside the new set
+//! (noted when the set is formed; one inside it loses its values to the new set anyway). A second
+//! chance to any other page whose stream head, as amp.md would find it, is a page not reached yet
+//! lowers nothing (`set_meta` overwrites it), and one whose stream head runs through a page that
+//! joined a set not reached yet (the later-set step of `stream_head`) uses that page's old set.
+//! Pages the access fetches into a set follow the metadata written at decision time (their second
+//! chance within the same access clears a tag on them), as a read that writes each page as it passes.
+//! Approximations: the old head is noted only for the old set holding the new set's last page and the
+//! set just before it, found backwards from that page (a hole in that old set, an evicted page, ends the
+//! search), and a level that never inserts a demand miss (`cache_demand_miss = false`) leaves the
+//! pages it waits for unreached until the access ends.
+//!
 //! # Decisions where the reference is silent (all \[ours\])
 //!
 //! - A request is handled as amp.md writes it: hits first, in block order (triggers, then last-page
 //!   hits), then one read set for its missing blocks. In-flight blocks count as cached.
 //! - A page that joins a newer read set loses its trigger tag (a tag belongs to its set) and, if it was a
 //!   last page, its `p` and `g`; accessed and `old` stay.
+//! - A miss's read set holds every page of `[x, last]`, `x` its first missing block: the request's hit
+//!   pages after `x` join it too (amp.md's join rule names prefetch ranges only; with a non-sequential
+//!   miss, "last = e" needs page `e` in the set when `e` was a hit).
+//! - A block that a trigger set issued earlier in the same request covers still counts as missing
+//!   for the miss (amp.md's "if some block of R is missing" comes after the hit loop and could read it
+//!   as cached): the miss forms its set from that block, the trigger set's pages in its range join it
+//!   (losing that set's tag and `p`, as above), and the level reads the block once, as a demand miss.
+//! - Second chances given while the access that formed a read set makes room act as in amp.md's order,
+//!   before the set's `set_meta` (see "Metadata set over a page's old copy").
 //! - Read sets longer than 2^29 blocks (2 TiB of 4 KiB blocks): pages farther than that from the set's
 //!   last page are sets of their own (a representation limit).
 //! - "Cached" for the stream-head lookup and for the trigger's last page includes the pages of read sets
