@@ -39,12 +39,45 @@
 //! user study (`studies/policies2.md`, finding 2): the new copy came back as a page alone, so the
 //! stream's `p` started over or, without its tag, the stream stalled until its next miss.
 //!
+//! The same holds for the access's second chances. amp.md's order is "read the missing blocks, then
+//! `set_meta`", so a second chance the read gives acts on the state before `set_meta`, which then
+//! overwrites it. Here the decisions come first, so a second chance given to a page that had just
+//! joined a new set (an already-cached page of its range) found the new set's last page as its stream
+//! head and lowered the `p` and `g` just written, and cleared the new tag (a user study of AMP, seed 5:
+//! `p` 4 -> 1, and the next sequential miss read 1 page instead of 4). So, during the access that
+//! formed a set, a second chance given to a page that joined it before the access's read reaches that
+//! page (the level inserts the demand misses, then each set's prefetches in order; the pages of the
+//! set within the request are reached once the demand misses are in, the others once the blocks
+//! fetched before them are) only marks the page `old`: its new set's `p`, `g` and tag stay, and the
+//! stream head lowered is the one the page had before `set_meta` when that lies outside the new set
+//! (noted when the set is formed; one inside it loses its values to the new set anyway). A second
+//! chance to any other page whose stream head, as amp.md would find it, is a page not reached yet
+//! lowers nothing (`set_meta` overwrites it), and one whose stream head runs through a page that
+//! joined a set not reached yet (the later-set step of `stream_head`) uses that page's old set.
+//! Pages the access fetches into a set follow the metadata written at decision time (their second
+//! chance within the same access clears a tag on them), as a read that writes each page as it passes.
+//! Approximations: the old head is noted only for the old set holding the new set's last page and the
+//! set just before it, found backwards from that page (a hole in that old set, an evicted page, ends the
+//! search); a cached page alone among 8 aligned pages none of which has metadata is taken as fetched
+//! (it is a demand page, so no second chance is missed; the pages after it count as reached at once);
+//! and a level that never inserts a demand miss (`cache_demand_miss = false`) leaves the pages it
+//! waits for unreached until the access ends.
+//!
 //! # Decisions where the reference is silent (all \[ours\])
 //!
 //! - A request is handled as amp.md writes it: hits first, in block order (triggers, then last-page
 //!   hits), then one read set for its missing blocks. In-flight blocks count as cached.
 //! - A page that joins a newer read set loses its trigger tag (a tag belongs to its set) and, if it was a
 //!   last page, its `p` and `g`; accessed and `old` stay.
+//! - A miss's read set holds every page of `[x, last]`, `x` its first missing block: the request's hit
+//!   pages after `x` join it too (amp.md's join rule names prefetch ranges only; with a non-sequential
+//!   miss, "last = e" needs page `e` in the set when `e` was a hit).
+//! - A block that a trigger set issued earlier in the same request covers still counts as missing
+//!   for the miss (amp.md's "if some block of R is missing" comes after the hit loop and could read it
+//!   as cached): the miss forms its set from that block, the trigger set's pages in its range join it
+//!   (losing that set's tag and `p`, as above), and the level reads the block once, as a demand miss.
+//! - Second chances given while the access that formed a read set makes room act as in amp.md's order,
+//!   before the set's `set_meta` (see "Metadata set over a page's old copy").
 //! - Read sets longer than 2^29 blocks (2 TiB of 4 KiB blocks): pages farther than that from the set's
 //!   last page are sets of their own (a representation limit).
 //! - "Cached" for the stream-head lookup and for the trigger's last page includes the pages of read sets
@@ -145,6 +178,16 @@ pub struct Amp {
     /// The pages of the read sets formed by the current access: the access's evictions of their old
     /// copies keep the metadata for the copies it fetches again (see the module documentation).
     copies: OldCopies,
+    /// The read sets formed by the current access, in order: second chances the access gives before a
+    /// set's read is done act on the state before its `set_meta` (see the module documentation).
+    formed: Vec<Formed>,
+    /// Runs of pages that joined those sets (present when the set was formed), by [`Formed::joined`].
+    joined: Vec<Joined>,
+    /// While deciding: the request's last block and last missing block, and the last block fetched so
+    /// far in the order the level inserts (demand misses, then the sets' prefetches in order).
+    req_last: u64,
+    last_miss: Option<u64>,
+    cursor: Option<u64>,
     /// Slot of the group of the last evicted page: a read set's pages leave one after another, so the
     /// next eviction usually finds its group there without hashing.
     evicted_slot: usize,
@@ -159,6 +202,31 @@ const DELTA: u32 = (1 << 29) - 1;
 const TAG: u32 = 1 << 29;
 const OLD: u32 = 1 << 30;
 const HEAD: u32 = 1 << 31;
+
+/// A read set formed by the current access, as its second chances need it.
+#[derive(Clone, Copy, Debug)]
+struct Formed {
+    first: u64,
+    last: u64,
+    /// Its runs of pages present when it was formed: `Amp::joined[from..to]`.
+    joined: (usize, usize),
+    /// Runs `(from, to, head)` of the set's pages whose stream head before `set_meta` was `head`, a
+    /// page outside the set (at most two runs, at the set's end).
+    outer: [Option<(u64, u64, u64)>; 2],
+}
+
+/// A run `[from, to]` of pages that joined a read set of the current access. The access's read reaches
+/// them (amp.md writes the set's metadata on them) once `until`, the block the level inserts just
+/// before, is in (`None`: reached).
+#[derive(Clone, Copy, Debug)]
+struct Joined {
+    from: u64,
+    to: u64,
+    until: Option<u64>,
+    /// The last page of `from`'s set before this set's `set_meta` (the later-set step of
+    /// `stream_head` from the page before `from`).
+    from_last: u64,
+}
 
 /// The stream values kept on a read set's last page.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -178,6 +246,11 @@ impl Amp {
             heads: FlatMap::new(),
             planned: Vec::new(),
             copies: OldCopies::default(),
+            formed: Vec::new(),
+            joined: Vec::new(),
+            req_last: 0,
+            last_miss: None,
+            cursor: None,
             evicted_slot: 0,
             sweep_at: 64,
         }
@@ -293,7 +366,18 @@ impl Amp {
     /// Make `[first, last]` one read set: every page gets `last`, the last page `p` and `g`, and with
     /// `p > APT` the trigger tag goes on page `last - g`. Pages keep `old`; older tags are dropped.
     /// `fresh_last`: the last page is neither cached nor planned (it has no metadata to clear).
-    fn form_set(&mut self, first: u64, last: u64, p: u32, g: Option<u32>, fresh_last: bool) {
+    #[allow(clippy::too_many_arguments)]
+    fn form_set(
+        &mut self,
+        cache: CacheView<'_>,
+        first: u64,
+        last: u64,
+        p: u32,
+        g: Option<u32>,
+        fresh_last: bool,
+        miss_set: bool,
+    ) {
+        self.record_formed(cache, first, last, fresh_last, miss_set);
         // Pages before the last one, a group at a time; a former last page among them loses its stream
         // values (they live on last pages only).
         let mut b = first;
@@ -355,6 +439,128 @@ impl Amp {
         self.copies.cover(first, last);
     }
 
+    /// Before `[first, last]` becomes a read set (its words still the old ones): note the set, the pages
+    /// that join it (present now; the others this access fetches into it), when the access's read
+    /// reaches each of them, and the joining pages whose stream head lies outside the set, so that a
+    /// second chance given to a joining page before the read reaches it acts as in amp.md's order,
+    /// before the set's `set_meta` ([`Prefetcher::on_second_chance`]). The level inserts the demand
+    /// misses first, then each set's prefetches in order; the read passes a joining page of the demand
+    /// part of the miss's set once the demand misses are in, and any other once the blocks fetched
+    /// before it are. Sets are runs of pages, so the joining pages with a head outside are at most two
+    /// runs at the end of the range: those of the old set holding page `last` (its head, or a later
+    /// set's), and those of the set just before it (whose head is the former's last page, by
+    /// `stream_head`'s later-set step).
+    fn record_formed(&mut self, cache: CacheView<'_>, first: u64, last: u64, fresh_last: bool, miss_set: bool) {
+        let from = self.joined.len();
+        let e = self.req_last;
+        // A page with a word is present (cached, or in a set planned earlier in the request). A group of
+        // pages none of which has a word, common in a prefetch range, is taken as fetched without looking
+        // each page up: a cached page alone there is a demand page, which never has a second chance (the
+        // pages after it then count as reached at once).
+        let mut run: Option<u64> = None;
+        let mut b = first;
+        loop {
+            let end = last.min(b | (GROUP as u64 - 1));
+            let group = self.pages.get(b >> 3).copied();
+            let ws = group.unwrap_or([0; GROUP]);
+            for x in b..=end {
+                if ws[(x & 7) as usize] != 0 || (group.is_some() && self.present(cache, x)) {
+                    run.get_or_insert(x);
+                    continue;
+                }
+                if let Some(a) = run.take() {
+                    self.push_joined(a, x - 1, miss_set);
+                }
+                if x > e {
+                    self.cursor = Some(x);
+                }
+            }
+            if end == last {
+                break;
+            }
+            b = end + 1;
+        }
+        if let Some(a) = run {
+            self.push_joined(a, last, miss_set);
+        }
+        let mut set = Formed { first, last, joined: (from, self.joined.len()), outer: [None; 2] };
+        if !fresh_last {
+            let l1 = last_from(last, self.word(last));
+            let a1 = self.run_start(first, last, l1);
+            set.outer[0] = self.stream_head(cache, last, l1).filter(|&h| h > last).map(|h| (a1, last, h));
+            if l1 > last && a1 > first && self.present(cache, a1 - 1) && self.present(cache, l1) {
+                set.outer[1] = Some((self.run_start(first, a1 - 1, a1 - 1), a1 - 1, l1));
+            }
+        }
+        self.formed.push(set);
+    }
+
+    /// Note the joining run `[a, l]`: the part within the request of the miss's set is reached once the
+    /// demand misses are in, the rest once the block fetched last so far is.
+    fn push_joined(&mut self, a: u64, l: u64, miss_set: bool) {
+        let e = self.req_last;
+        let run = |amp: &Self, from: u64, to: u64, until| Joined {
+            from,
+            to,
+            until,
+            from_last: last_from(from, amp.word(from)),
+        };
+        if miss_set && a <= e {
+            let first = run(self, a, l.min(e), self.last_miss);
+            self.joined.push(first);
+            if l > e {
+                let rest = run(self, e + 1, l, self.cursor);
+                self.joined.push(rest);
+            }
+        } else {
+            let all = run(self, a, l, self.cursor);
+            self.joined.push(all);
+        }
+    }
+
+    /// The first page, not before `first`, of the run ending at `end` whose pages' sets end at `l`.
+    fn run_start(&self, first: u64, end: u64, l: u64) -> u64 {
+        let mut b = end;
+        while b > first && last_from(b - 1, self.word(b - 1)) == l {
+            b -= 1;
+        }
+        b
+    }
+
+    /// The index in `formed` of the newest set of the current access holding `v`, if `v` joined it and
+    /// the access's read has not reached it yet.
+    fn unreached(&mut self, v: u64, cache: CacheView<'_>) -> Option<usize> {
+        self.unreached_run(v, cache).map(|(i, _)| i)
+    }
+
+    /// [`Amp::unreached`], with the index of `v`'s run in `joined`.
+    fn unreached_run(&mut self, v: u64, cache: CacheView<'_>) -> Option<(usize, usize)> {
+        let i = self.formed.iter().rposition(|f| f.first <= v && v <= f.last)?;
+        let (a, b) = self.formed[i].joined;
+        let j = (a..b).find(|&j| self.joined[j].from <= v && v <= self.joined[j].to)?;
+        let until = self.joined[j].until?;
+        if cache.contains(until) {
+            self.joined[j].until = None;
+            return None;
+        }
+        Some((i, j))
+    }
+
+    /// When `b` begins a run that joined a set of the current access the read has not reached: the last
+    /// page of its set before that set's `set_meta`.
+    fn unreached_from_last(&mut self, b: u64, cache: CacheView<'_>) -> Option<u64> {
+        let (_, j) = self.unreached_run(b, cache)?;
+        (self.joined[j].from == b).then_some(self.joined[j].from_last)
+    }
+
+    /// A second chance's adaptation of the stream head `h`: `p` down by one (at least 1), `g` following.
+    fn lower(&mut self, h: u64) {
+        self.update_head(h, |m| {
+            m.p = m.p.saturating_sub(1).max(1);
+            m.g = m.g.map(|g| g.saturating_sub(1).min(m.p - 1));
+        });
+    }
+
     /// Asynchronous prefetch of `q` pages from `first`, inheriting `p` and `g` from the set ending at
     /// `from`.
     fn issue_set(&mut self, ctx: &mut PrefetchCtx<'_>, first: u64, q: u32, from: Head) {
@@ -362,7 +568,7 @@ impl Amp {
         let Some(last) = first.checked_add(u64::from(q) - 1) else { return };
         ctx.prefetch(first, q);
         let fresh = !self.present(ctx.cache, last);
-        self.form_set(first, last, from.p.max(1), from.g, fresh);
+        self.form_set(ctx.cache, first, last, from.p.max(1), from.g, fresh, false);
     }
 
     /// A hit on `x`, the last page of its read set, which has not had its second chance: the stream
@@ -405,6 +611,8 @@ impl Amp {
     /// their metadata if it fetched them again, and lose it otherwise.
     #[inline(always)]
     fn settle(&mut self, cache: CacheView<'_>) {
+        self.formed.clear();
+        self.joined.clear();
         let kept = self.copies.settle();
         if !kept.is_empty() {
             self.settle_kept(&kept, cache);
@@ -456,21 +664,60 @@ impl Prefetcher for Amp {
     }
 
     /// An unused prefetched page reached the LRU end: it loses its tag, and its stream's `p` shrinks by
-    /// one (at least 1) with `g = max(min(g-1, p-1), 0)`.
+    /// one (at least 1) with `g = max(min(g-1, p-1), 0)`. While the access that formed read sets makes
+    /// room, amp.md's order (read, then `set_meta`) holds: a page of such a set has its second chance
+    /// before the set's `set_meta`, which then writes the set's `p`, `g` and tag over what the second
+    /// chance changed, so only `old` and a stream head outside the set move; and a stream head that is a
+    /// page of such a set is not lowered either.
     fn on_second_chance(&mut self, entry: &Entry, cache: CacheView<'_>) {
         let v = entry.block;
+        if !self.formed.is_empty() {
+            if let Some(i) = self.unreached(v, cache) {
+                let outer = self.formed[i].outer;
+                let before = outer.iter().flatten().find(|&&(a, l, _)| a <= v && v <= l).map(|&(_, _, h)| h);
+                self.update_word(v, |w| w | OLD);
+                if let Some(h) = before.filter(|&h| cache.contains(h)) {
+                    if self.unreached(h, cache).is_none() {
+                        self.lower(h);
+                    }
+                }
+                return;
+            }
+        }
         let w = self.update_word(v, |w| (w & !TAG) | OLD);
-        if let Some(h) = self.stream_head(cache, v, last_from(v, w)) {
-            self.update_head(h, |m| {
-                m.p = m.p.saturating_sub(1).max(1);
-                m.g = m.g.map(|g| g.saturating_sub(1).min(m.p - 1));
-            });
+        let l = last_from(v, w);
+        if !self.formed.is_empty() {
+            // The page after `l` joined a set the read has not reached: the stream head is the one before
+            // that set's `set_meta`.
+            if let Some(ln) = l.checked_add(1).and_then(|next| self.unreached_from_last(next, cache)) {
+                // As `stream_head` over the old words.
+                let h = if ln > l {
+                    Some(ln).filter(|&h| h == l + 1 || cache.contains(h))
+                } else {
+                    Some(l).filter(|&h| h == v || cache.contains(h))
+                };
+                if let Some(h) = h.filter(|&h| self.unreached(h, cache).is_none()) {
+                    self.lower(h);
+                }
+                return;
+            }
+        }
+        if let Some(h) = self.stream_head(cache, v, l) {
+            if self.formed.is_empty() || self.unreached(h, cache).is_none() {
+                self.lower(h);
+            }
         }
     }
 
     fn on_evicted(&mut self, entry: &Entry) {
         let b = entry.block;
         if self.copies.evicted(b) {
+            // Inserted by this access, if a joining run waits for it: the read has passed it.
+            for j in &mut self.joined {
+                if j.until == Some(b) {
+                    j.until = None;
+                }
+            }
             // A page of a set this access formed: its word waits for `settle`. The copy the access
             // fetches again is a new page, which has not had its second chance.
             self.update_word(b, |w| w & !OLD);
@@ -522,6 +769,9 @@ impl Amp {
         self.sweep(ctx.cache);
         let first = ctx.req.first;
         let n = ctx.req.len;
+        self.req_last = ctx.req.last();
+        self.last_miss = ctx.outcomes.iter().rposition(|o| *o == Outcome::Miss).map(|i| first + i as u64);
+        self.cursor = self.last_miss;
         // Hits, in block order.
         for i in 0..ctx.outcomes.len() {
             if ctx.outcomes[i] == Outcome::Miss {
@@ -558,7 +808,7 @@ impl Amp {
             let Some(last) = e.checked_add(u64::from(q)) else { return };
             ctx.prefetch(e + 1, q);
             let fresh = !self.present(ctx.cache, last);
-            self.form_set(x, last, q, from.g, fresh);
+            self.form_set(ctx.cache, x, last, q, from.g, fresh, true);
         } else {
             let fresh =
                 ctx.outcomes.last() == Some(&Outcome::Miss) && !self.planned.iter().any(|&(a, l)| (a..=l).contains(&e));
@@ -567,7 +817,7 @@ impl Amp {
                 // this request needs it planned.
                 return;
             }
-            self.form_set(x, e, 0, None, fresh);
+            self.form_set(ctx.cache, x, e, 0, None, fresh, true);
         }
     }
 }

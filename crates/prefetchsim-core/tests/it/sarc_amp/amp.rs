@@ -197,3 +197,26 @@ fn amp_first_hit_rule_reaches_the_policy_through_build_level() {
         assert_eq!(l.take_evicted(), want, "first_hit_stay = {stay}");
     }
 }
+
+#[test]
+fn amp_second_chances_of_the_access_that_forms_a_set_do_not_undo_its_set_meta() {
+    // amp.md's order: the missing blocks are read (making room: evictions, second chances), then
+    // `set_meta` writes the set's p, g and tag. A user study's seed 5 (LRU, 7 blocks).
+    let (mut l, amp) = amp_level(7, AmpParams::default());
+    // [0, 3]: a set of its own, p 0. [4, 8]: sequential (3 cached), P = 3 has p 0: q = p_init = 5,
+    // set [4, 13]; 9..13 prefetched, 0..6 evicted. [4, 5]: 3 is gone: a new set [4, 5], p 0.
+    read(&mut l, 0, 4);
+    assert_eq!(read(&mut l, 4, 5), vec![fetch(4, 10, 5)]);
+    read(&mut l, 4, 2);
+    // [6, 9]: 9 hit; 6 misses, 5 cached: sequential, P = 5 has p 0: q = p_init = 4, set [6, 13]; 10..13
+    // are cached (nothing to prefetch) and join it: p(13) = 4 (<= APT: no tag). Making room for 6, 7, 8
+    // evicts 9 and gives 10..13 their second chance before set_meta, so they are old and p(13) stays 4.
+    assert_eq!(read(&mut l, 6, 4), vec![fetch(6, 3, 3)]);
+    assert_eq!(pg(&amp, 13), (4, None));
+    assert!((10..=13).all(|b| meta(&amp, b).last == 13 && meta(&amp, b).old));
+    assert!(amp.lock().unwrap().tags().is_empty());
+    // [12, 14]: 13 is the last page but old: no growth. 14 misses, 13 cached: P = 13, q = p = 4: [14, 18].
+    // (Had the second chances lowered p(13) to 1, only 15 would be prefetched.)
+    assert_eq!(read(&mut l, 12, 3), vec![fetch(14, 5, 1)]);
+    assert_eq!(pg(&amp, 18), (4, None));
+}
