@@ -75,6 +75,7 @@ pub fn check_level(path: &str, l: &LevelConfig) -> Result<(&'static str, &'stati
     let (pf_name, pf) = build_prefetcher(&format!("{path}.prefetcher"), &l.prefetcher)?;
     let (pol_name, _) = build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)?;
     check_pairing(path, pol_name, pf_name)?;
+    l.options.check_exclusive(path)?;
     Ok((pol_name, pf_name))
 }
 

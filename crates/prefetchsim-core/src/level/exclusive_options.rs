@@ -107,6 +107,28 @@ impl LevelOptions {
     }
 }
 
+impl LevelOptions {
+    /// The canonical form of the DU and DEMOTE parameters (what sweeps hash into a run's id): DU's and
+    /// `demote_insert_pos` at their defaults are dropped, so spelling a default out makes no new run and
+    /// DU runs keep the ids they had before the parameters existed; DEMOTE's `demote_read_pos` is always
+    /// spelled out, because a DEMOTE run recorded before it existed was today's `none`, not today's default,
+    /// and must not share an id with a run of the default.
+    pub fn canonicalize_exclusive(&mut self) {
+        if self.du_position == Some(DuPosition::default()) {
+            self.du_position = None;
+        }
+        if self.du_on_prefetch == Some(false) {
+            self.du_on_prefetch = None;
+        }
+        if self.demote_insert_pos == Some(DemoteInsertPos::default()) {
+            self.demote_insert_pos = None;
+        }
+        if self.exclusive == Exclusive::Demote {
+            self.demote_read_pos = Some(self.demote_read_pos.unwrap_or_default());
+        }
+    }
+}
+
 /// The config spelling of a mode.
 fn name(mode: Exclusive) -> &'static str {
     match mode {
