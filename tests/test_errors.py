@@ -297,3 +297,20 @@ def test_a_size_beyond_64_bits_is_too_large_not_a_share(size):
     with pytest.raises(ps.ConfigError) as e:
         ps.simulate(tr, size=size)
     assert "blocks is too large" in str(e.value) and "share" not in str(e.value), str(e.value)
+
+
+def test_a_du_parameter_under_demote_names_the_key(lirs_trace):
+    levels = [{"size": 2}, {"size": 4, "options": {"exclusive": "demote", "du_position": "evict_now"}}]
+    with pytest.raises(ps.ConfigError) as e:
+        ps.simulate(ps.open_trace(lirs_trace, "lirs"), levels=levels)
+    assert "level[1].options.du_position" in str(e.value) and 'exclusive = "du"' in str(e.value)
+
+
+def test_demote_read_pos_changes_what_the_lower_level_keeps(lirs_trace):
+    # 1 2 3 1 4 5 1 2 through L1 of 1 block over DEMOTE L2 of 4: the default keeps what L2 sends up (at
+    # its eviction end) and evicts to make room for them, `none` caches only what comes down.
+    def l2_evictions(options):
+        levels = [{"size": 1}, {"size": 4, "options": {"exclusive": "demote", **options}}]
+        return ps.simulate(ps.open_trace(lirs_trace, "lirs"), levels=levels).levels[1]["evictions"]
+    assert l2_evictions({}) == l2_evictions({"demote_read_pos": "lru_end"})
+    assert l2_evictions({"demote_read_pos": "none"}) < l2_evictions({})

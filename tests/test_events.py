@@ -39,6 +39,10 @@ CASES = {
                                        "pfc": {"version": "A", "mode": "readmore-only"}}), "oltp"),
     "du": (_levels({"prefetcher": "pfc-ra", "options": {"exclusive": "du"}}), "oltp"),
     "demote": (_levels({"prefetcher": "pfc-ra", "options": {"exclusive": "demote"}}), "oltp"),
+    "du-evict-now-on-prefetch": (_levels({"prefetcher": "pfc-ra", "options": {
+        "exclusive": "du", "du_position": "evict_now", "du_on_prefetch": True}}), "oltp"),
+    "demote-none-insert-lru-end": (_levels({"prefetcher": "pfc-ra", "options": {
+        "exclusive": "demote", "demote_read_pos": "none", "demote_insert_pos": "lru_end"}}), "oltp"),
     "per-client-l1": (_levels({"prefetcher": "pfc-ra", "pfc": {"version": "A"}},
                               {"size": 24, "policy": "lru", "prefetcher": "pfc-ra", "per_client": True}), "multi"),
     "k-servers-pfc": (_levels({"prefetcher": "pfc-ra", "instances": 3, "route": "stripe", "stripe_blocks": 64,

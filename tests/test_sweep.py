@@ -690,3 +690,22 @@ def test_the_cli_says_when_a_sweep_has_nothing_left_to_run(tmp_path):
     assert first.returncode == 0 and "2 runs in s.sqlite (2 run now" in first.stderr, first.stderr
     again = cli("sweep", path, "--workers", "1", cwd=tmp_path)
     assert again.returncode == 0 and "nothing left to run: all 2 runs are in s.sqlite" in again.stderr, again.stderr
+
+
+def test_demote_runs_spell_out_demote_read_pos_and_du_runs_keep_their_form():
+    # A sweep's run id hashes the canonical config. DEMOTE's default changed (blocks sent up now stay at
+    # the lower level's eviction end; before, they left, today's `demote_read_pos = "none"`), so a DEMOTE
+    # run's canonical form names its `demote_read_pos` and no result of the old model is reused as the new
+    # default's. DU did not change: its defaults spelled out give the form it always had.
+    from prefetchsim._grid import canonical_config
+
+    def server(options):
+        return canonical_config({"level": [{"size": 4}, {"size": 8, "options": options}]})["level"][1]
+
+    assert server({"exclusive": "demote"})["options"] == {"exclusive": "demote", "demote_read_pos": "lru_end"}
+    assert server({"exclusive": "demote", "demote_read_pos": "lru_end", "demote_insert_pos": "mru"}) == \
+        server({"exclusive": "demote"})
+    assert server({"exclusive": "demote", "demote_read_pos": "none"}) != server({"exclusive": "demote"})
+    assert server({"exclusive": "du", "du_position": "lru_end", "du_on_prefetch": False})["options"] == \
+        {"exclusive": "du"}
+    assert server({"exclusive": "du", "du_position": "evict_now"}) != server({"exclusive": "du"})

@@ -62,6 +62,7 @@ pub(crate) fn canonical_config(config_json: &str) -> PyResult<String> {
             l.prefetcher.name = pf_name.to_string();
         }
         l.policy.name = policy_name.to_string();
+        l.options.canonicalize_exclusive();
         // The default name spelled out is the default: `name = "L1"` made every run of a grid new.
         if l.name.as_deref() == Some(format!("L{}", i + 1).as_str()) {
             l.name = None;

@@ -79,6 +79,7 @@ pub fn check_level(path: &str, l: &LevelConfig) -> Result<(&'static str, &'stati
     // Here too, not only when the hierarchy is built: canonical forms leave out a default route or
     // stripe unit, so a key that cannot apply is caught before a sweep canonicalises it away.
     check_fan_out_keys(path, l)?;
+    l.options.check_exclusive(path)?;
     Ok((pol_name, pf_name))
 }
 

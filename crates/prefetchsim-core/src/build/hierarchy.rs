@@ -47,6 +47,7 @@ fn build_one(
             "exclusive caching is against the level above; the first level has none",
         ));
     }
+    l.options.check_exclusive(path)?;
     Ok((pol_name, pf_name, level))
 }
 

@@ -1,17 +1,19 @@
 //! Exclusive caching between a level and the level above it: DU and DEMOTE
-//! (`shared/docs/algorithms/multilevel.md`).
+//! (`shared/docs/algorithms/multilevel.md`); their parameters are [`super::exclusive_options`].
 //!
 //! - **DU**: Z. Chen, Y. Zhang, Y. Zhou, H. Scott, B. Schiefer, "Empirical Evaluation of Multi-level
 //!   Buffer Cache Collaboration for Storage Systems", SIGMETRICS 2005, as described and used as a
 //!   baseline in Z. Zhang, K. Lee, X. Ma, Y. Zhou, "PFC: Transparent Optimization of Existing
 //!   Prefetching Strategies for Multi-level Storage Systems", ICDCS 2008, §4.3: every block the level
-//!   sends up gets the highest eviction priority (the eviction end of its list), because the level above
-//!   now holds it. Blocks the level prefetched on its own keep their place until they are asked for.
+//!   sends up gets the highest eviction priority (the eviction end of its list, or with `du_position =
+//!   "evict_now"` it leaves), because the level above now holds it. Blocks the level prefetched on its
+//!   own keep their place until they are asked for (unless `du_on_prefetch`).
 //! - **DEMOTE**: T. M. Wong, J. Wilkes, "My Cache or Yours? Making Storage More Exclusive", USENIX ATC
-//!   2002: the level above sends every block it evicts down (`DEMOTE`), this level caches it at MRU, and
-//!   drops the blocks it sends up (a hit leaves the cache; a missed block is passed up without being
-//!   cached). Blocks this level's own prefetcher brings in stay until asked for, so with a prefetcher
-//!   at this level a block can briefly be in both caches; without one the two levels are disjoint.
+//!   2002: the level above sends every block it evicts down (`DEMOTE`), this level caches it at
+//!   `demote_insert_pos` (MRU), and keeps the blocks it sends up at `demote_read_pos`: by default the
+//!   eviction end, a hit as a miss (the reference's "Ambiguities" §2), so they go first but may still be
+//!   in both caches for a while; with `none` a hit leaves the cache and a missed block is passed up
+//!   without being cached, and without a prefetcher at this level the two levels are disjoint.
 //!
 //! The option belongs to the lower level (`level[i].options.exclusive`, i >= 1); the engines pass the
 //! evictions of level `i - 1` down when level `i` is `demote`. Every block is treated as clean (the
@@ -22,7 +24,7 @@ use serde::{Deserialize, Serialize};
 use super::Level;
 use crate::eventlog::{EventKind as K, LevelEvent, Origin};
 use crate::policy::{Placement, Policy};
-use crate::request::Request;
+use crate::request::{Fetch, Request};
 
 /// How a level keeps itself exclusive of the level above.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -33,7 +35,7 @@ pub enum Exclusive {
     None,
     /// DU: blocks sent up move to the eviction end.
     Du,
-    /// DEMOTE: blocks sent up leave the level; the level above's evictions come down.
+    /// DEMOTE: the level above's evictions come down; blocks sent up go to the eviction end (or leave).
     Demote,
 }
 
@@ -48,7 +50,7 @@ pub trait Demotion {
     /// was switched on with [`Demotion::record_evictions`].
     fn take_evicted(&mut self) -> Vec<u64>;
     /// DEMOTE: the level above (its instance serving `client`) evicted `block` and sends it down; cache
-    /// it at the MRU end (a resident block is refreshed).
+    /// it at `demote_insert_pos` (MRU by default; a resident block moves there).
     fn demote_in(&mut self, block: u64, client: u32);
 }
 
@@ -73,21 +75,30 @@ impl<P: Policy> Demotion for Level<P> {
             let e = *self.table.entry(slot);
             // A block this level prefetched and nobody used yet keeps its prefetch accounting.
             if !e.pinned() && !e.unused_prefetch() {
-                self.policy.on_hit(slot, &self.table, false);
+                if self.opts.demoted_to_eviction_end() {
+                    self.policy.demote(slot, &self.table);
+                } else {
+                    self.policy.on_hit(slot, &self.table, false);
+                }
             }
             return;
         }
         if self.capacity == 0 {
             return;
         }
-        // The data comes with the demotion: the block is ready, never pinned.
-        self.admit_ready(block, Placement::Mru);
+        // The data comes with the demotion: the block is ready, never pinned. The eviction end is where
+        // DU's `demote` puts a block under every policy (a placement is only what fits the policy).
+        let slot = self.admit_ready(block, Placement::Mru);
+        if let Some(slot) = slot.filter(|_| self.opts.demoted_to_eviction_end()) {
+            self.policy.demote(slot, &self.table);
+        }
     }
 }
 
 impl<P: Policy> Level<P> {
-    /// DU, after an access: every block of the request goes up to the level above, which now holds it,
-    /// so it moves to the eviction end.
+    /// DU, and DEMOTE with `demote_read_pos = "lru_end"`, after an access: every block of the request
+    /// goes up to the level above, which now holds it, so it moves to the eviction end (a missed block is
+    /// cached there).
     #[inline]
     pub(super) fn du_sent_up(&mut self, req: &Request) {
         for block in req.blocks() {
@@ -97,7 +108,24 @@ impl<P: Policy> Level<P> {
         }
     }
 
-    /// DEMOTE in timed mode: blocks sent up while in flight leave once their read has arrived.
+    /// DU with `du_on_prefetch`, after the prefetches: the blocks this access prefetched on its own (those
+    /// of `fetches`, the access's, outside the request) move to the eviction end too.
+    pub(super) fn du_prefetched(&mut self, req: &Request, fetches: &[Fetch]) {
+        let (first, end) = (req.first, req.first + u64::from(req.len));
+        for f in fetches {
+            for block in f.first..f.first + u64::from(f.len) {
+                if (first..end).contains(&block) {
+                    continue;
+                }
+                if let Some(slot) = self.table.get(block) {
+                    self.policy.demote(slot, &self.table);
+                }
+            }
+        }
+    }
+
+    /// DU `evict_now`, DEMOTE `none`, in timed mode: blocks sent up while in flight leave once their read
+    /// has arrived.
     pub(super) fn drop_arrived(&mut self) {
         if self.pins.drop_on_arrival.is_empty() {
             return;

@@ -6,7 +6,7 @@
 //! already reads (a demand miss, or a block of an earlier run) even when the access has since evicted it
 //! to make room, as it passes over a block an earlier access reads ([`read_by`]).
 
-use super::{Exclusive, Level};
+use super::Level;
 use crate::eventlog::{EventKind as K, Origin};
 use crate::policy::{flags, Insert, Placement, Policy, Slot};
 use crate::prefetch::Outcome;
@@ -30,8 +30,8 @@ impl<P: Policy> Level<P> {
     pub(super) fn fill_demand(&mut self, req: &Request, demand_len: u32, out: &mut Vec<Fetch>) {
         let how = Insert { placement: self.plan.demand_placement, ..Insert::demand() };
         let stream = self.plan.demand_stream.unwrap_or(req.stream);
-        // DEMOTE: a missed block goes up without being cached here.
-        let cache_it = self.opts.cache_demand_miss && self.capacity > 0 && self.opts.exclusive != Exclusive::Demote;
+        // DU `evict_now`, DEMOTE `none`: a missed block goes up without being cached here.
+        let cache_it = self.opts.cache_demand_miss && self.capacity > 0 && !self.opts.drops_sent_up();
         // A fetch is a run of consecutive missing blocks; its demand blocks are a prefix of it, since
         // the demand blocks are a prefix of the request.
         let push = |out: &mut Vec<Fetch>, from: u32, to: u32| {

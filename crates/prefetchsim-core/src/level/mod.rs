@@ -18,6 +18,7 @@ pub mod coordination;
 mod demand;
 pub mod events;
 pub mod exclusive;
+pub mod exclusive_options;
 pub mod fanout;
 mod fetches;
 mod forward;
@@ -31,6 +32,7 @@ use serde::{Deserialize, Serialize};
 pub use coordination::Coordination;
 pub use events::EventLog;
 pub use exclusive::{Demotion, Exclusive};
+pub use exclusive_options::{DemoteInsertPos, DemoteReadPos, DuPosition};
 pub use fanout::Instances;
 pub use pins::Pinning;
 
@@ -65,6 +67,19 @@ pub struct LevelOptions {
     /// Exclusive caching against the level above (`none`, `du`, `demote`; multilevel.md). Only for a level
     /// below another.
     pub exclusive: Exclusive,
+    /// DU: a block sent up goes to the eviction end (`lru_end`, default) or leaves (`evict_now`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub du_position: Option<DuPosition>,
+    /// DU: the blocks this level prefetches go to the eviction end too (default false: they keep their
+    /// place until asked for).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub du_on_prefetch: Option<bool>,
+    /// DEMOTE: a block sent up stays at the eviction end (`lru_end`, default) or leaves (`none`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub demote_read_pos: Option<DemoteReadPos>,
+    /// DEMOTE: where a demoted block goes (`mru`, default, or `lru_end`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub demote_insert_pos: Option<DemoteInsertPos>,
 }
 
 impl Default for LevelOptions {
@@ -77,6 +92,10 @@ impl Default for LevelOptions {
             cache_demand_miss: true,
             charge_metadata: false,
             exclusive: Exclusive::None,
+            du_position: None,
+            du_on_prefetch: None,
+            demote_read_pos: None,
+            demote_insert_pos: None,
         }
     }
 }
@@ -347,7 +366,8 @@ impl<P: Policy> Level<P> {
         if EXTRA && self.log.is_some() {
             self.log_request(req);
         }
-        let demote = self.opts.exclusive == Exclusive::Demote;
+        // DU `evict_now`, DEMOTE `none`: what this level sends up leaves it.
+        let demote = self.opts.drops_sent_up();
         if self.pins.on {
             self.pins.begin_access(out.len());
         }
@@ -469,7 +489,7 @@ impl<P: Policy> Level<P> {
             self.rejoin_deferred(req.stream);
         }
         self.fill_demand(req, demand_len, out);
-        if self.opts.exclusive == Exclusive::Du {
+        if self.opts.sent_up_to_eviction_end() {
             self.du_sent_up(req);
         }
         if !self.plan.runs.is_empty() {
@@ -477,6 +497,9 @@ impl<P: Policy> Level<P> {
                 self.fill_prefetch(req, out, from);
             } else {
                 self.fill_prefetch_lean(req, out, from);
+            }
+            if self.opts.prefetched_to_eviction_end() {
+                self.du_prefetched(req, &out[from..]);
             }
         }
         if self.wants_evictions {
@@ -496,13 +519,16 @@ impl<P: Policy> Level<P> {
         self.answer_end = None;
     }
 
-    /// Cache `block`, ready (its data is here: a demotion or a bypassed read), at `placement`.
-    fn admit_ready(&mut self, block: u64, placement: Placement) {
+    /// Cache `block`, ready (its data is here: a demotion or a bypassed read), at `placement`; its slot,
+    /// unless nothing could be evicted.
+    fn admit_ready(&mut self, block: u64, placement: Placement) -> Option<Slot> {
         let timed = std::mem::replace(&mut self.pins.on, false);
-        if self.admit(block, 0, flags::ACCESSED, &Insert { placement, ..Insert::demand() }).is_some() {
+        let slot = self.admit(block, 0, flags::ACCESSED, &Insert { placement, ..Insert::demand() });
+        if slot.is_some() {
             self.note(K::InsertReady, Origin::Demand, block);
         }
         self.pins.on = timed;
+        slot
     }
 }
 

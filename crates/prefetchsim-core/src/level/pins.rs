@@ -13,7 +13,6 @@
 //!
 //! `Pins` is the component a [`super::Level`] keeps for this; the instant engine never turns it on.
 
-use super::Exclusive;
 use super::Level;
 use crate::eventlog::{EventKind as K, LevelEvent, Origin};
 use crate::policy::table::BlockMap;
@@ -308,7 +307,7 @@ impl<P: Policy> Level<P> {
     /// no room is). Called after the access's look-ups ([`Level::rejoin_deferred`]); the look-up loop has
     /// already recorded the tag the access waits for.
     fn rejoin(&mut self, block: u64, tag: u32, stream: u32) -> bool {
-        if !self.opts.cache_demand_miss || self.capacity == 0 || self.opts.exclusive == Exclusive::Demote {
+        if !self.opts.cache_demand_miss || self.capacity == 0 || self.opts.drops_sent_up() {
             return false;
         }
         // Not one of this access's insertions: pinned under the older read, not tagged with a new one.

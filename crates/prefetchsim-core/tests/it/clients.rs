@@ -283,6 +283,9 @@ proptest! {
         let mut server = level(l2, "none");
         server.instances = k;
         server.options.exclusive = Exclusive::Demote;
+        // Strict exclusivity: the reference's default (`lru_end`) keeps blocks sent up at the server's
+        // eviction end, in both caches until the server evicts them.
+        server.options.demote_read_pos = Some(prefetchsim_core::level::DemoteReadPos::None);
         let c = cfg(vec![top, server]);
         let disjoint = |h: &Hierarchy| -> Result<(), String> {
             for (client, l1) in h.levels[0].instances() {
@@ -350,4 +353,58 @@ fn a_retired_clients_cache_is_freed_and_every_report_stays_the_same() {
     assert_eq!(freed_clients, [0, 2]);
     assert!(kept.contains("prefetch_used"), "{kept}");
     assert_eq!(freed, kept);
+}
+
+/// DEMOTE over striped servers (`route = "stripe"`): a request goes whole to the server of its first
+/// block, a demoted block to the server of its own stripe. A block of a request that crosses a stripe
+/// boundary can so be demoted to a server its reads never reach (the documented limitation,
+/// clients-servers.md). One client, L1 of 2, two servers, stripe 4: [3, 4] goes to server 0 (stripe of
+/// 3); L1 evicts 4 while reading 9 and demotes it to server 1 (stripe of 4); [3, 4] again goes to server
+/// 0, and 4 ends up in L1 and in server 1, with `demote_read_pos = "none"` as with the default.
+#[test]
+fn demote_over_stripes_can_leave_a_block_of_a_request_across_a_stripe_in_l1_and_another_server() {
+    for read_pos in [None, Some(prefetchsim_core::level::DemoteReadPos::None)] {
+        let mut server = level(8, "none");
+        server.instances = 2;
+        server.route = Route::Stripe;
+        server.stripe_blocks = 4;
+        server.options.exclusive = Exclusive::Demote;
+        server.options.demote_read_pos = read_pos;
+        let mut h = Hierarchy::build(&cfg(vec![level(2, "none"), server]), 4096, None).unwrap();
+        let mut scratch: Vec<Vec<Fetch>> = vec![Vec::new(); 2];
+        for (first, len) in [(3, 2), (8, 1), (9, 1), (3, 2)] {
+            serve(&mut h, &mut scratch, &req(0, 0, first, len));
+        }
+        assert_eq!(h.levels[0].resident_blocks(), vec![3, 4], "{read_pos:?}");
+        let servers = h.levels[1].instances();
+        assert!(servers[1].1.contains(4), "{read_pos:?}: server 1 holds {:?}", servers[1].1.resident_blocks());
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(64))]
+
+    /// With one-block requests a block's reads and its demotions reach the same striped server, so strict
+    /// DEMOTE keeps L1 disjoint from every server.
+    #[test]
+    fn strict_demote_over_stripes_with_one_block_requests_is_exclusive(
+        blocks in prop::collection::vec(0u64..64, 1..200), l1 in 1u64..8, l2 in 1u64..16, k in 2u32..4, unit in 1u64..8
+    ) {
+        let mut server = level(l2, "none");
+        server.instances = k;
+        server.route = Route::Stripe;
+        server.stripe_blocks = unit;
+        server.options.exclusive = Exclusive::Demote;
+        server.options.demote_read_pos = Some(prefetchsim_core::level::DemoteReadPos::None);
+        let mut h = Hierarchy::build(&cfg(vec![level(l1, "none"), server]), 4096, None).unwrap();
+        let mut scratch: Vec<Vec<Fetch>> = vec![Vec::new(); 2];
+        for &b in &blocks {
+            serve(&mut h, &mut scratch, &req(0, 0, b, 1));
+            for b in h.levels[0].resident_blocks() {
+                let holders: Vec<u32> =
+                    h.levels[1].instances().iter().filter(|(_, s)| s.contains(b)).map(|&(i, _)| i).collect();
+                prop_assert!(holders.is_empty(), "block {} in L1 and in servers {:?}", b, holders);
+            }
+        }
+    }
 }

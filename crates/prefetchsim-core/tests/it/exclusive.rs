@@ -1,12 +1,15 @@
 //! Exclusive caching (`shared/docs/algorithms/multilevel.md`): DU sends the blocks L2 passes up to its
-//! eviction end; DEMOTE caches L1's evictions at L2 and drops what L2 sends up, so that without an L2
-//! prefetcher no block is ever in both levels (property, both engines).
+//! eviction end; DEMOTE caches L1's evictions at L2 and keeps what L2 sends up at its eviction end (the
+//! reference's default), or with `demote_read_pos = "none"` drops it, so that without an L2 prefetcher no
+//! block is ever in both levels (property, both engines). The options of each mode and their errors are
+//! in [`options`](self) below the DEMOTE tests.
 
 use prefetchsim_core::config::{EngineKind, HierarchyConfig, LevelConfig, Replay, SizeSpec};
 use prefetchsim_core::engine::instant::serve;
 use prefetchsim_core::engine::{Hierarchy, Silent, TimedObserver, VecSource};
 use prefetchsim_core::eventlog::{Event, EventKind, MemorySink};
 use prefetchsim_core::level::exclusive::Exclusive;
+use prefetchsim_core::level::DemoteReadPos;
 use prefetchsim_core::link::LinkParams;
 use prefetchsim_core::request::{Fetch, Request};
 use prefetchsim_core::run::{run_timed, run_timed_observed};
@@ -20,6 +23,14 @@ fn two_levels(l1: u64, l2: u64, l1_pf: &str, l2_pf: &str, ex: Exclusive) -> Hier
     b.options.exclusive = ex;
     let mut cfg = HierarchyConfig::from_toml("[[level]]\nsize = 1\n").unwrap();
     cfg.level = vec![a, b];
+    cfg
+}
+
+/// [`two_levels`] with DEMOTE's strict variant (`demote_read_pos = "none"`: a hit leaves L2, a miss is
+/// not cached there).
+fn strict_demote(l1: u64, l2: u64, l1_pf: &str) -> HierarchyConfig {
+    let mut cfg = two_levels(l1, l2, l1_pf, "none", Exclusive::Demote);
+    cfg.level[1].options.demote_read_pos = Some(DemoteReadPos::None);
     cfg
 }
 
@@ -60,8 +71,9 @@ fn du_evicts_blocks_sent_up_before_blocks_l2_prefetched_on_its_own() {
 }
 
 #[test]
-fn demote_caches_l1_evictions_and_drops_blocks_sent_up() {
-    let mut h = Hierarchy::build(&two_levels(2, 4, "none", "none", Exclusive::Demote), 4096, None).unwrap();
+fn demote_none_caches_l1_evictions_and_drops_blocks_sent_up() {
+    // `demote_read_pos = "none"` (before the reference's options, DEMOTE's only behaviour).
+    let mut h = Hierarchy::build(&strict_demote(2, 4, "none"), 4096, None).unwrap();
     feed(&mut h, &reads(&[1, 2, 3]));
     // Misses are not cached at L2; L1's eviction of 1 came down.
     assert_eq!(h.levels[0].resident_blocks(), vec![2, 3]);
@@ -104,11 +116,12 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(128))]
 
     #[test]
-    fn demote_never_holds_a_block_at_both_levels(
+    fn demote_none_never_holds_a_block_at_both_levels(
         reqs in workload(), l1 in 1u64..8, l2 in 1u64..16, ra in any::<bool>()
     ) {
         let pf = if ra { "pfc-ra" } else { "none" };
-        let cfg = two_levels(l1, l2, pf, "none", Exclusive::Demote);
+        // Only with `none`: under the default `lru_end` a block sent up stays at L2 (its eviction end).
+        let cfg = strict_demote(l1, l2, pf);
         let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
         let mut scratch: Vec<Vec<Fetch>> = vec![Vec::new(); 2];
         for r in &reqs {
@@ -138,7 +151,8 @@ fn demoted_blocks_land_at_l2_only_after_the_link_transfer() {
     // at 28 ms). A read of 1 at 21 ms reaches L2 at 27 ms, before the demotion: an L2 miss. At 40 ms
     // (L2 at 46 ms) it is a hit. Delivering demotions at once would make both hits.
     let run = |t_ms: u64| {
-        let mut t = two_levels(1, 4, "none", "none", Exclusive::Demote);
+        // Strict: under the default `lru_end`, L2 caches 1 when it first misses it and hits it anyway.
+        let mut t = strict_demote(1, 4, "none");
         t.engine.kind = EngineKind::Timed;
         t.engine.replay = Some(Replay::Open);
         t.link = Some(LinkParams { alpha_ms: 6.0, beta_ms_per_page: 2.0, ..LinkParams::default() });
@@ -182,10 +196,11 @@ impl TimedObserver for Times {
 }
 
 /// Two levels, timed, open loop: L1 of `l1` blocks over a DEMOTE L2 of 8, a 2 ms device without a queue
-/// policy, a link of 0.1 ms plus 0.05 ms per page.
+/// policy, a link of 0.1 ms plus 0.05 ms per page. Strict DEMOTE (`demote_read_pos = "none"`), so that
+/// L2 holds only what came down and a hit there can only be a demoted block.
 fn timed_demote(l1: u64) -> HierarchyConfig {
     HierarchyConfig::from_toml(&format!(
-        "[[level]]\nsize = {l1}\n[[level]]\nsize = 8\noptions = {{ exclusive = 'demote' }}\n\
+        "[[level]]\nsize = {l1}\n[[level]]\nsize = 8\noptions = {{ exclusive = 'demote', demote_read_pos = 'none' }}\n\
          [engine]\nkind = 'timed'\nreplay = 'open'\n\
          [device]\nname = 'fixed'\nread_latency_ms = 2.0\n[scheduler]\npolicy = 'noop'\n\
          [link]\nalpha_ms = 0.1\nbeta_ms_per_page = 0.05\n"
@@ -310,7 +325,8 @@ fn instant_a_block_evicted_by_the_access_that_fetches_it_lands_below_after_the_l
     // L1 of two blocks reads 0-3: it inserts 0 and 1 and evicts them for 2 and 3 within the access. L2
     // serves the fetch of 0-3 first (four misses, read from below), then 0 and 1 land. Before, they landed
     // before L2's access, which then hit them: data L1 never had.
-    let mut h = Hierarchy::build(&two_levels(2, 8, "none", "none", Exclusive::Demote), 4096, None).unwrap();
+    // Strict (`none`): L2 holds only what came down, not also the blocks it sent up.
+    let mut h = Hierarchy::build(&strict_demote(2, 8, "none"), 4096, None).unwrap();
     let (events, sink) = memory_log();
     h.set_event_sink(sink);
     let mut scratch: Vec<Vec<Fetch>> = vec![Vec::new(); 2];

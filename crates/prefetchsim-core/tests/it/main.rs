@@ -5,6 +5,7 @@ mod batch;
 mod clients;
 mod device;
 mod exclusive;
+mod exclusive_options;
 mod history;
 mod in_place_admission;
 mod level_roles;

@@ -1,6 +1,7 @@
 //! With zero latencies the timed engine counts exactly what the instant engine counts.
 
 use super::*;
+use prefetchsim_core::level::{DemoteInsertPos, DemoteReadPos, DuPosition, Exclusive, LevelOptions};
 
 // ---------------------------------------------------------------------------------------------------
 // Equivalence with the instant engine
@@ -44,11 +45,42 @@ proptest! {
     }
 }
 
-/// `cfg` with its second level DEMOTE, when it has one.
-fn with_demote(cfg: HierarchyConfig) -> HierarchyConfig {
+/// The exclusive-caching variants of the second level: DEMOTE with each `demote_read_pos` and
+/// `demote_insert_pos`, DU with each `du_position` and `du_on_prefetch`.
+fn exclusive_variant() -> impl Strategy<Value = LevelOptions> {
+    let demote = (
+        prop::option::of(prop_oneof![Just(DemoteReadPos::LruEnd), Just(DemoteReadPos::None)]),
+        prop::option::of(prop_oneof![Just(DemoteInsertPos::Mru), Just(DemoteInsertPos::LruEnd)]),
+    )
+        .prop_map(|(demote_read_pos, demote_insert_pos)| LevelOptions {
+            exclusive: Exclusive::Demote,
+            demote_read_pos,
+            demote_insert_pos,
+            ..LevelOptions::default()
+        });
+    let du = (
+        prop::option::of(prop_oneof![Just(DuPosition::LruEnd), Just(DuPosition::EvictNow)]),
+        prop::option::of(any::<bool>()),
+    )
+        .prop_map(|(du_position, du_on_prefetch)| LevelOptions {
+            exclusive: Exclusive::Du,
+            du_position,
+            du_on_prefetch,
+            ..LevelOptions::default()
+        });
+    prop_oneof![3 => demote, 1 => du]
+}
+
+/// `cfg` with the exclusive caching of `ex` at its second level, when it has one (its other options
+/// kept).
+fn with_exclusive(cfg: HierarchyConfig, ex: &LevelOptions) -> HierarchyConfig {
     let mut cfg = cfg;
     if let Some(l) = cfg.level.get_mut(1) {
-        l.options.exclusive = prefetchsim_core::level::exclusive::Exclusive::Demote;
+        l.options.exclusive = ex.exclusive;
+        l.options.du_position = ex.du_position;
+        l.options.du_on_prefetch = ex.du_on_prefetch;
+        l.options.demote_read_pos = ex.demote_read_pos;
+        l.options.demote_insert_pos = ex.demote_insert_pos;
     }
     cfg
 }
@@ -56,14 +88,16 @@ fn with_demote(cfg: HierarchyConfig) -> HierarchyConfig {
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(200), ..ProptestConfig::default() })]
 
-    /// DEMOTE at the second level (with a warm-up): a block an access evicts while reading it goes down
-    /// when its read arrives (timed) or after the level below served the access's reads (instant); with
-    /// zero latencies both engines count the same.
+    /// DEMOTE (each `demote_read_pos` and `demote_insert_pos`) or DU (each `du_position` and
+    /// `du_on_prefetch`) at the second level, with a warm-up: a block an access evicts while reading it
+    /// goes down when its read arrives (timed) or after the level below served the access's reads
+    /// (instant); with zero latencies both engines count the same.
     #[test]
     fn zero_latency_counts_equal_the_instant_engine_with_demote(
-        reqs in random_reqs(), seq in sequential_reqs(), which in any::<bool>(), cfg in hierarchy(), w in 0u64..300
+        reqs in random_reqs(), seq in sequential_reqs(), which in any::<bool>(), cfg in hierarchy(), w in 0u64..300,
+        ex in exclusive_variant()
     ) {
-        let mut cfg = with_demote(cfg);
+        let mut cfg = with_exclusive(cfg, &ex);
         cfg.engine.warmup_requests = w;
         let reqs = if which { reqs } else { seq };
         let i = run_i(&cfg, &reqs);
@@ -73,9 +107,9 @@ proptest! {
 
     #[test]
     fn zero_latency_counts_equal_the_instant_engine_with_demote_under_sequential_prefetchers(
-        reqs in sequential_reqs(), cfg in sequential_hierarchy()
+        reqs in sequential_reqs(), cfg in sequential_hierarchy(), ex in exclusive_variant()
     ) {
-        let cfg = with_demote(cfg);
+        let cfg = with_exclusive(cfg, &ex);
         let i = run_i(&cfg, &reqs);
         let t = run_t(&zero_latency(&cfg), &reqs);
         assert_same_counts(&i, &t)?;

@@ -200,7 +200,9 @@ proptest! {
         // under PFC, whose bypassed blocks are read around the server's cache (a forwarded request for a
         // block whose bypass read is in flight reads it again, as a server that does not cache it would).
         let cfg = timed(&cfg, &t);
-        let demote = cfg.level[1].options.exclusive == prefetchsim_core::level::exclusive::Exclusive::Demote;
+        // DEMOTE, and DU `evict_now` (its misses are not cached, so a read in flight is not joined).
+        let o = &cfg.level[1].options;
+        let demote = o.exclusive == prefetchsim_core::level::exclusive::Exclusive::Demote || o.drops_sent_up();
         let (r, w) = run_checked(&reqs, &cfg)?;
         let last = &r.levels.last().unwrap().counters;
         if !demote && joined && !pfc {

@@ -212,6 +212,10 @@ fn coordinated_hierarchy() -> impl Strategy<Value = HierarchyConfig> {
         Just("pfc = { version = 'B', cache_bypassed = true }"),
         Just("options = { exclusive = 'du' }"),
         Just("options = { exclusive = 'demote' }"),
+        Just("options = { exclusive = 'du', du_position = 'evict_now' }"),
+        Just("options = { exclusive = 'du', du_on_prefetch = true }"),
+        Just("options = { exclusive = 'demote', demote_read_pos = 'none' }"),
+        Just("options = { exclusive = 'demote', demote_insert_pos = 'lru_end' }"),
     ];
     (1u64..40, sequential_level(), 1u64..60, prop_oneof![Just("lru"), Just("arc")], any::<bool>(), scheme).prop_map(
         |(s1, (p1, pf1), s2, p2, linux, scheme)| {
