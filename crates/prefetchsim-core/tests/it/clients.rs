@@ -366,8 +366,8 @@ fn demote_over_stripes_can_leave_a_block_of_a_request_across_a_stripe_in_l1_and_
     for read_pos in [None, Some(prefetchsim_core::level::DemoteReadPos::None)] {
         let mut server = level(8, "none");
         server.instances = 2;
-        server.route = Route::Stripe;
-        server.stripe_blocks = 4;
+        server.route = Some(Route::Stripe);
+        server.stripe_blocks = Some(4);
         server.options.exclusive = Exclusive::Demote;
         server.options.demote_read_pos = read_pos;
         let mut h = Hierarchy::build(&cfg(vec![level(2, "none"), server]), 4096, None).unwrap();
@@ -392,8 +392,8 @@ proptest! {
     ) {
         let mut server = level(l2, "none");
         server.instances = k;
-        server.route = Route::Stripe;
-        server.stripe_blocks = unit;
+        server.route = Some(Route::Stripe);
+        server.stripe_blocks = Some(unit);
         server.options.exclusive = Exclusive::Demote;
         server.options.demote_read_pos = Some(prefetchsim_core::level::DemoteReadPos::None);
         let mut h = Hierarchy::build(&cfg(vec![level(l1, "none"), server]), 4096, None).unwrap();
