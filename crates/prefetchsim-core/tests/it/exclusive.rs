@@ -238,16 +238,8 @@ fn a_block_evicted_while_its_read_is_in_flight_goes_down_only_when_that_read_arr
     // L1's read of 0-3 arrives at 2.4 ms; only then do 0 and 1 go down (0.2 ms on the link). The second
     // request's block 0 was served without being cached at L1 (both its frames were in flight), so 0 lands
     // too.
-    let arrived = events
-        .iter()
-        .find(|e| e.level == 0 && e.ev.kind == EventKind::FetchDone && e.ev.block == 0 && e.ev.len == 4)
-        .expect("L1's read of 0-3 arrives")
-        .time;
-    let landed: Vec<(u64, u64)> = events
-        .iter()
-        .filter(|e| e.level == 1 && e.ev.kind == EventKind::DemoteIn)
-        .map(|e| (e.ev.block, e.time))
-        .collect();
+    let arrived = l1_read_arrives(&events, 0, 4);
+    let landed = landed_at_l2(&events);
     assert_eq!(landed.iter().map(|&(b, _)| b).collect::<Vec<_>>(), vec![0, 1], "{events:?}");
     for &(b, t) in &landed {
         assert!(t > arrived, "block {b} landed at {t} ns, L1's read of it arrived at {arrived} ns");
@@ -255,6 +247,20 @@ fn a_block_evicted_while_its_read_is_in_flight_goes_down_only_when_that_read_arr
     assert_eq!(r.levels[1].counters.demoted_in, 2);
     assert_eq!(h.levels[0].resident_blocks(), vec![2, 3]);
     assert_eq!(h.levels[1].resident_blocks(), vec![0, 1]);
+}
+
+/// When L1's fetch of `len` blocks from `first` arrives (its `fetch_done`), ns.
+fn l1_read_arrives(events: &[Event], first: u64, len: u32) -> u64 {
+    events
+        .iter()
+        .find(|e| e.level == 0 && e.ev.kind == EventKind::FetchDone && e.ev.block == first && e.ev.len == len)
+        .unwrap_or_else(|| panic!("L1's read of {first}+{len} arrives: {events:?}"))
+        .time
+}
+
+/// The blocks that landed at L2 (`demote_in`) and when, in order.
+fn landed_at_l2(events: &[Event]) -> Vec<(u64, u64)> {
+    events.iter().filter(|e| e.level == 1 && e.ev.kind == EventKind::DemoteIn).map(|e| (e.ev.block, e.time)).collect()
 }
 
 #[test]
@@ -305,16 +311,8 @@ fn a_block_l1_prefetched_and_evicted_while_reading_it_goes_down_when_that_read_a
     let read_end = times.reads_done.iter().find(|&&(f, n, _)| f == 0 && n == 5).expect("one read of 0-4").2;
     assert!(times.completed[1] >= read_end, "the request for 2 ends at {} ns", times.completed[1]);
     assert_eq!(r.levels[1].counters.hits, 0);
-    let arrived = events
-        .iter()
-        .find(|e| e.level == 0 && e.ev.kind == EventKind::FetchDone && e.ev.block == 0 && e.ev.len == 5)
-        .expect("L1's read of 0-4 arrives")
-        .time;
-    let landed: Vec<(u64, u64)> = events
-        .iter()
-        .filter(|e| e.level == 1 && e.ev.kind == EventKind::DemoteIn)
-        .map(|e| (e.ev.block, e.time))
-        .collect();
+    let arrived = l1_read_arrives(&events, 0, 5);
+    let landed = landed_at_l2(&events);
     // In eviction order (RA's blocks go in at the eviction end: 2 went before 1).
     assert_eq!(landed.iter().map(|&(b, _)| b).collect::<Vec<_>>(), vec![0, 2, 1], "{events:?}");
     assert!(landed.iter().all(|&(_, t)| t > arrived), "{landed:?}, L1's read arrived at {arrived} ns");
