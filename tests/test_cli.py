@@ -196,9 +196,9 @@ def test_sigterm_removes_the_partial_output_of_a_conversion(tmp_path):
 
 
 def test_three_prefetchers_stack_alike_with_or_without_parameters(capsys):
-    # `lru+obl+obl+obl` ran (the core nests a+b+c) but `lru+obl(k=1)+obl+obl` was refused.
+    # `lru+obl+obl+obl` ran (the core nests a+b+c) but `lru+obl(variant=tagged)+obl+obl` was refused.
     rows = []
-    for algo in ("lru+obl+ra+obl", "lru+obl(k=1)+ra(p=4)+obl"):
+    for algo in ("lru+obl+ra+obl", "lru+obl(variant=tagged)+ra(p=4)+obl"):
         assert main(["sim", "oltp-like", "synthetic", algo, "64", "-t", "requests=3000", "-f", "json"]) == 0
         rows.append(json.loads(capsys.readouterr().out.splitlines()[0]))
     assert rows[0]["prefetcher"] == rows[1]["prefetcher"] == "stack"

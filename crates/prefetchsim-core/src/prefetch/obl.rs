@@ -22,13 +22,27 @@ pub enum OblVariant {
     Libcachesim,
 }
 
+impl OblVariant {
+    /// The name a config writes.
+    #[must_use]
+    pub fn name(self) -> &'static str {
+        match self {
+            Self::Always => "always",
+            Self::OnMiss => "on_miss",
+            Self::Tagged => "tagged",
+            Self::Libcachesim => "libcachesim",
+        }
+    }
+}
+
 /// OBL parameters.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct OblParams {
     /// The rule (default `tagged`).
     pub variant: OblVariant,
-    /// libCacheSim variant: consecutive previous requests needed (default 4, as `OBL.c`).
+    /// libCacheSim variant only (another value beside another rule is an error): consecutive previous
+    /// requests needed, at least 1 (default 4, as `OBL.c`).
     pub k: u32,
 }
 
@@ -42,8 +56,26 @@ impl OblParams {
     /// The most previous requests the libCacheSim rule may look at: the ring is allocated up front.
     pub const MAX_K: u32 = 1 << 16;
 
-    /// Check `k` (`path` is the prefetcher's key path).
+    /// Check `k` (`path` is the prefetcher's key path): only the libCacheSim rule has a history, so a
+    /// `k` other than the default beside another rule would do nothing, and a history of 0 requests is
+    /// none. (A `k` equal to the default cannot be told from an absent one, and changes nothing.)
     pub fn validate(&self, path: &str) -> Result<(), crate::component::ConfigError> {
+        let default_k = Self::default().k;
+        if self.variant != OblVariant::Libcachesim && self.k != default_k {
+            return Err(crate::component::ConfigError::new(
+                format!("{path}.k"),
+                format!(
+                    "only with variant = 'libcachesim' (the '{}' rule has no request history)",
+                    self.variant.name()
+                ),
+            ));
+        }
+        if self.k == 0 {
+            return Err(crate::component::ConfigError::new(
+                format!("{path}.k"),
+                "must be at least 1 (the previous requests the libCacheSim rule checks)",
+            ));
+        }
         if self.k > Self::MAX_K {
             return Err(crate::component::ConfigError::new(
                 format!("{path}.k"),
@@ -123,5 +155,24 @@ impl super::NamedPrefetcher for Obl {
     ) -> Result<Box<dyn super::Prefetcher>, crate::component::ConfigError> {
         params.validate(path)?;
         Ok(Box::new(Obl::new(params)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn k_is_only_for_the_libcachesim_rule_and_at_least_one() {
+        let p = |variant, k| OblParams { variant, k }.validate("level[0].prefetcher");
+        assert!(p(OblVariant::Tagged, 4).is_ok(), "the default k beside any rule");
+        assert!(p(OblVariant::Libcachesim, 5).is_ok());
+        for v in [OblVariant::Tagged, OblVariant::Always, OblVariant::OnMiss] {
+            let e = p(v, 5).unwrap_err();
+            assert_eq!(e.path, "level[0].prefetcher.k");
+            assert!(e.message.contains("only with variant = 'libcachesim'") && e.message.contains(v.name()), "{e}");
+        }
+        let e = p(OblVariant::Libcachesim, 0).unwrap_err();
+        assert!(e.message.contains("at least 1"), "{e}");
     }
 }
