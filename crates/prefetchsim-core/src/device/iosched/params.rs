@@ -110,6 +110,44 @@ impl SchedParams {
         if self.device_qdepth == Some(0) {
             return Err(ConfigError::new(format!("{path}.device_qdepth"), "must be at least 1"));
         }
+        self.check_keys_apply(path)
+    }
+
+    /// A DEADLINE key under another policy, or a Linux-plugging key under instant plugging, would do
+    /// nothing: an error naming it, as a replay-mode key of the other mode is. (A value equal to the
+    /// default cannot be told from an absent key, and changes nothing.)
+    fn check_keys_apply(&self, path: &str) -> Result<(), ConfigError> {
+        let d = Self::default();
+        let deadline_only = [
+            ("read_expire_ms", self.read_expire_ms != d.read_expire_ms),
+            ("write_expire_ms", self.write_expire_ms != d.write_expire_ms),
+            ("writes_starved", self.writes_starved != d.writes_starved),
+            ("fifo_batch", self.fifo_batch != d.fifo_batch),
+            ("batch_ends_on_gap", self.batch_ends_on_gap != d.batch_ends_on_gap),
+        ];
+        if self.policy != SchedPolicy::Deadline {
+            if let Some((k, _)) = deadline_only.iter().find(|(_, given)| *given) {
+                let policy = if self.policy == SchedPolicy::Noop { "noop" } else { "clook" };
+                return Err(ConfigError::new(
+                    format!("{path}.{k}"),
+                    format!(
+                        "only with policy = 'deadline' (this scheduler is '{policy}': remove the key or change policy)"
+                    ),
+                ));
+            }
+        }
+        let linux_only = [
+            ("unplug_thresh", self.unplug_thresh != d.unplug_thresh),
+            ("unplug_delay_ms", self.unplug_delay_ms != d.unplug_delay_ms),
+        ];
+        if self.plugging != Plugging::Linux {
+            if let Some((k, _)) = linux_only.iter().find(|(_, given)| *given) {
+                return Err(ConfigError::new(
+                    format!("{path}.{k}"),
+                    "only with plugging = 'linux' (this scheduler plugs 'instant': remove the key or change plugging)",
+                ));
+            }
+        }
         Ok(())
     }
 }

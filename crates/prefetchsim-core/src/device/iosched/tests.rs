@@ -245,3 +245,20 @@ fn bad_parameters_name_the_key() {
     let e = serde_json::from_value::<SchedParams>(serde_json::json!({"policy": "cfq"})).unwrap_err();
     assert!(e.to_string().contains("cfq"));
 }
+
+#[test]
+fn a_key_of_another_policy_or_plugging_is_an_error_naming_it() {
+    let p = |j: serde_json::Value| serde_json::from_value::<SchedParams>(j).unwrap().validate("scheduler");
+    let e = p(serde_json::json!({"policy": "noop", "read_expire_ms": 100.0})).unwrap_err();
+    assert_eq!(e.path, "scheduler.read_expire_ms");
+    assert!(e.message.contains("only with policy = 'deadline'") && e.message.contains("'noop'"), "{e}");
+    let e = p(serde_json::json!({"policy": "clook", "fifo_batch": 4})).unwrap_err();
+    assert_eq!(e.path, "scheduler.fifo_batch");
+    let e = p(serde_json::json!({"unplug_delay_ms": 1.0})).unwrap_err();
+    assert_eq!(e.path, "scheduler.unplug_delay_ms");
+    assert!(e.message.contains("only with plugging = 'linux'"), "{e}");
+    // Where they apply, and at their defaults anywhere, they are fine.
+    assert!(p(serde_json::json!({"policy": "deadline", "read_expire_ms": 100.0, "fifo_batch": 4})).is_ok());
+    assert!(p(serde_json::json!({"plugging": "linux", "unplug_thresh": 2})).is_ok());
+    assert!(p(serde_json::json!({"policy": "noop", "read_expire_ms": 500.0})).is_ok());
+}
