@@ -11,6 +11,7 @@ use prefetchsim_core::eventlog::{Event, EventKind, MemorySink};
 use prefetchsim_core::level::exclusive::Exclusive;
 use prefetchsim_core::level::DemoteReadPos;
 use prefetchsim_core::link::LinkParams;
+use prefetchsim_core::metrics::RunResult;
 use prefetchsim_core::request::{Fetch, Request};
 use prefetchsim_core::run::{run_timed, run_timed_observed};
 use proptest::prelude::*;
@@ -198,6 +199,17 @@ impl TimedObserver for Times {
 /// Two levels, timed, open loop: L1 of `l1` blocks over a DEMOTE L2 of 8, a 2 ms device without a queue
 /// policy, a link of 0.1 ms plus 0.05 ms per page. Strict DEMOTE (`demote_read_pos = "none"`), so that
 /// L2 holds only what came down and a hit there can only be a demoted block.
+/// A timed run of `reqs` with its event log and [`Times`].
+fn run_logged(cfg: &HierarchyConfig, reqs: &[Request]) -> (RunResult, Hierarchy, Vec<Event>, Times) {
+    let mut h = Hierarchy::build(cfg, 4096, None).unwrap();
+    let (events, sink) = memory_log();
+    h.set_event_sink(sink);
+    let mut times = Times::default();
+    let r = run_timed_observed(&mut VecSource::new(reqs.to_vec()), &mut h, cfg, &mut Silent, &mut times).unwrap();
+    let events = events.lock().unwrap().clone();
+    (r, h, events, times)
+}
+
 fn timed_demote(l1: u64) -> HierarchyConfig {
     HierarchyConfig::from_toml(&format!(
         "[[level]]\nsize = {l1}\n[[level]]\nsize = 8\noptions = {{ exclusive = 'demote', demote_read_pos = 'none' }}\n\
@@ -220,12 +232,7 @@ fn a_block_evicted_while_its_read_is_in_flight_goes_down_only_when_that_read_arr
         Request { time_ns: 0, stream: 0, ..Request::read(0, 4) },
         Request { time_ns: 3 * ms / 10, stream: 1, ..Request::read(0, 1) },
     ];
-    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
-    let (events, sink) = memory_log();
-    h.set_event_sink(sink);
-    let mut times = Times::default();
-    let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut times).unwrap();
-    let events = events.lock().unwrap().clone();
+    let (r, h, events, times) = run_logged(&cfg, &reqs);
 
     // The second request is not served before the device has read block 0.
     let read_end =
@@ -275,12 +282,7 @@ fn a_block_evicted_in_flight_and_read_again_before_its_read_arrives_is_dropped_w
     let reqs: Vec<Request> = [(0, 12, 1), (3, 11, 1), (6, 10, 3), (7, 10, 1)]
         .map(|(at, b, n)| Request { time_ns: at * ms, ..Request::read(b, n) })
         .to_vec();
-    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
-    let (events, sink) = memory_log();
-    h.set_event_sink(sink);
-    let mut times = Times::default();
-    let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut times).unwrap();
-    let events = events.lock().unwrap().clone();
+    let (r, h, events, times) = run_logged(&cfg, &reqs);
     let reads_of_10: Vec<u64> = times.reads_done.iter().filter(|&&(f, _, _)| f == 10).map(|&(_, _, t)| t).collect();
     assert_eq!(reads_of_10, vec![8 * ms + ms / 10], "one device read of 10");
     assert!(times.completed[3] >= reads_of_10[0], "the read of 10 at 7 ms ends at {} ns", times.completed[3]);
@@ -302,12 +304,7 @@ fn a_block_l1_prefetched_and_evicted_while_reading_it_goes_down_when_that_read_a
     let mut cfg = timed_demote(2);
     cfg.level[0].prefetcher = serde_json::from_value(serde_json::json!("pfc-ra")).unwrap();
     let reqs = vec![Request::read(0, 1), Request { time_ns: 3 * ms / 10, stream: 1, ..Request::read(2, 1) }];
-    let mut h = Hierarchy::build(&cfg, 4096, None).unwrap();
-    let (events, sink) = memory_log();
-    h.set_event_sink(sink);
-    let mut times = Times::default();
-    let r = run_timed_observed(&mut VecSource::new(reqs.clone()), &mut h, &cfg, &mut Silent, &mut times).unwrap();
-    let events = events.lock().unwrap().clone();
+    let (r, _, events, times) = run_logged(&cfg, &reqs);
     let read_end = times.reads_done.iter().find(|&&(f, n, _)| f == 0 && n == 5).expect("one read of 0-4").2;
     assert!(times.completed[1] >= read_end, "the request for 2 ends at {} ns", times.completed[1]);
     assert_eq!(r.levels[1].counters.hits, 0);
