@@ -105,9 +105,7 @@ impl LevelOptions {
         }
         Ok(())
     }
-}
 
-impl LevelOptions {
     /// The canonical form of the DU and DEMOTE parameters (what sweeps hash into a run's id): DU's and
     /// `demote_insert_pos` at their defaults are dropped, so spelling a default out makes no new run and
     /// DU runs keep the ids they had before the parameters existed; DEMOTE's `demote_read_pos` is always
