@@ -9,32 +9,43 @@ use crate::request::{Fetch, Request};
 /// Progress is reported about every this many requests.
 const TICK: u64 = 1 << 16;
 
-/// Serve one request through the chain of levels. `scratch[k]` receives level k's fetches.
+/// Serve one request through the chain of levels. `scratch[k]` receives level k's fetches (all of the
+/// request's, in the order the level made them).
+///
+/// Depth first: each fetch of a level is served at the level below, and at the levels below that, before
+/// the level takes its next access (a miss is at once a request to the next level; the timed engine with
+/// zero latencies runs the same order). So when a later access of the level evicts a block an earlier
+/// fetch brought, the level has its data and DEMOTE sends it down at once; served level by level, it
+/// went down before the level below had served that fetch, which then hit data the level above never had.
 ///
 /// DEMOTE: a level's evictions go down after its access, except the blocks the access evicted while
 /// reading them: those land only after the level below has served the access's fetches (the timed
 /// engine sends them when their read arrives), so the level below misses them first.
 #[inline]
 pub fn serve(h: &mut Hierarchy, scratch: &mut [Vec<Fetch>], req: &Request) {
-    scratch[0].clear();
-    h.levels[0].access(req, req.len, &mut scratch[0]);
-    // Blocks of the upper level held until the level below served their fetch: (its index, block).
+    for s in scratch.iter_mut() {
+        s.clear();
+    }
+    serve_at(h, scratch, 0, req, req, req.len);
+}
+
+/// Serve `at` (its first `demand_len` blocks demanded; a fetch of the level above, or the application
+/// request `req` at level 0) at level `k`, then each of the access's fetches below it ([`serve`]).
+fn serve_at(h: &mut Hierarchy, scratch: &mut [Vec<Fetch>], k: usize, req: &Request, at: &Request, demand_len: u32) {
+    let from = scratch[k].len();
+    h.levels[k].access(at, demand_len, &mut scratch[k]);
+    if k + 1 == h.levels.len() {
+        return;
+    }
+    // Blocks of this access held until the level below served their fetch: (index in `scratch[k]`, block).
     let mut held = Vec::new();
-    h.pass_demotions(0, req.client, &scratch[0], 0, &mut held);
-    for k in 1..h.levels.len() {
-        let (upper, lower) = scratch.split_at_mut(k);
-        let out = &mut lower[0];
-        out.clear();
-        let mut held_here = Vec::new();
-        for f in &upper[k - 1] {
-            let from = out.len();
-            h.levels[k].access(&f.as_request(req), f.demand_len, out);
-            h.pass_demotions(k, f.client, out, from, &mut held_here);
-        }
-        if !held.is_empty() {
-            h.land_held(k - 1, &upper[k - 1], &mut held);
-        }
-        held = held_here;
+    h.pass_demotions(k, at.client, &scratch[k], from, &mut held);
+    for i in from..scratch[k].len() {
+        let f = scratch[k][i];
+        serve_at(h, scratch, k + 1, req, &f.as_request(req), f.demand_len);
+    }
+    if !held.is_empty() {
+        h.land_held(k, &scratch[k], &mut held);
     }
 }
 

@@ -343,3 +343,33 @@ fn instant_a_block_evicted_by_the_access_that_fetches_it_lands_below_after_the_l
     feed(&mut h, &reads(&[4, 2]));
     assert_eq!(h.levels[1].counters().hits, 1);
 }
+
+#[test]
+fn an_arrival_admitted_at_a_completion_goes_in_after_the_demotions_that_completion_releases() {
+    // L1 of two blocks over strict DEMOTE L2, a 1 ms device, a zero link. A (0-3 at 0 ms) evicts 0 and 1
+    // while reading them: they go down when the read arrives at L1, at 1 ms, as A completes. B (block 0)
+    // arrives at 1 ms, or at 0.5 ms under max_outstanding = 1 and is admitted at 1 ms, when A completes.
+    // Either way it is the trace's next request at 1 ms and goes in after that instant's held demotions:
+    // 0 lands at L2 and B hits it there. Admitted inside A's completion, B reached L1 first, 0 was dropped
+    // on landing (L1 held it again) and B waited for a second device read (done at 2 ms).
+    let ms = 1_000_000u64;
+    let base =
+        "[[level]]\nsize = 2\n[[level]]\nsize = 8\noptions = { exclusive = 'demote', demote_read_pos = 'none' }\n\
+         [device]\nname = 'fixed'\nread_latency_ms = 1.0\n[scheduler]\npolicy = 'noop'\n\
+         [link]\nalpha_ms = 0.0\nbeta_ms_per_page = 0.0\n[engine]\nkind = 'timed'\nreplay = 'open'\n";
+    for (b_at, admission) in [(ms, ""), (ms / 2, "max_outstanding = 1\n")] {
+        let cfg = HierarchyConfig::from_toml(&format!("{base}{admission}")).unwrap();
+        let reqs = vec![Request::read(0, 4), Request { time_ns: b_at, ..Request::read(0, 1) }];
+        let (r, _, events, times) = run_logged(&cfg, &reqs);
+        let l2 = &r.levels[1].counters;
+        assert_eq!((l2.hits, l2.demoted_in), (1, 3), "B at {b_at} ns {admission}: {l2:?}");
+        assert_eq!(times.completed, vec![ms, ms], "B at {b_at} ns {admission}");
+        let b_at_l1 = events
+            .iter()
+            .position(|e| e.level == 0 && e.ev.kind == EventKind::Request && e.ev.len == 1)
+            .expect("B at L1");
+        let landed =
+            |b| events.iter().position(|e| e.level == 1 && e.ev.kind == EventKind::DemoteIn && e.ev.block == b);
+        assert!(landed(0).is_some_and(|i| i < b_at_l1), "B at {b_at} ns {admission}: {events:?}");
+    }
+}

@@ -28,7 +28,8 @@
 //! # Order of events at one instant
 //!
 //! Events of the same nanosecond run by class: completions first (device done, replies, DEMOTE
-//! arrivals, unplug timers), then requests arriving at a level, deeper levels first, then the trace's next request; each
+//! arrivals, unplug timers), then requests arriving at a level, deeper levels first, then the trace's next
+//! request (an arrival admitted when a completion frees its slot too); each
 //! class in scheduling order. DEMOTE blocks the upper level evicted while reading them (sent when that
 //! read arrives) land with the requests arriving at their level, after those scheduled before them. So everything a request sets off at time t that takes no time is over
 //! before the next request at t is looked up, and with zero latencies everywhere the levels see exactly

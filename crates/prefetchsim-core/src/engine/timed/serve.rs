@@ -188,8 +188,12 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                 }
             }
             Replay::Open => {
+                // The arrival waiting for admission is issued now, in the class of the trace's arrivals:
+                // after what this instant still holds that takes no time (DEMOTE blocks held for the read
+                // that just arrived, requests arriving at levels), as an arrival at this instant would be.
                 if let Some(id) = self.replay.blocked.take() {
-                    self.issue_staged(id, now)?;
+                    let c = self.class_arrival();
+                    self.q.schedule(now, c, Ev::Issue(id));
                 }
             }
         }

@@ -74,14 +74,22 @@ fn exclusive_variant() -> impl Strategy<Value = LevelOptions> {
 /// `cfg` with the exclusive caching of `ex` at its second level, when it has one (its other options
 /// kept).
 fn with_exclusive(cfg: HierarchyConfig, ex: &LevelOptions) -> HierarchyConfig {
-    let mut cfg = cfg;
-    if let Some(l) = cfg.level.get_mut(1) {
-        l.options.exclusive = ex.exclusive;
-        l.options.du_position = ex.du_position;
-        l.options.du_on_prefetch = ex.du_on_prefetch;
-        l.options.demote_read_pos = ex.demote_read_pos;
-        l.options.demote_insert_pos = ex.demote_insert_pos;
+    if cfg.level.len() > 1 {
+        with_exclusive_at(cfg, 1, ex)
+    } else {
+        cfg
     }
+}
+
+/// `cfg` with the exclusive caching of `ex` at its level `i` (its other options kept).
+fn with_exclusive_at(cfg: HierarchyConfig, i: usize, ex: &LevelOptions) -> HierarchyConfig {
+    let mut cfg = cfg;
+    let l = &mut cfg.level[i];
+    l.options.exclusive = ex.exclusive;
+    l.options.du_position = ex.du_position;
+    l.options.du_on_prefetch = ex.du_on_prefetch;
+    l.options.demote_read_pos = ex.demote_read_pos;
+    l.options.demote_insert_pos = ex.demote_insert_pos;
     cfg
 }
 
@@ -114,4 +122,66 @@ proptest! {
         let t = run_t(&zero_latency(&cfg), &reqs);
         assert_same_counts(&i, &t)?;
     }
+}
+
+/// Three levels with the exclusive caching of `third` at the third and, when given, of `second` at the
+/// second.
+fn with_exclusive_below(cfg: HierarchyConfig, second: Option<&LevelOptions>, third: &LevelOptions) -> HierarchyConfig {
+    let cfg = with_exclusive_at(cfg, 2, third);
+    match second {
+        Some(ex) => with_exclusive_at(cfg, 1, ex),
+        None => cfg,
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: cases(200), ..ProptestConfig::default() })]
+
+    /// DEMOTE or DU at the third of three levels, alone or under DEMOTE or DU at the second, with a
+    /// warm-up: the second level serves several fetches of one request, and the blocks it evicts go down
+    /// between the third level's accesses in the same order in both engines.
+    #[test]
+    fn zero_latency_counts_equal_the_instant_engine_with_demote_at_the_third_level(
+        reqs in random_reqs(), seq in sequential_reqs(), which in any::<bool>(), cfg in hierarchy_of(3..4),
+        w in 0u64..300, second in prop::option::of(exclusive_variant()), third in exclusive_variant()
+    ) {
+        let mut cfg = with_exclusive_below(cfg, second.as_ref(), &third);
+        cfg.engine.warmup_requests = w;
+        let reqs = if which { reqs } else { seq };
+        let i = run_i(&cfg, &reqs);
+        let t = run_t(&zero_latency(&cfg), &reqs);
+        assert_same_counts(&i, &t)?;
+    }
+
+    #[test]
+    fn zero_latency_counts_equal_the_instant_engine_with_demote_at_the_third_level_under_sequential_prefetchers(
+        reqs in sequential_reqs(), cfg in sequential_hierarchy_of(3..4),
+        second in prop::option::of(exclusive_variant()), third in exclusive_variant()
+    ) {
+        let cfg = with_exclusive_below(cfg, second.as_ref(), &third);
+        let i = run_i(&cfg, &reqs);
+        let t = run_t(&zero_latency(&cfg), &reqs);
+        assert_same_counts(&i, &t)?;
+    }
+}
+
+#[test]
+fn a_block_a_second_fetch_evicts_while_the_first_is_unread_below_goes_down_after_that_read() {
+    // L1 and L2 of two blocks over a DEMOTE L3 of one, all LRU. After 195 and 0, the request 192-196
+    // hits 195 at L1, which sends L2 two fetches: 192-194, then 196. L2's access for 192-194 evicts 195
+    // and 0 (demoted at once) and its own 192 (held until its read arrives); its access for 196 evicts
+    // 193. 193's data reaches L2 only when L3 has served 192-194, so 193 goes down after that: L3 misses
+    // 192-194 and 196 (six misses in all, no hit). Served level by level, the instant engine demoted 193
+    // before L3's access for 192-194, which hit it (one hit, five misses), and the timed engine at zero
+    // latency disagreed.
+    let cfg = HierarchyConfig::from_toml(
+        "[[level]]\nsize = 2\n[[level]]\nsize = 2\n[[level]]\nsize = 1\noptions = { exclusive = 'demote' }\n",
+    )
+    .unwrap();
+    let reqs = vec![Request::read(195, 1), Request::read(0, 1), Request::read(192, 5)];
+    let i = run_i(&cfg, &reqs);
+    let t = run_t(&zero_latency(&cfg), &reqs);
+    let l3 = &i.levels[2].counters;
+    assert_eq!((l3.hits, l3.misses, l3.demoted_in), (0, 6, 4), "{l3:?}");
+    assert_same_counts(&i, &t).unwrap();
 }

@@ -197,7 +197,12 @@ fn sequential_level() -> impl Strategy<Value = (&'static str, serde_json::Value)
 
 /// One to three levels of [`sequential_level`], with random sizes.
 fn sequential_hierarchy() -> impl Strategy<Value = HierarchyConfig> {
-    prop::collection::vec((1u64..40, sequential_level()), 1..4).prop_map(|ls| {
+    sequential_hierarchy_of(1..4)
+}
+
+/// [`sequential_hierarchy`] with a number of levels in `levels`.
+fn sequential_hierarchy_of(levels: std::ops::Range<usize>) -> impl Strategy<Value = HierarchyConfig> {
+    prop::collection::vec((1u64..40, sequential_level()), levels).prop_map(|ls| {
         let level = ls.into_iter().map(|(size, (p, pf))| level(size, p, pf)).collect();
         HierarchyConfig { level, ..HierarchyConfig::default() }
     })
@@ -232,7 +237,12 @@ fn coordinated_hierarchy() -> impl Strategy<Value = HierarchyConfig> {
 
 /// One to three levels with random policies, prefetchers, sizes and placement options.
 fn hierarchy() -> impl Strategy<Value = HierarchyConfig> {
-    prop::collection::vec((1u64..40, policy(), prefetcher(), any::<bool>(), 0u8..2), 1..4).prop_map(|ls| {
+    hierarchy_of(1..4)
+}
+
+/// [`hierarchy`] with a number of levels in `levels`.
+fn hierarchy_of(levels: std::ops::Range<usize>) -> impl Strategy<Value = HierarchyConfig> {
+    prop::collection::vec((1u64..40, policy(), prefetcher(), any::<bool>(), 0u8..2), levels).prop_map(|ls| {
         let level = ls
             .into_iter()
             .map(|(size, p, pf, lru_insert, chances)| {
