@@ -104,25 +104,6 @@ impl LinkParams {
         }
         Ok(())
     }
-
-    /// The first key set away from its default that acts only between two levels (every key but
-    /// `t_l1_hit_ms`, the first level's lookup cost): on a one-level hierarchy such a key would do nothing.
-    #[must_use]
-    pub fn first_between_levels_key(&self) -> Option<&'static str> {
-        let d = Self::default();
-        [
-            ("alpha_ms", self.alpha_ms != d.alpha_ms),
-            ("beta_ms_per_page", self.beta_ms_per_page != d.beta_ms_per_page),
-            ("page_bytes", self.page_bytes != d.page_bytes),
-            ("charge_mode", self.charge_mode != d.charge_mode),
-            ("link", self.link != d.link),
-            ("gap_ms", self.gap_ms != d.gap_ms),
-            ("resp", self.resp != d.resp),
-            ("t_l2_cpu_ms", self.t_l2_cpu_ms != d.t_l2_cpu_ms),
-        ]
-        .into_iter()
-        .find_map(|(k, set)| set.then_some(k))
-    }
 }
 
 /// Message types (network.md §2).

@@ -172,14 +172,6 @@ impl HierarchyConfig {
         }
         if let Some(l) = &self.link {
             l.validate("link")?;
-            // One level has no link below it (the device is attached directly): only the lookup cost applies.
-            if let (1, Some(k)) = (self.level.len(), l.first_between_levels_key()) {
-                return Err(ConfigError::new(
-                    format!("link.{k}"),
-                    "a one-level hierarchy has no link between levels, so this key would do nothing (only \
-                     link.t_l1_hit_ms applies to one level); add a level or remove the key",
-                ));
-            }
         }
         if let Some(d) = &self.device {
             crate::device::resolve("device", d)?;
@@ -336,25 +328,6 @@ mod tests {
         assert!(e.to_string().contains("level[0].size"), "{e}");
         let e = HierarchyConfig::from_toml("[[level]]\nsize = 1\n[engine]\nkind = 'warp'\n").unwrap_err();
         assert!(e.to_string().contains("engine.kind"), "{e}");
-    }
-
-    #[test]
-    fn a_link_key_on_one_level_is_refused_except_the_lookup_cost() {
-        let timed = "[engine]\nkind = 'timed'\n";
-        let one = format!("[[level]]\nsize = 10\n{timed}");
-        for (key, value) in
-            [("alpha_ms", "1.0"), ("beta_ms_per_page", "0.5"), ("link", "'fifo'"), ("t_l2_cpu_ms", "2.0")]
-        {
-            let e = HierarchyConfig::from_toml(&format!("{one}[link]\n{key} = {value}\n")).unwrap_err();
-            assert_eq!(e.path, format!("link.{key}"), "{e}");
-            assert!(e.message.contains("one-level hierarchy has no link"), "{e}");
-        }
-        // The first level's lookup cost acts with one level; every key acts with two.
-        HierarchyConfig::from_toml(&format!("{one}[link]\nt_l1_hit_ms = 0.1\n")).unwrap();
-        HierarchyConfig::from_toml(&format!(
-            "[[level]]\nsize = 10\n[[level]]\nsize = 20\n{timed}[link]\nalpha_ms = 1.0\n"
-        ))
-        .unwrap();
     }
 
     #[test]
