@@ -325,3 +325,17 @@ def test_a_held_prefetch_waits_for_another_caches_read_of_its_block(tmp_path):
     assert sorted(zip(done8.instance, done8.time)) == [(0, 4_000_000), (2, 4_000_000)]
     assert list(e.query("time == 3000000 and block == 8 and instance == 0").kind[:2]) == ["request", "late"]
     assert {c["client"]: c["rt_mean_ms"] for c in r.clients} == {0: 1.5, 2: 2.0}
+
+
+def test_one_level_has_no_link_only_the_lookup_cost_acts():
+    # docs/guide/engines.md: a one-level hierarchy has no link below it (the device is attached directly), so
+    # [link] keys do nothing there except t_l1_hit_ms, the first level's lookup cost. Kept accepted so that a
+    # sweep over the number of levels can share one [link]; this test pins the documented behaviour.
+    tr = ps.synthetic("zipf", requests=2000, seed=3)
+    cfg = {"level": [{"size": 100, "policy": "lru"}], "engine": {"kind": "timed"}}
+    base = ps.simulate(tr, cfg).summary
+    for link in ({"alpha_ms": 50.0}, {"beta_ms_per_page": 2.0}, {"t_l2_cpu_ms": 3.0}, {"link": "fifo", "gap_ms": 5.0},
+                 {"charge_mode": "per_exchange"}):
+        assert ps.simulate(tr, {**cfg, "link": link}).summary == base, link
+    slower = ps.simulate(tr, {**cfg, "link": {"t_l1_hit_ms": 1.0}}).summary
+    assert slower["rt_mean_ms"] > base["rt_mean_ms"]
