@@ -6,12 +6,16 @@
 //! connection (the stream cannot be resynchronised), a read or write past the end, an oversized read or an
 //! unknown command gets an error reply and the connection goes on. A client that disconnects in the middle
 //! of a request only ends its own connection.
+//!
+//! A connection holds at most [`MAX_IN_FLIGHT`] requests and [`MAX_IN_FLIGHT_BYTES`] of their data (reads'
+//! replies, writes' payloads) in service; past either it reads no more requests until some are answered,
+//! so a client that sends reads and does not read the replies cannot make the server hold more.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt, WriteHalf};
-use tokio::sync::{watch, Mutex};
+use tokio::sync::{watch, Mutex, OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinSet;
 
 use crate::cache::Cache;
@@ -20,6 +24,11 @@ use crate::protocol::*;
 
 /// Requests of one connection in service at once; the connection reads no more until one finishes.
 const MAX_IN_FLIGHT: usize = 128;
+
+/// Bytes of request data (a read's reply, a write's payload) one connection holds in service at once:
+/// twice the largest request, so one always fits. The count of requests alone let 128 reads of 32 MiB
+/// whose replies the client did not read hold 4 GiB per connection.
+pub const MAX_IN_FLIGHT_BYTES: u32 = 2 * MAX_REQUEST_LEN;
 
 type Writer<S> = Arc<Mutex<WriteHalf<S>>>;
 
@@ -36,6 +45,20 @@ async fn reply<S: AsyncWrite>(w: &Writer<S>, error: u32, handle: u64, data: Opti
 /// Whether `offset .. offset + length` lies within an export of `size` bytes.
 fn within(offset: u64, length: u32, size: u64) -> bool {
     offset.checked_add(u64::from(length)).is_some_and(|end| end <= size)
+}
+
+/// `bytes` of `budget`, or `None` if the server stops first.
+async fn reserve(
+    budget: &Arc<Semaphore>,
+    bytes: u32,
+    shutdown: &mut watch::Receiver<bool>,
+) -> Option<OwnedSemaphorePermit> {
+    tokio::select! {
+        // A request read once the stop began is not served (nor are those behind it).
+        biased;
+        _ = shutdown.wait_for(|s| *s) => None,
+        p = Arc::clone(budget).acquire_many_owned(bytes) => p.ok(),
+    }
 }
 
 /// Serve a connection on `stream` until the client disconnects, breaks the protocol, or `shutdown` turns
@@ -66,6 +89,7 @@ pub async fn serve<S>(
     let (mut rd, wr) = tokio::io::split(stream);
     let wr: Writer<S> = Arc::new(Mutex::new(wr));
     let mut tasks = JoinSet::new();
+    let budget = Arc::new(Semaphore::new(MAX_IN_FLIGHT_BYTES as usize));
     loop {
         while tasks.len() >= MAX_IN_FLIGHT {
             tasks.join_next().await;
@@ -88,12 +112,15 @@ pub async fn serve<S>(
                 } else if h.length == 0 {
                     reply(&wr, 0, h.handle, Some(&[])).await;
                 } else {
+                    // Unanswered at a stop, as a request not yet read would be.
+                    let Some(permit) = reserve(&budget, h.length, &mut shutdown).await else { break };
                     let (c, w) = (Arc::clone(&cache), Arc::clone(&wr));
                     tasks.spawn(async move {
                         match c.read(client, h.offset, h.length).await {
                             Ok(data) => reply(&w, 0, h.handle, Some(&data)).await,
                             Err(e) => reply(&w, e, h.handle, None).await,
                         }
+                        drop(permit);
                     });
                 }
             }
@@ -103,6 +130,7 @@ pub async fn serve<S>(
                     reply(&wr, EINVAL, h.handle, None).await;
                     break;
                 }
+                let Some(permit) = reserve(&budget, h.length, &mut shutdown).await else { break };
                 let mut data = vec![0u8; h.length as usize];
                 tokio::select! {
                     r = rd.read_exact(&mut data) => if r.is_err() { break },
@@ -119,6 +147,7 @@ pub async fn serve<S>(
                     tasks.spawn(async move {
                         let r = c.write(client, h.offset, data, fua).await;
                         reply(&w, r.err().unwrap_or(0), h.handle, None).await;
+                        drop(permit);
                     });
                 }
             }

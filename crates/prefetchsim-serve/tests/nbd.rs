@@ -437,6 +437,38 @@ fn stopping_does_not_wait_for_idle_or_stalled_clients() {
     assert_eq!(report["requests"], 0, "the half-sent write was not served");
 }
 
+/// A client that sends reads and does not read the replies: the server holds at most
+/// `MAX_IN_FLIGHT_BYTES` of their data. It used to bound only the count of requests (128), so 128 reads
+/// of 32 MiB held 4 GiB per connection. Stopped while they wait, the server serves the reads it took in
+/// and no more: the client then receives exactly those replies, and the levels saw exactly those reads.
+#[test]
+fn unread_replies_hold_at_most_the_in_flight_byte_budget() {
+    use prefetchsim_serve::connection::MAX_IN_FLIGHT_BYTES;
+    let srv = Server::start("budget", RA);
+    let mut c = client(&srv.socket);
+    let reads = 3 * MAX_IN_FLIGHT_BYTES as u64 / SIZE;
+    for i in 0..reads {
+        request(&mut c, CMD_READ, i, 0, SIZE as u32, &[]);
+    }
+    // Let the server take in what it will, then stop it while the replies wait.
+    std::thread::sleep(Duration::from_millis(300));
+    let stopper = std::thread::spawn(move || srv.stop());
+    std::thread::sleep(Duration::from_millis(100));
+    let mut data = vec![0u8; SIZE as usize];
+    let mut replies = 0u64;
+    let mut head = [0u8; 16];
+    while c.read_exact(&mut head).is_ok() {
+        assert_eq!(u32::from_be_bytes(head[0..4].try_into().unwrap()), SIMPLE_REPLY_MAGIC);
+        assert_eq!(u32::from_be_bytes(head[4..8].try_into().unwrap()), 0);
+        c.read_exact(&mut data).unwrap();
+        replies += 1;
+    }
+    let report = stopper.join().unwrap();
+    assert!(replies >= 1, "no read was served");
+    assert!(replies <= MAX_IN_FLIGHT_BYTES as u64 / SIZE, "{replies} reads of 1 MiB were in service at once");
+    assert_eq!(report["requests"], replies, "the levels saw the reads that were answered");
+}
+
 /// LRU without prefetching, large enough to hold the whole export (every block stays cached).
 const LRU_ALL: &str = r#"{"level": [{"size": 512, "policy": "lru"}]}"#;
 
