@@ -47,6 +47,14 @@ fn within(offset: u64, length: u32, size: u64) -> bool {
     offset.checked_add(u64::from(length)).is_some_and(|end| end <= size)
 }
 
+/// The command flags the server accepts with `cmd`: FUA (advertised) on the commands that write.
+fn valid_flags(cmd: u16) -> u16 {
+    match cmd {
+        CMD_WRITE | CMD_TRIM => CMD_FLAG_FUA,
+        _ => 0,
+    }
+}
+
 /// `bytes` of `budget`, or `None` if the server stops first.
 async fn reserve(
     budget: &Arc<Semaphore>,
@@ -105,6 +113,15 @@ pub async fn serve<S>(
         if h.magic != REQUEST_MAGIC {
             break;
         }
+        // A flag the server did not advertise for the command (anything but FUA on a write or a trim) is
+        // refused, not ignored: a client relying on it (DF, a flag of a later protocol version) would
+        // otherwise take the reply for what it asked. A write's data is still read, so the stream stays in
+        // step.
+        let bad_flags = h.flags & !valid_flags(h.cmd) != 0;
+        if bad_flags && h.cmd != CMD_WRITE {
+            reply(&wr, EINVAL, h.handle, None).await;
+            continue;
+        }
         match h.cmd {
             CMD_READ => {
                 if h.length > MAX_REQUEST_LEN || !within(h.offset, h.length, size) {
@@ -137,7 +154,9 @@ pub async fn serve<S>(
                     // A write whose data never comes is not acknowledged.
                     _ = shutdown.wait_for(|s| *s) => break,
                 }
-                if !within(h.offset, h.length, size) {
+                if bad_flags {
+                    reply(&wr, EINVAL, h.handle, None).await;
+                } else if !within(h.offset, h.length, size) {
                     reply(&wr, ENOSPC, h.handle, None).await;
                 } else if h.length == 0 {
                     reply(&wr, 0, h.handle, None).await;

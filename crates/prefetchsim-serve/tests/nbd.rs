@@ -387,6 +387,35 @@ fn unknown_commands_get_einval_and_trim_cache_are_acknowledged() {
     assert_eq!(read_at(&mut c, 0, 4096), pattern(4096));
 }
 
+/// A command flag the server did not advertise for the command gets EINVAL and changes nothing; a write
+/// so refused still has its data read, so the next request is understood.
+#[test]
+fn flags_not_advertised_for_the_command_get_einval() {
+    let srv = Server::start("flags", RA);
+    let mut c = client(&srv.socket);
+    let send = |c: &mut UnixStream, flags: u16, cmd: u16, handle: u64, length: u32, data: &[u8]| {
+        let h = RequestHeader { magic: REQUEST_MAGIC, flags, cmd, handle, offset: 0, length };
+        let mut b = h.encode().to_vec();
+        b.extend_from_slice(data);
+        c.write_all(&b).unwrap();
+    };
+    // DF (1 << 2) on a read, FUA on a read and a flush, an unknown bit on a write with its data.
+    send(&mut c, 1 << 2, CMD_READ, 21, 4096, &[]);
+    assert_eq!(simple(&mut c), (EINVAL, 21));
+    send(&mut c, CMD_FLAG_FUA, CMD_READ, 22, 4096, &[]);
+    assert_eq!(simple(&mut c), (EINVAL, 22));
+    send(&mut c, CMD_FLAG_FUA, CMD_FLUSH, 23, 0, &[]);
+    assert_eq!(simple(&mut c), (EINVAL, 23));
+    send(&mut c, 1 << 15, CMD_WRITE, 24, 4096, &[0xAB; 4096]);
+    assert_eq!(simple(&mut c), (EINVAL, 24));
+    // FUA on a trim is valid; the refused write changed nothing.
+    send(&mut c, CMD_FLAG_FUA, CMD_TRIM, 25, 4096, &[]);
+    assert_eq!(simple(&mut c), (0, 25));
+    assert_eq!(read_at(&mut c, 0, 4096), pattern(4096));
+    let report = srv.stop();
+    assert_eq!(report["server"]["writes"], 0, "{report}");
+}
+
 #[test]
 fn clients_vanishing_mid_request_do_not_disturb_others() {
     let srv = Server::start("vanish", RA);
