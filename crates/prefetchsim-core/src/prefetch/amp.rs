@@ -76,6 +76,15 @@
 //!   for the miss (amp.md's "if some block of R is missing" comes after the hit loop and could read it
 //!   as cached): the miss forms its set from that block, the trigger set's pages in its range join it
 //!   (losing that set's tag and `p`, as above), and the level reads the block once, as a demand miss.
+//!   The miss's set is the newer of the two whatever order the level inserts the blocks in: amp.md's
+//!   hit loop issues the trigger set with its `set_meta` before the MISS step forms its set. So the
+//!   demand blocks the trigger set covers end in the miss's set too (a sequential miss whose first
+//!   missing block is the trigger set's first page takes over the whole trigger set when its range
+//!   reaches that set's last page, and the `p` grown on it is lost), and only the trigger set's pages
+//!   after the miss set's last page stay in it, with its `p` and `g`; a trigger-set tag inside the miss
+//!   set's range is lost. amp.md is silent here too (it has no request whose blocks two sets cover).
+//!   An AMP study's model that wrote the trigger set's metadata after the miss's demand pages disagreed
+//!   on seeds 106 and 124 of its random workloads.
 //! - Second chances given while the access that formed a read set makes room act as in amp.md's order,
 //!   before the set's `set_meta` (see "Metadata set over a page's old copy").
 //! - Read sets longer than 2^29 blocks (2 TiB of 4 KiB blocks): pages farther than that from the set's

@@ -220,3 +220,55 @@ fn amp_second_chances_of_the_access_that_forms_a_set_do_not_undo_its_set_meta() 
     assert_eq!(read(&mut l, 12, 3), vec![fetch(14, 5, 1)]);
     assert_eq!(pg(&amp, 18), (4, None));
 }
+
+#[test]
+fn amp_a_miss_set_formed_after_a_trigger_set_of_the_same_request_takes_over_its_pages_in_range() {
+    // amp.md's order: the hit loop issues the trigger's set (and its set_meta), then the MISS forms its
+    // set, the newer one; a block the trigger set covers still counts as missing ([ours]). An AMP study's
+    // seed 124 (LRU, 7 blocks), non-sequential.
+    let (mut l, amp) = amp_level(7, AmpParams::default());
+    read(&mut l, 0, 1);
+    // [1, 3]: sequential, q = p_init = 3: set [1, 6], p 3. [6, 7]: 6 hit (last page: p 5); 7 misses:
+    // sequential, q = 5: set [7, 12], p 5 > APT: g 2, tag on 10.
+    read(&mut l, 1, 3);
+    read(&mut l, 6, 2);
+    assert_eq!((pg(&amp, 12), amp.lock().unwrap().tags()), ((5, Some(2)), vec![10]));
+    // [7, 15]: 7 was evicted. Hits 8..12: the tag 10 issues [13, 17] (p 5, g 2, tag on 15); the last
+    // page 12 grows the stream head 17 to p 5 + 9 = 14. Then the miss: first missing block 7, 6 is
+    // gone: not sequential, set [7, 15] with p 0. 13, 14, 15 (covered by the trigger set, read once as
+    // demand misses) join it (8..12 are evicted making room); 15 loses the trigger set's tag; 16, 17
+    // stay in the trigger set.
+    assert_eq!(read(&mut l, 7, 9), vec![fetch(7, 1, 1), fetch(13, 5, 3)]);
+    for b in [7, 13, 14, 15] {
+        assert_eq!(meta(&amp, b).last, 15, "page {b}");
+    }
+    assert_eq!(pg(&amp, 15), (0, None));
+    assert_eq!((meta(&amp, 16).last, pg(&amp, 17)), (17, (14, Some(2))));
+    assert!(amp.lock().unwrap().tags().is_empty());
+    // [15]: no trigger (had the trigger set kept 15, its tag would issue [18, 31] here). 15 is its set's
+    // last page: the stream head 17 (16 is cached, in a later set) grows by 1.
+    assert_eq!(read(&mut l, 15, 1), vec![]);
+    assert_eq!(pg(&amp, 17), (15, Some(2)));
+}
+
+#[test]
+fn amp_a_sequential_miss_set_takes_over_the_trigger_set_that_starts_at_its_demand_block() {
+    // The sequential case (an AMP study's seed 106, built here with a larger cache): the trigger set and
+    // the miss's synchronous set both start at the request's missing block; the miss's set is the newer
+    // one, so the trigger set's pages, the demand block included, join it and the trigger set's p is lost.
+    let (mut l, amp) = amp_level(64, AmpParams::default());
+    // As in the first AMP test: set [15, 20], p 5, g 2, tag on 18.
+    for b in 0..=15 {
+        read(&mut l, b, 1);
+    }
+    assert_eq!((pg(&amp, 20), amp.lock().unwrap().tags()), ((5, Some(2)), vec![18]));
+    // [18, 21]: 18 is the tag: trigger set [21, 25] (p 5, g 2); 20 is the last page: the stream head 25
+    // grows to 5 + 4 = 9. 21 misses, 20 is cached: sequential, P = 20 (p 5): q = 5, set [21, 26], one read
+    // with the trigger set's blocks; p(26) = 5, g 2, tag on 24. p(25) = 9 goes with its set.
+    assert_eq!(read(&mut l, 18, 4), vec![fetch(21, 6, 1)]);
+    for b in 21..=26 {
+        assert_eq!(meta(&amp, b).last, 26, "page {b}");
+    }
+    assert_eq!((pg(&amp, 26), pg(&amp, 25)), ((5, Some(2)), (0, None)));
+    assert_eq!(amp.lock().unwrap().tags(), vec![24]);
+}
