@@ -7,7 +7,7 @@
 //! unknown command gets an error reply and the connection goes on. A client that disconnects in the middle
 //! of a request only ends its own connection.
 //!
-//! A connection holds at most [`MAX_IN_FLIGHT`] requests and [`MAX_IN_FLIGHT_BYTES`] of their data (reads'
+//! A connection holds at most `MAX_IN_FLIGHT` (128) requests and [`MAX_IN_FLIGHT_BYTES`] of their data (reads'
 //! replies, writes' payloads) in service; past either it reads no more requests until some are answered,
 //! so a client that sends reads and does not read the replies cannot make the server hold more.
 
