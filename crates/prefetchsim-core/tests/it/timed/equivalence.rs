@@ -6,6 +6,11 @@ use prefetchsim_core::level::{DemoteInsertPos, DemoteReadPos, DuPosition, Exclus
 // ---------------------------------------------------------------------------------------------------
 // Equivalence with the instant engine
 
+/// The instant engine and the timed engine with zero latencies count the same on `reqs` under `cfg`.
+fn same_counts_at_zero_latency(cfg: &HierarchyConfig, reqs: &[Request]) -> Result<(), TestCaseError> {
+    assert_same_counts(&run_i(cfg, reqs), &run_t(&zero_latency(cfg), reqs))
+}
+
 proptest! {
     #![proptest_config(ProptestConfig { cases: cases(200), ..ProptestConfig::default() })]
 
@@ -20,18 +25,14 @@ proptest! {
 
     #[test]
     fn zero_latency_counts_equal_the_instant_engine_on_sequential_workloads(reqs in sequential_reqs(), cfg in hierarchy()) {
-        let i = run_i(&cfg, &reqs);
-        let t = run_t(&zero_latency(&cfg), &reqs);
-        assert_same_counts(&i, &t)?;
+        same_counts_at_zero_latency(&cfg, &reqs)?;
     }
 
     #[test]
     fn zero_latency_counts_equal_the_instant_engine_with_sequential_prefetchers(
         reqs in sequential_reqs(), cfg in sequential_hierarchy()
     ) {
-        let i = run_i(&cfg, &reqs);
-        let t = run_t(&zero_latency(&cfg), &reqs);
-        assert_same_counts(&i, &t)?;
+        same_counts_at_zero_latency(&cfg, &reqs)?;
     }
 
     #[test]
@@ -108,9 +109,7 @@ proptest! {
         let mut cfg = with_exclusive(cfg, &ex);
         cfg.engine.warmup_requests = w;
         let reqs = if which { reqs } else { seq };
-        let i = run_i(&cfg, &reqs);
-        let t = run_t(&zero_latency(&cfg), &reqs);
-        assert_same_counts(&i, &t)?;
+        same_counts_at_zero_latency(&cfg, &reqs)?;
     }
 
     #[test]
@@ -118,9 +117,7 @@ proptest! {
         reqs in sequential_reqs(), cfg in sequential_hierarchy(), ex in exclusive_variant()
     ) {
         let cfg = with_exclusive(cfg, &ex);
-        let i = run_i(&cfg, &reqs);
-        let t = run_t(&zero_latency(&cfg), &reqs);
-        assert_same_counts(&i, &t)?;
+        same_counts_at_zero_latency(&cfg, &reqs)?;
     }
 }
 
@@ -148,9 +145,7 @@ proptest! {
         let mut cfg = with_exclusive_below(cfg, second.as_ref(), &third);
         cfg.engine.warmup_requests = w;
         let reqs = if which { reqs } else { seq };
-        let i = run_i(&cfg, &reqs);
-        let t = run_t(&zero_latency(&cfg), &reqs);
-        assert_same_counts(&i, &t)?;
+        same_counts_at_zero_latency(&cfg, &reqs)?;
     }
 
     #[test]
@@ -159,9 +154,7 @@ proptest! {
         second in prop::option::of(exclusive_variant()), third in exclusive_variant()
     ) {
         let cfg = with_exclusive_below(cfg, second.as_ref(), &third);
-        let i = run_i(&cfg, &reqs);
-        let t = run_t(&zero_latency(&cfg), &reqs);
-        assert_same_counts(&i, &t)?;
+        same_counts_at_zero_latency(&cfg, &reqs)?;
     }
 }
 
