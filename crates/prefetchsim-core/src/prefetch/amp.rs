@@ -58,12 +58,8 @@
 //! chance within the same access clears a tag on them), as a read that writes each page as it passes.
 //! Approximations: the old head is noted only for the old set holding the new set's last page and the
 //! set just before it, found backwards from that page (a hole in that old set, an evicted page, ends the
-//! search); a cached page alone among 8 aligned pages none of which has metadata is taken as fetched
-//! (it is a demand page, so no second chance is missed; the pages after it count as reached at once;
-//! this one moves results, a little: `opt+amp` on ARC P6 at 1%, single-disk F = 10, prefetched blocks
-//! 776,252 exact against 774,321; to be replaced by the exact test, with the paper pages rerun);
-//! and a level that never inserts a demand miss (`cache_demand_miss = false`) leaves the pages it
-//! waits for unreached until the access ends.
+//! search), and a level that never inserts a demand miss (`cache_demand_miss = false`) leaves the
+//! pages it waits for unreached until the access ends.
 //!
 //! # Decisions where the reference is silent (all \[ours\])
 //!
@@ -464,32 +460,18 @@ impl Amp {
     fn record_formed(&mut self, cache: CacheView<'_>, first: u64, last: u64, fresh_last: bool, miss_set: bool) {
         let from = self.joined.len();
         let e = self.req_last;
-        // A page with a word is present (cached, or in a set planned earlier in the request). A group of
-        // pages none of which has a word, common in a prefetch range, is taken as fetched without looking
-        // each page up: a cached page alone there is a demand page, which never has a second chance (the
-        // pages after it then count as reached at once).
         let mut run: Option<u64> = None;
-        let mut b = first;
-        loop {
-            let end = last.min(b | (GROUP as u64 - 1));
-            let group = self.pages.get(b >> 3).copied();
-            let ws = group.unwrap_or([0; GROUP]);
-            for x in b..=end {
-                if ws[(x & 7) as usize] != 0 || (group.is_some() && self.present(cache, x)) {
-                    run.get_or_insert(x);
-                    continue;
-                }
-                if let Some(a) = run.take() {
-                    self.push_joined(a, x - 1, miss_set);
-                }
-                if x > e {
-                    self.cursor = Some(x);
-                }
+        for b in first..=last {
+            if self.present(cache, b) {
+                run.get_or_insert(b);
+                continue;
             }
-            if end == last {
-                break;
+            if let Some(a) = run.take() {
+                self.push_joined(a, b - 1, miss_set);
             }
-            b = end + 1;
+            if b > e {
+                self.cursor = Some(b);
+            }
         }
         if let Some(a) = run {
             self.push_joined(a, last, miss_set);
