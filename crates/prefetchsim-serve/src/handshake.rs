@@ -1,7 +1,9 @@
 //! The fixed newstyle handshake: greeting, client flags, then option haggling until `NBD_OPT_GO` or
-//! `NBD_OPT_EXPORT_NAME` enters transmission. `NBD_OPT_INFO` describes the export, `NBD_OPT_ABORT` ends
-//! the session, any other option gets `NBD_REP_ERR_UNSUP`. The server has one export; every export name
-//! reaches it.
+//! `NBD_OPT_EXPORT_NAME` enters transmission. `NBD_OPT_INFO` describes the export, `NBD_OPT_LIST` names it
+//! (the default export, ""), `NBD_OPT_ABORT` ends the session, any other option gets `NBD_REP_ERR_UNSUP`.
+//! The server has one export; every export name reaches it (names are not checked, not even against the
+//! protocol's 4096-byte limit on strings, which binds the client). Option data longer than
+//! [`MAX_OPTION_LEN`] is skipped unread and answered with an error, not a reason to close.
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
@@ -66,8 +68,30 @@ pub async fn negotiate<S: AsyncRead + AsyncWrite + Unpin>(
         let magic = s.read_u64().await?;
         let option = s.read_u32().await?;
         let len = s.read_u32().await?;
-        if magic != IHAVEOPT || len > MAX_OPTION_LEN {
+        if magic != IHAVEOPT {
             return Ok(Negotiated::Closed);
+        }
+        if len > MAX_OPTION_LEN {
+            // More than the server buffers: skipped by its length (as the protocol means the length to be
+            // used), held nowhere, and answered, so negotiation goes on. An option the server does not know
+            // gets NBD_REP_ERR_UNSUP whatever its length; INFO and GO NBD_REP_ERR_TOO_BIG; LIST (which takes
+            // no data) NBD_REP_ERR_INVALID. ABORT ignores its data. NBD_OPT_EXPORT_NAME cannot be answered
+            // with an error: the session ends.
+            if option == OPT_EXPORT_NAME {
+                return Ok(Negotiated::Closed);
+            }
+            tokio::io::copy(&mut (&mut *s).take(u64::from(len)), &mut tokio::io::sink()).await?;
+            let reply = match option {
+                OPT_ABORT => {
+                    let _ = s.write_all(&option_reply(option, REP_ACK, &[])).await;
+                    return Ok(Negotiated::Closed);
+                }
+                OPT_INFO | OPT_GO => option_reply(option, REP_ERR_TOO_BIG, b"option data too long"),
+                OPT_LIST => option_reply(option, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data"),
+                _ => option_reply(option, REP_ERR_UNSUP, b"option not supported"),
+            };
+            s.write_all(&reply).await?;
+            continue;
         }
         let mut data = vec![0u8; len as usize];
         s.read_exact(&mut data).await?;
@@ -76,6 +100,13 @@ pub async fn negotiate<S: AsyncRead + AsyncWrite + Unpin>(
             continue;
         }
         match option {
+            // The one export, under the default export's name (every name reaches it).
+            OPT_LIST if data.is_empty() => {
+                let mut out = option_reply(option, REP_SERVER, &0u32.to_be_bytes());
+                out.extend(option_reply(option, REP_ACK, &[]));
+                s.write_all(&out).await?;
+            }
+            OPT_LIST => s.write_all(&option_reply(option, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")).await?,
             OPT_EXPORT_NAME => {
                 let mut d = size.to_be_bytes().to_vec();
                 d.extend_from_slice(&transmission_flags().to_be_bytes());

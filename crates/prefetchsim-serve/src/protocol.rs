@@ -39,6 +39,8 @@ pub const TFLAG_SEND_CACHE: u16 = 1 << 10;
 pub const OPT_EXPORT_NAME: u32 = 1;
 /// Option: end the negotiation.
 pub const OPT_ABORT: u32 = 2;
+/// Option: list the exports.
+pub const OPT_LIST: u32 = 3;
 /// Option: describe an export without entering transmission.
 pub const OPT_INFO: u32 = 6;
 /// Option: describe an export and enter transmission.
@@ -46,6 +48,8 @@ pub const OPT_GO: u32 = 7;
 
 /// Option reply: done.
 pub const REP_ACK: u32 = 1;
+/// Option reply: one export (in reply to `NBD_OPT_LIST`).
+pub const REP_SERVER: u32 = 2;
 /// Option reply: one piece of information about the export.
 pub const REP_INFO: u32 = 3;
 /// Option reply error: unknown option.
@@ -54,6 +58,8 @@ pub const REP_ERR_UNSUP: u32 = (1 << 31) + 1;
 pub const REP_ERR_INVALID: u32 = (1 << 31) + 3;
 /// Option reply error: the server is shutting down.
 pub const REP_ERR_SHUTDOWN: u32 = (1 << 31) + 7;
+/// Option reply error: the request (or its reply) is too large to process.
+pub const REP_ERR_TOO_BIG: u32 = (1 << 31) + 9;
 
 /// Information type: size and transmission flags.
 pub const INFO_EXPORT: u16 = 0;
@@ -97,7 +103,8 @@ pub fn write_errno(e: &std::io::Error) -> u32 {
     }
 }
 
-/// Longest option data the server accepts (export names are at most 4096 bytes).
+/// Longest option data the server reads into memory (export names are at most 4096 bytes); longer data is
+/// skipped and answered with an error (`NBD_REP_ERR_TOO_BIG`, or `NBD_REP_ERR_UNSUP` for an unknown option).
 pub const MAX_OPTION_LEN: u32 = 64 * 1024;
 /// Longest read or write the server accepts (the protocol document's common maximum, 32 MiB).
 pub const MAX_REQUEST_LEN: u32 = 32 << 20;

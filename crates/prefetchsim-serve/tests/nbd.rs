@@ -329,6 +329,58 @@ fn handshake_info_export_name_abort_and_unknown_options() {
     still_serves(&srv);
 }
 
+/// Option data longer than the server buffers (`MAX_OPTION_LEN`) is skipped, not a reason to close: the
+/// protocol has the server skip what it does not understand by the option's length and error inbound
+/// options, an unknown option getting `NBD_REP_ERR_UNSUP` with the next message still parsed. A known
+/// option too large gets `NBD_REP_ERR_TOO_BIG`; `NBD_OPT_ABORT` ignores its data. The connection used to
+/// be closed at the header.
+#[test]
+fn oversized_option_data_is_skipped_and_answered() {
+    let srv = Server::start("bigopt", RA);
+    let mut s = connect(&srv.socket);
+    greet(&mut s);
+    let big = vec![0x61u8; MAX_OPTION_LEN as usize + 1];
+    send_option(&mut s, 4242, &big);
+    assert_eq!(option_reply_of(&mut s), (4242, REP_ERR_UNSUP, b"option not supported".to_vec()));
+    // NBD_OPT_INFO whose export name (and so data) is too long: TOO_BIG, and negotiation goes on.
+    let mut info = (big.len() as u32).to_be_bytes().to_vec();
+    info.extend_from_slice(&big);
+    info.extend_from_slice(&0u16.to_be_bytes());
+    send_option(&mut s, OPT_INFO, &info);
+    let (opt, kind, _) = option_reply_of(&mut s);
+    assert_eq!((opt, kind), (OPT_INFO, REP_ERR_TOO_BIG));
+    send_option(&mut s, OPT_GO, &go_data(&[]));
+    while option_reply_of(&mut s).1 != REP_ACK {}
+    assert_eq!(read_at(&mut s, 0, 100), pattern(100));
+    // ABORT with data: acknowledged (its data ignored), then closed.
+    let mut a = connect(&srv.socket);
+    greet(&mut a);
+    send_option(&mut a, OPT_ABORT, &big);
+    assert_eq!(option_reply_of(&mut a).1, REP_ACK);
+    assert!(closed(&mut a));
+    still_serves(&srv);
+}
+
+/// `NBD_OPT_LIST` is part of the protocol's baseline (every implementation MUST implement it): one
+/// `NBD_REP_SERVER` naming the default export "" (the one export every name reaches), then `NBD_REP_ACK`;
+/// with data, `NBD_REP_ERR_INVALID`. It used to get `NBD_REP_ERR_UNSUP`.
+#[test]
+fn opt_list_names_the_one_export() {
+    let srv = Server::start("list", RA);
+    let mut s = connect(&srv.socket);
+    greet(&mut s);
+    send_option(&mut s, OPT_LIST, &[]);
+    let (opt, kind, d) = option_reply_of(&mut s);
+    assert_eq!((opt, kind), (OPT_LIST, REP_SERVER));
+    assert_eq!(u32::from_be_bytes(d[0..4].try_into().unwrap()), 0, "the name is the default export's, empty");
+    assert_eq!(option_reply_of(&mut s), (OPT_LIST, REP_ACK, Vec::new()));
+    send_option(&mut s, OPT_LIST, b"x");
+    assert_eq!(option_reply_of(&mut s).1, REP_ERR_INVALID);
+    send_option(&mut s, OPT_GO, &go_data(&[]));
+    while option_reply_of(&mut s).1 != REP_ACK {}
+    assert_eq!(read_at(&mut s, 0, 100), pattern(100));
+}
+
 #[test]
 fn bad_request_magic_closes_only_that_connection() {
     let srv = Server::start("magic", RA);
