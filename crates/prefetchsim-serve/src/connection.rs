@@ -47,13 +47,11 @@ fn within(offset: u64, length: u32, size: u64) -> bool {
     offset.checked_add(u64::from(length)).is_some_and(|end| end <= size)
 }
 
-/// The command flags the server accepts with `cmd`: FUA (advertised) on the commands that write.
-fn valid_flags(cmd: u16) -> u16 {
-    match cmd {
-        CMD_WRITE | CMD_TRIM => CMD_FLAG_FUA,
-        _ => 0,
-    }
-}
+/// The command flags the server accepts: FUA, on every command. The server advertises
+/// `NBD_FLAG_SEND_FUA`, and the protocol then says it MUST accept every command with FUA set (even by
+/// ignoring it: a read, a trim or a cache writes nothing, a flush syncs anyway); clients are known to set
+/// it on reads. No other flag is advertised.
+const VALID_FLAGS: u16 = CMD_FLAG_FUA;
 
 /// `bytes` of `budget`, or `None` if the server stops first.
 async fn reserve(
@@ -113,12 +111,12 @@ pub async fn serve<S>(
         if h.magic != REQUEST_MAGIC {
             break;
         }
-        // A flag the server did not advertise for the command (anything but FUA on a write or a trim) is
-        // refused, not ignored: a client relying on it (DF, a flag of a later protocol version) would
-        // otherwise take the reply for what it asked. A write's data is still read, so the stream stays in
-        // step.
-        let bad_flags = h.flags & !valid_flags(h.cmd) != 0;
-        if bad_flags && h.cmd != CMD_WRITE {
+        // A flag the server did not advertise (anything but FUA) is refused, not ignored: a client relying
+        // on it (DF, a flag of a later protocol version) would otherwise take the reply for what it asked.
+        // A write's data is still read, so the stream stays in step. DISC has no reply: it ends the
+        // connection whatever its flags.
+        let bad_flags = h.flags & !VALID_FLAGS != 0;
+        if bad_flags && h.cmd != CMD_WRITE && h.cmd != CMD_DISC {
             reply(&wr, EINVAL, h.handle, None).await;
             continue;
         }

@@ -439,8 +439,8 @@ fn unknown_commands_get_einval_and_trim_cache_are_acknowledged() {
     assert_eq!(read_at(&mut c, 0, 4096), pattern(4096));
 }
 
-/// A command flag the server did not advertise for the command gets EINVAL and changes nothing; a write
-/// so refused still has its data read, so the next request is understood.
+/// A command flag the server did not advertise (anything but FUA, which every command accepts) gets EINVAL
+/// and changes nothing; a write so refused still has its data read, so the next request is understood.
 #[test]
 fn flags_not_advertised_for_the_command_get_einval() {
     let srv = Server::start("flags", RA);
@@ -451,12 +451,10 @@ fn flags_not_advertised_for_the_command_get_einval() {
         b.extend_from_slice(data);
         c.write_all(&b).unwrap();
     };
-    // DF (1 << 2) on a read, FUA on a read and a flush, an unknown bit on a write with its data.
+    // DF (1 << 2) on a read, NO_HOLE (1 << 1) on a flush, an unknown bit on a write with its data.
     send(&mut c, 1 << 2, CMD_READ, 21, 4096, &[]);
     assert_eq!(simple(&mut c), (EINVAL, 21));
-    send(&mut c, CMD_FLAG_FUA, CMD_READ, 22, 4096, &[]);
-    assert_eq!(simple(&mut c), (EINVAL, 22));
-    send(&mut c, CMD_FLAG_FUA, CMD_FLUSH, 23, 0, &[]);
+    send(&mut c, 1 << 1, CMD_FLUSH, 23, 0, &[]);
     assert_eq!(simple(&mut c), (EINVAL, 23));
     send(&mut c, 1 << 15, CMD_WRITE, 24, 4096, &[0xAB; 4096]);
     assert_eq!(simple(&mut c), (EINVAL, 24));
@@ -466,6 +464,34 @@ fn flags_not_advertised_for_the_command_get_einval() {
     assert_eq!(read_at(&mut c, 0, 4096), pattern(4096));
     let report = srv.stop();
     assert_eq!(report["server"]["writes"], 0, "{report}");
+}
+
+/// FUA is valid on every command once `NBD_FLAG_SEND_FUA` is advertised: the protocol says the server
+/// MUST accept all commands with it set (even by ignoring it), and clients are known to set it on reads.
+/// The server used to answer FUA on a read, a flush or a cache with EINVAL, and to answer a DISC with
+/// FUA (which has no reply) with EINVAL instead of closing.
+#[test]
+fn fua_is_accepted_on_every_command() {
+    let srv = Server::start("fua", RA);
+    let mut c = client(&srv.socket);
+    let send = |c: &mut UnixStream, cmd: u16, handle: u64, length: u32| {
+        let h = RequestHeader { magic: REQUEST_MAGIC, flags: CMD_FLAG_FUA, cmd, handle, offset: 0, length };
+        c.write_all(&h.encode()).unwrap();
+    };
+    send(&mut c, CMD_READ, 31, 4096);
+    assert_eq!(simple(&mut c), (0, 31));
+    let mut d = vec![0u8; 4096];
+    c.read_exact(&mut d).unwrap();
+    assert_eq!(d, pattern(4096));
+    send(&mut c, CMD_FLUSH, 32, 0);
+    assert_eq!(simple(&mut c), (0, 32));
+    send(&mut c, CMD_CACHE, 33, 4096);
+    assert_eq!(simple(&mut c), (0, 33));
+    send(&mut c, CMD_DISC, 34, 0);
+    assert!(closed(&mut c), "DISC with FUA ends the connection, unanswered");
+    let report = srv.stop();
+    assert_eq!(report["server"]["flushes"], 1, "{report}");
+    assert_eq!(report["requests"], 1, "{report}");
 }
 
 #[test]
