@@ -292,7 +292,9 @@ fn export_size(file: &File) -> Result<u64, String> {
 }
 
 /// An `O_DIRECT` read of `len` bytes at `offset`: the aligned span around it into an aligned buffer (the
-/// page cache is bypassed), then the bytes asked for. Past the end of the file reads zeros.
+/// page cache is bypassed), then the bytes asked for. The span may end past the end of the file (the
+/// export's last, partial block); the bytes asked for may not: a file that shrank while served is an
+/// error, as `read_exact_at` makes it without `--direct`.
 fn read_direct(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
     let start = offset / DIRECT_ALIGN * DIRECT_ALIGN;
     let end = (offset + len as u64).div_ceil(DIRECT_ALIGN) * DIRECT_ALIGN;
@@ -310,16 +312,50 @@ fn read_direct(file: &File, offset: u64, len: usize) -> io::Result<Vec<u8>> {
         }
     }
     let from = (offset - start) as usize;
+    if done < from + len {
+        return Err(io::Error::new(io::ErrorKind::UnexpectedEof, "the backing file ends before the bytes read"));
+    }
     Ok(buf[from..from + len].to_vec())
 }
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+
+    /// A backing file that shrank while served (truncated by someone else) has lost the bytes past its
+    /// new end: a read of them is an error with `--direct` as without it (EIO to the client). The
+    /// `O_DIRECT` read used to return zeros for them as if they were data. The unaligned tail of an intact
+    /// file is still read whole.
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_direct_read_past_a_shrunk_file_is_an_error() {
+        let dir = std::env::temp_dir().join(format!("prefetchsim-serve-unit-{}-shrunk", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("disk.img");
+        let data: Vec<u8> = (0..3 * 4096 + 1000u32).map(|i| (i % 251) as u8).collect();
+        std::fs::write(&path, &data).unwrap();
+        let opened = Backing::open(&path, None, true);
+        let Ok(b) = opened else {
+            let _ = std::fs::remove_dir_all(&dir);
+            eprintln!("skipped: the temp directory's file system refuses O_DIRECT");
+            return;
+        };
+        let tail = b.read(3 * 4096, 1000, ReadKind::Demand).await.unwrap();
+        assert_eq!(tail, data[3 * 4096..]);
+        std::fs::File::options().write(true).open(&path).unwrap().set_len(4096 + 100).unwrap();
+        let past = b.read(2 * 4096, 4096, ReadKind::Demand).await;
+        let straddling = b.read(4096, 4096, ReadKind::Demand).await;
+        let within = b.read(4096, 100, ReadKind::Demand).await;
+        let _ = std::fs::remove_dir_all(&dir);
+        assert!(past.is_err(), "read past the new end gave {} bytes", past.unwrap().len());
+        assert!(straddling.is_err(), "a read across the new end gave data");
+        assert_eq!(within.unwrap(), data[4096..4196]);
+    }
+
     /// A device that is neither a regular file nor a block device is refused with what it is, not as an
     /// empty file (its length is 0).
     #[test]
     fn a_character_device_is_refused_as_such() {
-        let e = super::Backing::open(std::path::Path::new("/dev/zero"), None, false).err().unwrap();
+        let e = Backing::open(std::path::Path::new("/dev/zero"), None, false).err().unwrap();
         assert!(e.contains("not a regular file or a block device"), "{e}");
     }
 }
