@@ -91,6 +91,13 @@ impl Server {
         self.handle.take().unwrap().join().unwrap().expect("server failed")
     }
 
+    /// Stop; the report and the recorded trace's text.
+    fn stop_with_trace(mut self) -> (Value, String) {
+        self.stop.store(true, Ordering::Relaxed);
+        let report = self.handle.take().unwrap().join().unwrap().expect("server failed");
+        (report, std::fs::read_to_string(self.dir.join("served.csv")).unwrap())
+    }
+
     /// Stop, then replay the recorded trace in the instant engine with the same config (the simulator's
     /// result of what the server served).
     fn stop_and_replay(mut self, config: &str) -> (Value, RunResult) {
@@ -424,6 +431,42 @@ fn offsets_past_the_end_get_errors() {
     assert_eq!(read_at(&mut c, SIZE - 10, 10), pattern(SIZE)[(SIZE - 10) as usize..]);
     drop(c);
     srv.stop();
+}
+
+/// Zero-length requests (the protocol leaves them unspecified, asking only that the server not
+/// disconnect) follow one rule for every command: the offset is checked first, as for any request (past
+/// the end: EINVAL, ENOSPC for a write), then a length of 0 is a successful no-op, with no data, no access
+/// of the levels and no line in the recorded trace. The offset equal to the export's size is not past it.
+#[test]
+fn zero_length_requests_are_checked_then_no_ops() {
+    let srv = Server::start_opts("zero", RA, false, true);
+    let mut c = client(&srv.socket);
+    let expect = [
+        (CMD_READ, 0, 0),
+        (CMD_WRITE, 0, 0),
+        (CMD_TRIM, 0, 0),
+        (CMD_CACHE, 0, 0),
+        (CMD_READ, SIZE, 0),
+        (CMD_WRITE, SIZE, 0),
+        (CMD_TRIM, SIZE, 0),
+        (CMD_CACHE, SIZE, 0),
+        (CMD_READ, SIZE + 1, EINVAL),
+        (CMD_WRITE, SIZE + 1, ENOSPC),
+        (CMD_TRIM, SIZE + 1, EINVAL),
+        (CMD_CACHE, SIZE + 1, EINVAL),
+    ];
+    for (handle, &(cmd, offset, error)) in expect.iter().enumerate() {
+        request(&mut c, cmd, handle as u64, offset, 0, &[]);
+        assert_eq!(simple(&mut c), (error, handle as u64), "command {cmd} at {offset}");
+    }
+    // No payload followed the zero-length reads: the next reply is in step.
+    assert_eq!(read_at(&mut c, 0, 10), pattern(10));
+    request(&mut c, CMD_DISC, 99, 0, 0, &[]);
+    assert!(closed(&mut c));
+    let (report, trace) = srv.stop_with_trace();
+    assert_eq!(report["requests"], 1, "only the 10-byte read reached the levels: {report}");
+    assert_eq!(report["server"]["writes"], 0, "{report}");
+    assert_eq!(trace.lines().filter(|l| l.starts_with(|ch: char| ch.is_ascii_digit())).count(), 1, "{trace}");
 }
 
 #[test]
