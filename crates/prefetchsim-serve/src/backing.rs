@@ -3,17 +3,17 @@
 //! models behind the core's I/O scheduler that delays each read to its emulated completion
 //! (`--emulate hdd7200`).
 
-use std::collections::HashMap;
+use std::cmp::Reverse;
+use std::collections::{BinaryHeap, HashMap};
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::Path;
-use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::sync::{Arc, Condvar, Mutex, Weak};
+use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 use tokio::sync::oneshot;
-use tokio::time::Instant;
 
 use crate::core_level::{EmulatedDisk, Started};
 
@@ -50,10 +50,43 @@ struct EmuState {
     kinds: [KindStats; 2],
 }
 
+/// Timers by due time (ns since the emulation's epoch, earliest first): a started request's completion
+/// (its id), or a scheduler wake-up (None).
+type Timers = BinaryHeap<Reverse<(u64, Option<u32>)>>;
+
 /// The emulated disk and the timers that complete its requests.
 struct Emulation {
     state: Mutex<EmuState>,
     epoch: Instant,
+    /// What is due when; a thread of its own ([`run_timers`]) fires them.
+    due: Mutex<Timers>,
+    due_changed: Condvar,
+}
+
+/// Longest a timer thread sleeps before it checks that its emulation still exists.
+const TIMER_POLL: Duration = Duration::from_millis(50);
+
+/// Fire the emulation's timers at their time until the emulation is dropped. A thread sleeping on a
+/// condition variable wakes within tens of microseconds of its deadline; tokio's timers have a 1 ms
+/// resolution and fired up to 1.3 ms late, so an emulated NVMe read of 0.08 ms took 1.2 ms.
+fn run_timers(emu: &Weak<Emulation>) {
+    while let Some(me) = emu.upgrade() {
+        let fire = {
+            let Ok(mut due) = me.due.lock() else { return };
+            let now = me.now();
+            match due.peek() {
+                Some(&Reverse((t, _))) if t <= now => due.pop().map(|Reverse(x)| x),
+                next => {
+                    let wait = next.map_or(TIMER_POLL, |&Reverse((t, _))| Duration::from_nanos(t - now));
+                    let _ = me.due_changed.wait_timeout(due, wait.min(TIMER_POLL));
+                    None
+                }
+            }
+        };
+        if let Some((t, id)) = fire {
+            me.on_complete(id.map(|id| (id, t)));
+        }
+    }
 }
 
 impl Emulation {
@@ -63,20 +96,14 @@ impl Emulation {
 
     /// Complete each started request at its time, then dispatch what follows.
     fn arm(self: &Arc<Self>, started: Vec<Started>, wakeup: Option<u64>) {
-        for s in started {
-            let me = Arc::clone(self);
-            tokio::spawn(async move {
-                tokio::time::sleep_until(me.epoch + Duration::from_nanos(s.done_ns)).await;
-                me.on_complete(Some((s.id, s.done_ns)));
-            });
+        if started.is_empty() && wakeup.is_none() {
+            return;
         }
-        if let Some(t) = wakeup {
-            let me = Arc::clone(self);
-            tokio::spawn(async move {
-                tokio::time::sleep_until(me.epoch + Duration::from_nanos(t)).await;
-                me.on_complete(None);
-            });
+        if let Ok(mut due) = self.due.lock() {
+            due.extend(started.iter().map(|s| Reverse((s.done_ns, Some(s.id)))));
+            due.extend(wakeup.map(|t| Reverse((t, None))));
         }
+        self.due_changed.notify_one();
     }
 
     /// Request `id` completed at emulated time `done` (or, with None, a scheduler wake-up): release its
@@ -160,7 +187,7 @@ impl Backing {
                         m.capacity_bytes
                     ));
                 }
-                Some(Arc::new(Emulation {
+                let emu = Arc::new(Emulation {
                     state: Mutex::new(EmuState {
                         disk: m,
                         waiters: HashMap::new(),
@@ -168,7 +195,15 @@ impl Backing {
                         kinds: [KindStats::default(); 2],
                     }),
                     epoch: Instant::now(),
-                }))
+                    due: Mutex::new(BinaryHeap::new()),
+                    due_changed: Condvar::new(),
+                });
+                let weak = Arc::downgrade(&emu);
+                std::thread::Builder::new()
+                    .name("emulate-timers".into())
+                    .spawn(move || run_timers(&weak))
+                    .map_err(|e| format!("--emulate: cannot start the timer thread: {e}"))?;
+                Some(emu)
             }
         };
         Ok(Self { file, reader, direct, size, emulate })
@@ -349,6 +384,31 @@ mod tests {
         assert!(past.is_err(), "read past the new end gave {} bytes", past.unwrap().len());
         assert!(straddling.is_err(), "a read across the new end gave data");
         assert_eq!(within.unwrap(), data[4096..4196]);
+    }
+
+    /// With `--emulate`, a read is answered at its emulated completion, not at the next tick of tokio's
+    /// 1 ms timer: emulating an NVMe disk (about 0.08 ms for a 4 KiB read) a read used to take 1.1 to
+    /// 1.3 ms more than the model said (measured over NBD: 1.25 ms a read against the model's 0.081 ms,
+    /// when the same read without emulation took 0.074 ms).
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn an_emulated_read_completes_at_its_emulated_time() {
+        let dir = std::env::temp_dir().join(format!("prefetchsim-serve-unit-{}-emutime", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join("disk.img");
+        std::fs::write(&path, vec![7u8; 1 << 20]).unwrap();
+        let b = Backing::open(&path, Some("nvme"), false).unwrap();
+        let _ = std::fs::remove_dir_all(&dir);
+        let n = 50u64;
+        let t = std::time::Instant::now();
+        for i in 0..n {
+            b.read((i * 7 * 4096) % (1 << 20), 4096, ReadKind::Demand).await.unwrap();
+        }
+        let live_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
+        let model_ms = b.device_report().unwrap()["demand"]["mean_ms"].as_f64().unwrap();
+        assert!(
+            live_ms - model_ms < 0.5,
+            "a read took {live_ms:.3} ms, its emulated completion {model_ms:.3} ms after it was submitted"
+        );
     }
 
     /// A device that is neither a regular file nor a block device is refused with what it is, not as an
