@@ -132,10 +132,14 @@ impl Policy for Clock {
             let s = self.ring.tail()?;
             if table.entry(s).pinned() {
                 pinned_run += 1;
+                self.ring.move_to_front(&mut self.links, s);
+                // A full lap over pinned frames: nothing to evict, and the hand is back where it began.
                 if pinned_run >= self.ring.len() {
                     return None;
                 }
-            } else if self.count[s as usize] > 0 {
+                continue;
+            }
+            if self.count[s as usize] > 0 {
                 pinned_run = 0;
                 self.count[s as usize] -= 1;
             } else {

@@ -81,3 +81,29 @@ fn clock_hand_passes_over_pinned_frames_and_gives_up_when_all_are_pinned() {
     d.demand(4);
     assert_eq!(d.resident(), [3, 4]);
 }
+
+/// A search that finds every frame pinned is a full lap: the hand ends where it began. It stopped one
+/// frame short, so each failed search moved the hand back by one (an audit of the timed engine: after k
+/// failed searches the next victim was frame -k mod c).
+#[test]
+fn clock_hand_after_a_search_with_every_frame_pinned_is_where_it_began() {
+    let mut d = Drive::new(3, Clock::new(&env(3), ClockParams::default()));
+    for b in 1..=3 {
+        d.demand(b);
+    }
+    let before = d.policy.hand_order(&d.table);
+    for b in 1..=3 {
+        d.pin(b, true);
+    }
+    for k in 1..=2 {
+        assert_eq!(d.admit(10 + k, Origin::Demand), None);
+        d.check();
+        assert_eq!(d.policy.hand_order(&d.table), before, "after {k} failed searches");
+    }
+    for b in 1..=3 {
+        d.pin(b, false);
+    }
+    d.demand(20);
+    // The frame under the hand at the start (block 1, the oldest, bit clear) is the victim.
+    assert_eq!(d.resident(), [2, 3, 20]);
+}
