@@ -10,6 +10,7 @@ use prefetchsim_core::policy::lru::Lru;
 use prefetchsim_core::policy::split_lru::{SplitLru, SplitLruParams};
 use prefetchsim_core::policy::stream_lru::{StreamLru, StreamLruParams};
 use prefetchsim_core::policy::{FirstHit, Placement, Policy, PolicyEnv};
+use prefetchsim_core::prefetch::obl::{Obl, OblParams};
 use prefetchsim_core::prefetch::{PrefetchCtx, PrefetchRun, Prefetcher};
 use prefetchsim_core::request::{Fetch, Request};
 
@@ -331,4 +332,30 @@ fn split_two_to_one_configuration() {
         l.check_invariants().unwrap();
     }
     assert_eq!(l.counters().hits, 3);
+}
+
+/// A demand hit on `b` moves `b + 1` below it only when `b + 1` is an unused prefetch of `b`'s stream
+/// (replacement.md §6, "the next cached prefetched block of s"; the guide said "whatever its stream"
+/// until an audit of the timed engine found the code's rule). OBL (tagged) over a cache of 6: stream 0
+/// reads 20 (OBL brings 21), stream `s` reads 21 (its first use brings 22), stream 0 reads 4 (OBL brings
+/// 5), then stream 0 reads 21 again.
+#[test]
+fn split_lru_moves_the_next_prefetched_block_only_within_the_hit_blocks_stream() {
+    let run = |s: u32| {
+        let split = SplitLru::new(&env(6), SplitLruParams::default());
+        let mut l = Level::new(6, split, Box::new(Obl::new(OblParams::default())), LevelOptions::default());
+        let mut out: Vec<Fetch> = Vec::new();
+        for (block, stream) in [(20, 0), (21, s), (4, 0), (21, 0)] {
+            l.access(&Request { stream, ..Request::read(block, 1) }, 1, &mut out);
+            l.check_invariants().unwrap();
+        }
+        let (up, down) = l.policy().up_down(l.table());
+        (up, down)
+    };
+    let (up, _) = run(0);
+    assert_eq!(up[..2], [21, 22], "same stream: 22 directly below the hit block");
+    let (up, down) = run(2);
+    assert_eq!(up[0], 21);
+    assert_ne!(up.get(1), Some(&22), "another stream's 22 stays where it was (Up {up:?}, Down {down:?})");
+    assert!(up.contains(&22) || down.contains(&22), "22 is still cached");
 }
