@@ -48,10 +48,12 @@ impl<P: Policy> Level<P> {
             self.protect.release(slot);
         }
         self.counters.evictions += 1;
-        self.table.replace(slot, block, stream, flag);
+        // Before the new block takes the slot: the prefetcher hears the eviction with the cache as
+        // [`Level::evict_one`] leaves it, but for the victim still there.
         if self.wants_evictions {
-            self.prefetcher.on_evicted(&old);
+            self.prefetcher.on_evicted_in(&old, CacheView::new(&self.table, self.data_capacity));
         }
+        self.table.replace(slot, block, stream, flag);
         // The block this one should follow may have been the victim (its slot now holds this block).
         let how = &Insert { after: how.after.filter(|&s| s != slot && self.table.is_occupied(s)), ..*how };
         self.policy.on_insert(slot, &self.table, how);

@@ -286,7 +286,7 @@ impl<P: Policy> Level<P> {
         self.counters.evictions += 1;
         self.table.remove(slot);
         if self.wants_evictions {
-            self.prefetcher.on_evicted(&entry);
+            self.prefetcher.on_evicted_in(&entry, CacheView::new(&self.table, self.data_capacity));
         }
         if let Some(log) = &mut self.evicted {
             log.push(entry.block);

@@ -48,9 +48,13 @@
 //! formed a set, a second chance given to a page that joined it before the access's read reaches that
 //! page (the level inserts the demand misses, then each set's prefetches in order; the pages of the
 //! set within the request are reached once the demand misses are in, the others once the blocks
-//! fetched before them are) only marks the page `old`: its new set's `p`, `g` and tag stay, and the
-//! stream head lowered is the one the page had before `set_meta` when that lies outside the new set
-//! (noted when the set is formed; one inside it loses its values to the new set anyway). A second
+//! fetched before them are, among them the set's pages that the access evicted before its read reached
+//! them and that the level fetches again) only marks the page `old`: its new set's `p`, `g` and tag
+//! stay, and the stream head lowered is the one the page had before `set_meta` when that lies outside
+//! the new set (noted when the set is formed; one inside it loses its values to the new set anyway).
+//! (The pages fetched again were once left out: the read counted as past them, and the second chances
+//! given while the level fetched them again lowered the new set's `p` or cleared its tag; an AMP study's
+//! model disagreed on seeds 620, 664, 718, 1025, 1396, 1397 and 1444 of its random workloads.) A second
 //! chance to any other page whose stream head, as amp.md would find it, is a page not reached yet
 //! lowers nothing (`set_meta` overwrites it), and one whose stream head runs through a page that
 //! joined a set not reached yet (the later-set step of `stream_head`) uses that page's old set.
@@ -58,8 +62,11 @@
 //! chance within the same access clears a tag on them), as a read that writes each page as it passes.
 //! Approximations: the old head is noted only for the old set holding the new set's last page and the
 //! set just before it, found backwards from that page (a hole in that old set, an evicted page, ends the
-//! search), and a level that never inserts a demand miss (`cache_demand_miss = false`) leaves the
-//! pages it waits for unreached until the access ends.
+//! search), a page after one the level fetches again has no old set noted for the later-set step (its
+//! run's is noted for the run's first page only), a level that never inserts a demand miss
+//! (`cache_demand_miss = false`) leaves the pages it waits for unreached until the access ends, and
+//! evictions reported without the cache ([`Prefetcher::on_evicted`] instead of
+//! [`Prefetcher::on_evicted_in`], as the levels call it) do not note the pages fetched again.
 //!
 //! # Decisions where the reference is silent (all \[ours\])
 //!
@@ -190,6 +197,9 @@ pub struct Amp {
     formed: Vec<Formed>,
     /// Runs of pages that joined those sets (present when the set was formed), by [`Formed::joined`].
     joined: Vec<Joined>,
+    /// Pages of those runs that the access evicted before its read reached them and fetches again: the
+    /// read reaches the pages after one in its run only once it is back.
+    refetch: Vec<u64>,
     /// While deciding: the request's last block and last missing block, and the last block fetched so
     /// far in the order the level inserts (demand misses, then the sets' prefetches in order).
     req_last: u64,
@@ -233,6 +243,9 @@ struct Joined {
     /// The last page of `from`'s set before this set's `set_meta` (the later-set step of
     /// `stream_head` from the page before `from`).
     from_last: u64,
+    /// The run lies in a prefetch range of the access (not in the request part of the miss's set): the
+    /// level fetches again a page of it that the access evicts before its read reaches the page.
+    again: bool,
 }
 
 /// The stream values kept on a read set's last page.
@@ -255,6 +268,7 @@ impl Amp {
             copies: OldCopies::default(),
             formed: Vec::new(),
             joined: Vec::new(),
+            refetch: Vec::new(),
             req_last: 0,
             last_miss: None,
             cursor: None,
@@ -497,9 +511,10 @@ impl Amp {
             to,
             until,
             from_last: last_from(from, amp.word(from)),
+            again: true,
         };
         if miss_set && a <= e {
-            let first = run(self, a, l.min(e), self.last_miss);
+            let first = Joined { again: false, ..run(self, a, l.min(e), self.last_miss) };
             self.joined.push(first);
             if l > e {
                 let rest = run(self, e + 1, l, self.cursor);
@@ -531,12 +546,15 @@ impl Amp {
         let i = self.formed.iter().rposition(|f| f.first <= v && v <= f.last)?;
         let (a, b) = self.formed[i].joined;
         let j = (a..b).find(|&j| self.joined[j].from <= v && v <= self.joined[j].to)?;
-        let until = self.joined[j].until?;
-        if cache.contains(until) {
+        if let Some(until) = self.joined[j].until {
+            if !cache.contains(until) {
+                return Some((i, j));
+            }
             self.joined[j].until = None;
-            return None;
         }
-        Some((i, j))
+        // A page of the run before `v` that the read fetches again and has not yet.
+        let from = self.joined[j].from;
+        self.refetch.iter().any(|&p| from <= p && p < v && !cache.contains(p)).then_some((i, j))
     }
 
     /// When `b` begins a run that joined a set of the current access the read has not reached: the last
@@ -606,6 +624,7 @@ impl Amp {
     fn settle(&mut self, cache: CacheView<'_>) {
         self.formed.clear();
         self.joined.clear();
+        self.refetch.clear();
         let kept = self.copies.settle();
         if !kept.is_empty() {
             self.settle_kept(&kept, cache);
@@ -703,20 +722,11 @@ impl Prefetcher for Amp {
     }
 
     fn on_evicted(&mut self, entry: &Entry) {
-        let b = entry.block;
-        if self.copies.evicted(b) {
-            // Inserted by this access, if a joining run waits for it: the read has passed it.
-            for j in &mut self.joined {
-                if j.until == Some(b) {
-                    j.until = None;
-                }
-            }
-            // A page of a set this access formed: its word waits for `settle`. The copy the access
-            // fetches again is a new page, which has not had its second chance.
-            self.update_word(b, |w| w & !OLD);
-            return;
-        }
-        self.drop_page(b);
+        self.evicted(entry, None);
+    }
+
+    fn on_evicted_in(&mut self, entry: &Entry, cache: CacheView<'_>) {
+        self.evicted(entry, Some(cache));
     }
 
     fn after_access(&mut self, cache: CacheView<'_>) {
@@ -757,6 +767,37 @@ impl Prefetcher for Amp {
 }
 
 impl Amp {
+    /// `entry` left the cache (`cache`: as the eviction leaves it, when the level gives it).
+    #[inline(always)]
+    fn evicted(&mut self, entry: &Entry, cache: Option<CacheView<'_>>) {
+        let b = entry.block;
+        if self.copies.evicted(b) {
+            // Inserted by this access, if a joining run waits for it: the read has passed it.
+            for j in &mut self.joined {
+                if j.until == Some(b) {
+                    j.until = None;
+                }
+            }
+            if let Some(k) = self.refetch.iter().position(|&p| p == b) {
+                // Fetched again, and evicted again: the read has passed it.
+                self.refetch.swap_remove(k);
+            } else if let Some(cache) = cache.filter(|_| !self.formed.is_empty()) {
+                // A joining page the read has not reached: the level fetches it again when the run lies
+                // in a prefetch range, and the read reaches the run's later pages after that.
+                if let Some((_, j)) = self.unreached_run(b, cache) {
+                    if self.joined[j].again {
+                        self.refetch.push(b);
+                    }
+                }
+            }
+            // A page of a set this access formed: its word waits for `settle`. The copy the access
+            // fetches again is a new page, which has not had its second chance.
+            self.update_word(b, |w| w & !OLD);
+            return;
+        }
+        self.drop_page(b);
+    }
+
     /// The decisions for one request: hits in block order, then one read set for the missing blocks.
     fn decide(&mut self, ctx: &mut PrefetchCtx<'_>) {
         self.sweep(ctx.cache);

@@ -276,6 +276,14 @@ pub trait Prefetcher: Send {
     /// `entry` left the cache (after any second chances).
     fn on_evicted(&mut self, _entry: &Entry) {}
 
+    /// [`Prefetcher::on_evicted`] with the cache as the eviction leaves it: the level calls this one, and
+    /// by default it calls `on_evicted`. The block the eviction makes room for is not in `cache` yet; the
+    /// evicted block may still be (admission in place hands its slot over after this call). For state that
+    /// depends on how far the access's insertions have got (AMP: whether the read has reached a page).
+    fn on_evicted_in(&mut self, entry: &Entry, _cache: CacheView<'_>) {
+        self.on_evicted(entry);
+    }
+
     /// The level has done the access: its blocks are inserted and its evictions heard. Called after each
     /// access only for a prefetcher that wants evictions ([`Capabilities::wants_evictions`]): the state
     /// an eviction changes may depend on what the rest of the access did (trigger marks that outlive

@@ -116,6 +116,15 @@ impl Prefetcher for Stack {
         }
     }
 
+    fn on_evicted_in(&mut self, entry: &Entry, cache: super::CacheView<'_>) {
+        if self.first_caps.wants_evictions {
+            self.first.on_evicted_in(entry, cache);
+        }
+        if self.second_caps.wants_evictions {
+            self.second.on_evicted_in(entry, cache);
+        }
+    }
+
     fn after_access(&mut self, cache: super::CacheView<'_>) {
         if self.first_caps.wants_evictions {
             self.first.after_access(cache);

@@ -22,6 +22,9 @@ impl Prefetcher for CallAlways {
     fn on_evicted(&mut self, entry: &Entry) {
         self.0.on_evicted(entry);
     }
+    fn on_evicted_in(&mut self, entry: &Entry, cache: CacheView<'_>) {
+        self.0.on_evicted_in(entry, cache);
+    }
     fn attach(&mut self, geometry: LevelGeometry) -> Capabilities {
         Capabilities { hits_are_noops: false, ..self.0.attach(geometry) }
     }

@@ -272,3 +272,48 @@ fn amp_a_sequential_miss_set_takes_over_the_trigger_set_that_starts_at_its_deman
     assert_eq!((pg(&amp, 26), pg(&amp, 25)), ((5, Some(2)), (0, None)));
     assert_eq!(amp.lock().unwrap().tags(), vec![24]);
 }
+
+#[test]
+fn amp_a_joined_page_is_reached_only_after_the_pages_before_it_that_the_access_fetches_again() {
+    // The read reaches a page that joined a new set once the blocks fetched before it are in, and those
+    // include the set's pages that the same access evicted and fetches again. An AMP study's seed 1444
+    // (LRU, 6 blocks).
+    let (mut l, amp) = amp_level(6, AmpParams::default());
+    // 0, 5: sets of their own. [5, 6]: 5 is a last-page hit (p(5) = 2); 6 misses, 5 cached: sequential,
+    // q = 2: set [6, 8], p 2 (no tag). Queue 7 8 6 5 0.
+    read(&mut l, 0, 1);
+    read(&mut l, 5, 1);
+    assert_eq!(read(&mut l, 5, 2), vec![fetch(6, 3, 1)]);
+    l.take_evicted();
+    // [1, 4]: all miss, 0 cached: sequential, P = 0 has p 0: q = p_init = 4, set [1, 8] with p 4; 5..8
+    // join it. Inserting 2, 3, 4 evicts 0, 5, 6; 5 and 6 are fetched again after the demand blocks, and
+    // making room for 5 gives 8 and 7 their second chance: the read reaches them only after 5 and 6, so
+    // they only become old and p(8) stays 4 (amp.md: read, then set_meta). Then 1 and 2 go.
+    assert_eq!(read(&mut l, 1, 4), vec![fetch(1, 6, 4)]);
+    assert_eq!(l.take_evicted(), vec![0, 5, 6, 1, 2]);
+    assert!((5..=8).all(|b| meta(&amp, b).last == 8));
+    assert!(meta(&amp, 7).old && meta(&amp, 8).old);
+    assert_eq!(pg(&amp, 8), (4, None));
+    // [9]: sequential, P = 8 with p 4: set [9, 13].
+    assert_eq!(read(&mut l, 9, 1), vec![fetch(9, 5, 1)]);
+}
+
+#[test]
+fn amp_a_tag_on_a_joined_page_survives_a_second_chance_given_before_the_read_fetches_again_the_pages_before_it() {
+    // As above, with the trigger tag (an AMP study's seed 1397, LRU, 7 blocks).
+    let (mut l, amp) = amp_level(7, AmpParams::default());
+    // 0, 4: sets of their own. [5, 6]: sequential (4 cached), q = p_init = 2: set [5, 8], p 2.
+    read(&mut l, 0, 1);
+    read(&mut l, 4, 1);
+    assert_eq!(read(&mut l, 5, 2), vec![fetch(5, 4, 2)]);
+    l.take_evicted();
+    // [0, 4]: 0 and 4 hit; 1 misses, 0 cached: sequential, q = p_init = 5: set [1, 9], p 5 > APT: g 2,
+    // tag on 7; 4..8 join it. Inserting 2 and 3 evicts 5 and 6, fetched again after the demand blocks;
+    // making room for 5 gives 8 and 7 their second chance before the read reaches them: 7 keeps the tag.
+    assert_eq!(read(&mut l, 0, 5), vec![fetch(1, 3, 3), fetch(5, 2, 0), fetch(9, 1, 0)]);
+    assert_eq!(l.take_evicted(), vec![5, 6, 0, 4, 1]);
+    assert!(meta(&amp, 7).old && meta(&amp, 8).old);
+    assert_eq!((pg(&amp, 9), amp.lock().unwrap().tags()), ((5, Some(2)), vec![7]));
+    // [7]: the tag: an asynchronous set [10, 14] with p 5.
+    assert_eq!(read(&mut l, 7, 1), vec![fetch(10, 5, 0)]);
+}

@@ -43,6 +43,9 @@ impl<P: Prefetcher> Prefetcher for Shared<P> {
     fn on_evicted(&mut self, entry: &Entry) {
         self.0.lock().unwrap().on_evicted(entry);
     }
+    fn on_evicted_in(&mut self, entry: &Entry, cache: CacheView<'_>) {
+        self.0.lock().unwrap().on_evicted_in(entry, cache);
+    }
     fn on_late(&mut self, block: u64) {
         self.0.lock().unwrap().on_late(block);
     }
