@@ -62,8 +62,11 @@
 //! chance within the same access clears a tag on them), as a read that writes each page as it passes.
 //! Approximations: the old head is noted only for the old set holding the new set's last page and the
 //! set just before it, found backwards from that page (a hole in that old set, an evicted page, ends the
-//! search), a page after one the level fetches again has no old set noted for the later-set step (its
-//! run's is noted for the run's first page only), a level that never inserts a demand miss
+//! search), a run of pages that joined a set has its old set noted for the later-set step once, from
+//! its first page, so a later page of the run whose old set was another one (a run spanning two old
+//! sets, or a page after one the level fetches again) has none and its second chance lowers nothing
+//! (an AMP study's model disagreed on seed 2506 of its random workloads: a second chance to page 6,
+//! whose head runs through 11, should have lowered the old set ending at 15), a level that never inserts a demand miss
 //! (`cache_demand_miss = false`) leaves the pages it waits for unreached until the access ends, and
 //! evictions reported without the cache ([`Prefetcher::on_evicted`] instead of
 //! [`Prefetcher::on_evicted_in`], as the levels call it) do not note the pages fetched again.
