@@ -252,6 +252,22 @@ def test_after_a_warm_up_the_makespan_holds_only_measured_requests(warm):
     assert s["sim_time_ms"] >= s["makespan_ms"] and 0 < s["device_utilization"] <= 1
 
 
+@pytest.mark.parametrize("loops", [{"per_stream": False, "iodepth": 2}, {"per_stream": True, "iodepth": 1}])
+def test_the_first_measured_request_issued_with_the_last_warm_up_request_is_counted_at_the_levels(tmp_path, loops):
+    # Loops started together issue the warm-up's last request and the first measured one at the same
+    # instant. The levels' counters were zeroed after the measured request's access: rt_requests 2, level
+    # requests and misses 1 (an outside model of the engine found it; one loop of iodepth 1 counted 2).
+    p = tmp_path / "t.csv"
+    rows = [(0, 5, 0), (1, 10, 1), (2, 20, 0)]  # (time, block, stream)
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                 "time_ns,op,first,len,stream,client\n" + "".join(f"{t},read,{b},1,{s},0\n" for t, b, s in rows))
+    engine = {"kind": "timed", "replay": "closed", "think": "none", "warmup_requests": 1, **loops}
+    r = ps.simulate(ps.open_trace(p, cache=False), levels=[ps.Level(6)], engine=engine,
+                    device={"name": "fixed", "read_latency_ms": 2.0}, scheduler={"policy": "noop"})
+    assert r.summary["rt_requests"] == 2
+    assert (r.levels[0]["requests"], r.levels[0]["misses"]) == (2, 2)
+
+
 def test_every_stream_of_a_closed_loop_starts_at_time_zero(tmp_path):
     # One loop per stream runs the streams concurrently from time 0 (event-engine.md §4, §8). A stream
     # started only when the trace reader first met its records: a trace whose streams come one after the

@@ -438,6 +438,10 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             // After everything this request sets off at this instant, before the next arrival.
             let c = self.class_arrival();
             self.q.schedule(now, c, Ev::WarmupEnd);
+            self.stats.reset_pending = true;
+        } else if index == self.stats.warmup && self.stats.reset_pending {
+            // The first measured request, issued at the warm-up's last instant before its reset event.
+            self.on_warmup_end(now);
         }
         let write = req.op == Op::Write;
         let blocking = !write || self.s.sync_writes;

@@ -90,6 +90,9 @@ pub(super) struct Stats {
     q_last: u64,
     /// Inside the measured window (the first measured request has been issued).
     pub(super) measuring: bool,
+    /// The levels' counters are to be zeroed at the end of the warm-up (`on_warmup_end`) and
+    /// have not been yet.
+    pub(super) reset_pending: bool,
 }
 
 impl Stats {
@@ -116,6 +119,7 @@ impl Stats {
             q_last_t: 0,
             q_last: 0,
             measuring: warmup == 0,
+            reset_pending: false,
         }
     }
 
@@ -188,8 +192,15 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
     /// The warm-up's last request has made its accesses: zero the levels' counters, so that they count
     /// the accesses of measured requests only. The time window starts later, at the first measured
     /// request's issue ([`Self::start_window`]): the last warm-up request is still being served until
-    /// then (closed loop), and its response time is not measured.
+    /// then (closed loop), and its response time is not measured. Runs once: from its event, or earlier,
+    /// just before the first measured request's accesses when that request is issued at the same instant
+    /// ahead of the event (loops started together: a closed loop with `iodepth` above 1, or one loop per
+    /// stream, stage their first requests at once; the reset used to come after the first measured
+    /// request's accesses, which the levels then did not count although its response time was measured).
     pub(super) fn on_warmup_end(&mut self, now: u64) {
+        if !std::mem::take(&mut self.stats.reset_pending) {
+            return;
+        }
         for l in &mut self.h.levels {
             l.reset_counters();
         }
