@@ -227,3 +227,20 @@ def test_cli_events(tmp_path):
     assert run.returncode == 0, run.stderr
     with open(out, newline="") as f:
         assert {r["level"] for r in csv.DictReader(f)} == {"0", "1"}
+
+
+def test_streamlru_keeps_a_group_in_sequence_order_when_another_streams_run_names_its_block(tmp_path):
+    # replacement.md §5: the LRU group's farthest-ahead block goes first. Stream 2's read-ahead of 4-7
+    # named block 7 of stream 1's group and moved it behind 8, so 7 was evicted before 8 (an outside
+    # model of the policy found it). Records (first, len, stream): 5-6 (stream 1 reads ahead 7-10), 1-3
+    # (stream 2; room for it evicts 10 and 9; its read-ahead brings 4 and names 5-7), 22-23 (stream 3).
+    path = tmp_path / "t.csv"
+    rows = [(5, 2, 1), (1, 3, 2), (22, 2, 3)]
+    path.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                    "time_ns,op,first,len,stream,client\n"
+                    + "".join(f"{i},read,{b},{n},{s},0\n" for i, (b, n, s) in enumerate(rows)))
+    ev = tmp_path / "ev.csv"
+    ps.simulate(ps.open_trace(path, cache=False), levels=[ps.Level(8, policy="streamlru", prefetcher="ra",
+                prefetcher_params={"p": 4, "mode": "pm"})], events=str(ev))
+    evicted = [int(e.block) for e in ps.read_events(str(ev)).itertuples() if e.kind in ("evict", "evict_unused")]
+    assert evicted[:4] == [10, 9, 8, 7]

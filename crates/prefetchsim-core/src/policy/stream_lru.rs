@@ -241,12 +241,21 @@ impl Policy for StreamLru {
         self.join(g, slot, true);
     }
 
-    fn on_prefetch_cached(&mut self, slot: Slot, table: &BlockTable, _rank: u32) {
+    fn on_prefetch_cached(&mut self, slot: Slot, table: &BlockTable, rank: u32) {
+        self.on_prefetch_cached_by(slot, table, rank, table.entry(slot).stream);
+    }
+
+    fn on_prefetch_cached_by(&mut self, slot: Slot, table: &BlockTable, _rank: u32, stream: u32) {
         // A run names its blocks nearest first and new blocks join at the group's back, so moving a
-        // named unused block to the back keeps the run in sequence order even when it has holes.
+        // named unused block to the back keeps the run in sequence order even when it has holes. Only a
+        // run of the block's own stream does so: another stream's run naming it would put it behind its
+        // own farther blocks (an outside model of the policy found 7 evicted before 8 of one group).
         let g = self.group_of(slot);
-        if g != NIL && self.groups[g as usize].keyed && table.entry(slot).unused_prefetch() {
-            self.groups[g as usize].members.move_to_back(&mut self.slot_links, slot);
+        if g != NIL {
+            let group = &self.groups[g as usize];
+            if group.keyed && group.stream == stream && table.entry(slot).unused_prefetch() {
+                self.groups[g as usize].members.move_to_back(&mut self.slot_links, slot);
+            }
         }
     }
 
