@@ -229,18 +229,25 @@ def test_cli_events(tmp_path):
         assert {r["level"] for r in csv.DictReader(f)} == {"0", "1"}
 
 
-def test_streamlru_keeps_a_group_in_sequence_order_when_another_streams_run_names_its_block(tmp_path):
-    # replacement.md §5: the LRU group's farthest-ahead block goes first. Stream 2's read-ahead of 4-7
-    # named block 7 of stream 1's group and moved it behind 8, so 7 was evicted before 8 (an outside
-    # model of the policy found it). Records (first, len, stream): 5-6 (stream 1 reads ahead 7-10), 1-3
-    # (stream 2; room for it evicts 10 and 9; its read-ahead brings 4 and names 5-7), 22-23 (stream 3).
+@pytest.mark.parametrize("rows, first_evicted", [
+    # Stream 2's read-ahead of 4-7 names block 7 of stream 1's group (6-10 read ahead by stream 1, 9 and
+    # 10 evicted since): it moved 7 behind 8, so 7 went before 8.
+    ([(5, 2, 1), (1, 3, 2), (22, 2, 3)], [10, 9, 8, 7]),
+    # The same stream's read-ahead of 5-8 names 6-8 while 9 is cached: they moved behind 9, so 8 went
+    # before 9 (8, 7, 6).
+    ([(4, 2, 0), (4, 1, 0), (16, 1, 1)], [9, 8, 7]),
+])
+def test_streamlru_evicts_a_groups_farthest_block_first_after_a_run_names_cached_blocks(tmp_path, rows, first_evicted):
+    # replacement.md §5: inside a group the nearer block is nearer MRU, and the LRU group's
+    # farthest-ahead block goes first. A cached block a prefetch run named went to its group's far end
+    # (an outside model of the policy found both cases). Records (first, len, stream); RA pm/pa, P = 4.
     path = tmp_path / "t.csv"
-    rows = [(5, 2, 1), (1, 3, 2), (22, 2, 3)]
     path.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
                     "time_ns,op,first,len,stream,client\n"
                     + "".join(f"{i},read,{b},{n},{s},0\n" for i, (b, n, s) in enumerate(rows)))
+    mode = "pm" if rows[0][2] else "pa"
     ev = tmp_path / "ev.csv"
     ps.simulate(ps.open_trace(path, cache=False), levels=[ps.Level(8, policy="streamlru", prefetcher="ra",
-                prefetcher_params={"p": 4, "mode": "pm"})], events=str(ev))
+                prefetcher_params={"p": 4, "mode": mode})], events=str(ev))
     evicted = [int(e.block) for e in ps.read_events(str(ev)).itertuples() if e.kind in ("evict", "evict_unused")]
-    assert evicted[:4] == [10, 9, 8, 7]
+    assert evicted[:len(first_evicted)] == first_evicted

@@ -143,9 +143,6 @@ impl Policy for Plugin {
     fn on_prefetch_cached(&mut self, slot: Slot, table: &BlockTable, rank: u32) {
         self.0.on_prefetch_cached(slot, table, rank);
     }
-    fn on_prefetch_cached_by(&mut self, slot: Slot, table: &BlockTable, rank: u32, stream: u32) {
-        self.0.on_prefetch_cached_by(slot, table, rank, stream);
-    }
     fn check(&self, table: &BlockTable) -> Result<(), String> {
         self.0.check(table)
     }

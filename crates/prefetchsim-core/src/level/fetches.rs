@@ -102,7 +102,7 @@ impl<P: Policy> Level<P> {
             for rank in 0..run.len {
                 let Some(block) = run.first.checked_add(u64::from(rank)) else { break };
                 if let Some(slot) = self.table.get(block) {
-                    self.policy.on_prefetch_cached_by(slot, &self.table, rank, run.stream);
+                    self.policy.on_prefetch_cached(slot, &self.table, rank);
                     continue;
                 }
                 // Timed: an earlier access's read of it is still in flight; a demand for it joins that read.
@@ -167,7 +167,7 @@ impl<P: Policy> Level<P> {
             for rank in 0..run.len {
                 let Some(block) = run.first.checked_add(u64::from(rank)) else { break };
                 if let Some(slot) = self.table.get(block) {
-                    self.policy.on_prefetch_cached_by(slot, &self.table, rank, run.stream);
+                    self.policy.on_prefetch_cached(slot, &self.table, rank);
                     continue;
                 }
                 if self.capacity == 0 {

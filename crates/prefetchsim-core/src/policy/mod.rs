@@ -163,13 +163,6 @@ pub trait Policy: Send + 'static {
     /// nearest one to Up). Default: nothing.
     fn on_prefetch_cached(&mut self, _slot: Slot, _table: &BlockTable, _rank: u32) {}
 
-    /// [`Policy::on_prefetch_cached`] with the stream of the run: the level calls this one, and by
-    /// default it calls `on_prefetch_cached`. For a policy whose order depends on which stream named the
-    /// block (StreamLRU reorders a block only within its own stream's run).
-    fn on_prefetch_cached_by(&mut self, slot: Slot, table: &BlockTable, rank: u32, _stream: u32) {
-        self.on_prefetch_cached(slot, table, rank);
-    }
-
     /// Check the policy's internal invariants against the table (tests; may be slow).
     fn check(&self, table: &BlockTable) -> Result<(), String>;
 

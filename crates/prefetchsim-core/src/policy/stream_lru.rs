@@ -8,7 +8,9 @@
 //! - A group per stream; groups are kept in LRU order. A demand hit on a block moves its whole group to
 //!   the MRU end; a new stream's group starts there; newly prefetched blocks join their group there.
 //! - Inside a group the accessed blocks come first, then the unused prefetched blocks in sequence order
-//!   (the nearer block nearer MRU).
+//!   (the nearer block nearer MRU): a new one takes its place by block number, and a cached block a
+//!   prefetch run names again stays where it is. (Named blocks used to move to the group's far end,
+//!   which put them behind farther blocks, 8 evicted before 9: found by an outside model.)
 //! - The victim is one block at a time from the LRU end: the LRU group's farthest-ahead block first.
 //!   Evicting a whole group at once would give 2 hits, not the paper's 3, with its second technique.
 //! - Blocks without a stream are groups of one. Cost: O(1) per operation plus one stream lookup per
@@ -135,13 +137,28 @@ impl StreamLru {
         (g, true)
     }
 
-    /// Add `slot` to group `g`: at the front if it has been accessed, else at the back (sequence order).
-    fn join(&mut self, g: u32, slot: Slot, accessed: bool) {
+    /// Add `slot` to group `g`: at the front if it has been accessed, else among the unused prefetched
+    /// blocks in sequence order, the farthest ahead (highest block) at the back, where the victim is
+    /// taken. A new block is nearly always the farthest; one a run fills in behind farther ones (a hole
+    /// in an earlier run) goes before them.
+    fn join(&mut self, g: u32, slot: Slot, accessed: bool, table: &BlockTable) {
         let members = &mut self.groups[g as usize].members;
         if accessed {
             members.push_front(&mut self.slot_links, slot);
         } else {
-            members.push_back(&mut self.slot_links, slot);
+            let block = table.entry(slot).block;
+            let mut at = members.tail();
+            while let Some(s) = at {
+                let e = table.entry(s);
+                if e.accessed() || e.block < block {
+                    break;
+                }
+                at = self.slot_links.prev(s);
+            }
+            match at {
+                Some(s) => members.insert_after(&mut self.slot_links, s, slot),
+                None => members.push_front(&mut self.slot_links, slot),
+            }
         }
         let i = slot as usize;
         if i >= self.slot_group.len() {
@@ -189,7 +206,7 @@ impl Policy for StreamLru {
             if fresh {
                 self.order.push_front(&mut self.order_links, ng);
             }
-            self.join(ng, slot, true);
+            self.join(ng, slot, true, table);
             g = ng;
         } else {
             self.groups[g as usize].members.move_to_front(&mut self.slot_links, slot);
@@ -201,7 +218,7 @@ impl Policy for StreamLru {
     fn on_insert(&mut self, slot: Slot, table: &BlockTable, how: &Insert) {
         let e = table.entry(slot);
         let (g, fresh) = self.group_for(e.stream);
-        self.join(g, slot, e.accessed());
+        self.join(g, slot, e.accessed(), table);
         let at_lru = how.placement == Placement::Lru && !how.reinsert;
         match (fresh, at_lru) {
             (true, true) => self.order.push_back(&mut self.order_links, g),
@@ -233,30 +250,12 @@ impl Policy for StreamLru {
         self.detach(slot);
     }
 
-    fn demote(&mut self, slot: Slot, _table: &BlockTable) {
+    fn demote(&mut self, slot: Slot, table: &BlockTable) {
         // To be the next victim the block leaves its group and becomes a lone group at the LRU end.
         self.detach(slot);
         let g = self.new_group(0, false);
         self.order.push_back(&mut self.order_links, g);
-        self.join(g, slot, true);
-    }
-
-    fn on_prefetch_cached(&mut self, slot: Slot, table: &BlockTable, rank: u32) {
-        self.on_prefetch_cached_by(slot, table, rank, table.entry(slot).stream);
-    }
-
-    fn on_prefetch_cached_by(&mut self, slot: Slot, table: &BlockTable, _rank: u32, stream: u32) {
-        // A run names its blocks nearest first and new blocks join at the group's back, so moving a
-        // named unused block to the back keeps the run in sequence order even when it has holes. Only a
-        // run of the block's own stream does so: another stream's run naming it would put it behind its
-        // own farther blocks (an outside model of the policy found 7 evicted before 8 of one group).
-        let g = self.group_of(slot);
-        if g != NIL {
-            let group = &self.groups[g as usize];
-            if group.keyed && group.stream == stream && table.entry(slot).unused_prefetch() {
-                self.groups[g as usize].members.move_to_back(&mut self.slot_links, slot);
-            }
-        }
+        self.join(g, slot, true, table);
     }
 
     fn check(&self, table: &BlockTable) -> Result<(), String> {
