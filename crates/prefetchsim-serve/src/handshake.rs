@@ -7,6 +7,9 @@
 
 use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
 
+/// The error message of an `NBD_OPT_LIST` with data.
+const LIST_TAKES_NO_DATA: &[u8] = b"NBD_OPT_LIST takes no data";
+
 use crate::protocol::*;
 
 /// How the negotiation ended.
@@ -87,7 +90,7 @@ pub async fn negotiate<S: AsyncRead + AsyncWrite + Unpin>(
                     return Ok(Negotiated::Closed);
                 }
                 OPT_INFO | OPT_GO => option_reply(option, REP_ERR_TOO_BIG, b"option data too long"),
-                OPT_LIST => option_reply(option, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data"),
+                OPT_LIST => option_reply(option, REP_ERR_INVALID, LIST_TAKES_NO_DATA),
                 _ => option_reply(option, REP_ERR_UNSUP, b"option not supported"),
             };
             s.write_all(&reply).await?;
@@ -106,7 +109,7 @@ pub async fn negotiate<S: AsyncRead + AsyncWrite + Unpin>(
                 out.extend(option_reply(option, REP_ACK, &[]));
                 s.write_all(&out).await?;
             }
-            OPT_LIST => s.write_all(&option_reply(option, REP_ERR_INVALID, b"NBD_OPT_LIST takes no data")).await?,
+            OPT_LIST => s.write_all(&option_reply(option, REP_ERR_INVALID, LIST_TAKES_NO_DATA)).await?,
             OPT_EXPORT_NAME => {
                 let mut d = size.to_be_bytes().to_vec();
                 d.extend_from_slice(&transmission_flags().to_be_bytes());
