@@ -180,7 +180,7 @@ impl MemberVolumes {
     fn place(&mut self, i: usize, r: &mut Request) -> Result<(), SourceError> {
         let next = self.index.len() as u64;
         let volume = *self.index.entry((i, volume_of(r.first))).or_insert(next);
-        r.first = VolumeSpace::place(volume, device_block(r.first), r.len)
+        r.first = VolumeSpace::place(volume, device_block(r.first), r.len, false)
             .map_err(|e| format!("trace.merge[{i}]: member_space = \"separate\": {e}"))?;
         Ok(())
     }

@@ -451,6 +451,8 @@ pub struct TraceSource {
     /// The volume index of each record of `raw` (empty with one address space).
     vols: Vec<u64>,
     volumes: Option<VolumeSpace>,
+    /// Objects mode: an address out of a volume's space is an object's start, not a block (its message).
+    objects: bool,
     next: usize,
     skip_bad: u64,
     /// Bad records skipped (the report's count also holds records a reader dropped by an option).
@@ -474,6 +476,7 @@ impl TraceSource {
             raw: Vec::with_capacity(BATCH),
             vols: Vec::new(),
             volumes,
+            objects: spec.mode == Mode::Objects,
             next: 0,
             skip_bad: spec.skip_bad,
             bad: 0,
@@ -514,7 +517,7 @@ impl TraceSource {
             Err((blame, m)) => Err((Some(blame), m)),
             Ok(Some(mut r)) if self.volumes.is_some() => {
                 let index = self.vols[i];
-                match VolumeSpace::place(index, r.first, r.len) {
+                match VolumeSpace::place(index, r.first, r.len, self.objects) {
                     Ok(first) => {
                         r.first = first;
                         Ok(Some(r))

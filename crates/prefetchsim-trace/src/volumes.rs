@@ -83,9 +83,10 @@ impl VolumeSpace {
     }
 
     /// Block `first` (of a request of `len` blocks) of volume `index` in the trace's block numbers, or why
-    /// it does not fit.
+    /// it does not fit. `objects`: the trace is read in objects mode, where `first` is an object's start
+    /// address in the trace's own unit (bytes for MSR and SYSTOR'17), so a larger block size cannot help.
     #[inline]
-    pub fn place(index: u64, first: u64, len: u32) -> Result<u64, String> {
+    pub fn place(index: u64, first: u64, len: u32, objects: bool) -> Result<u64, String> {
         if index >= MAX_VOLUMES {
             return Err(format!(
                 "more than {MAX_VOLUMES} volumes, each its own address space (volumes = \"shared\" for one space)"
@@ -93,6 +94,13 @@ impl VolumeSpace {
         }
         in_volume(index, first, len).ok_or_else(|| {
             let last = first.saturating_add(u64::from(len.max(1)) - 1);
+            if objects {
+                return format!(
+                    "address {last} (objects mode: an object's start in the trace's own unit) is beyond the \
+                     2^{VOLUME_SHIFT} addresses of one volume's space (volumes = \"shared\" for one space of \
+                     every volume, or blocks mode)"
+                );
+            }
             format!(
                 "block {last} is beyond the 2^{VOLUME_SHIFT} blocks of one volume's address space (a larger \
                  block size, or volumes = \"shared\" for one space of every volume)"
@@ -110,11 +118,11 @@ mod tests {
         let mut v = VolumeSpace::new(VolumeKey::Stream, Volumes::Separate).unwrap();
         let rec = |stream| RawRecord { stream, ..RawRecord::default() };
         assert_eq!([7, 3, 7, 3, 9].map(|s| v.index(&rec(s))), [0, 1, 0, 1, 2]);
-        assert_eq!(VolumeSpace::place(0, 5, 2), Ok(5));
-        assert_eq!(VolumeSpace::place(2, 5, 2), Ok((2 << VOLUME_SHIFT) + 5));
-        assert!(VolumeSpace::place(1, (1 << VOLUME_SHIFT) - 1, 2).is_err());
-        assert!(VolumeSpace::place(MAX_VOLUMES, 0, 1).is_err());
-        assert!(VolumeSpace::place(MAX_VOLUMES - 1, (1 << VOLUME_SHIFT) - 1, 1).is_ok());
+        assert_eq!(VolumeSpace::place(0, 5, 2, false), Ok(5));
+        assert_eq!(VolumeSpace::place(2, 5, 2, false), Ok((2 << VOLUME_SHIFT) + 5));
+        assert!(VolumeSpace::place(1, (1 << VOLUME_SHIFT) - 1, 2, false).is_err());
+        assert!(VolumeSpace::place(MAX_VOLUMES, 0, 1, false).is_err());
+        assert!(VolumeSpace::place(MAX_VOLUMES - 1, (1 << VOLUME_SHIFT) - 1, 1, false).is_ok());
         assert!(VolumeSpace::new(VolumeKey::None, Volumes::Separate).is_none());
         assert!(VolumeSpace::new(VolumeKey::Stream, Volumes::Shared).is_none());
         let mut hosts = VolumeSpace::new(VolumeKey::ClientStream, Volumes::Separate).unwrap();

@@ -11,8 +11,9 @@ use crate::spec::TraceSpec;
 
 /// Version of the cache file layout and of what is cached. Raise it whenever a trace reader or the
 /// record conversion changes what a trace decodes to, so that older files are no longer hits. 3: the
-/// trailer holds the trace's facts (whether its stream field carries ids).
-pub const CACHE_FORMAT: u32 = 3;
+/// trailer holds the trace's facts (whether its stream field carries ids). 4: `multi_real`'s contiguous
+/// layout gives a file of size 0 a block of its own.
+pub const CACHE_FORMAT: u32 = 4;
 
 /// A trace file's identity as a canonical JSON text, and the file name it is cached under.
 #[derive(Clone, Debug, PartialEq, Eq)]

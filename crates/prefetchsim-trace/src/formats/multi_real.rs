@@ -7,7 +7,7 @@
 //!
 //! Layouts (option `layout`):
 //! - `contiguous` (default): files laid out back to back in file-id order, each starting on a
-//!   `block_size` boundary. File sizes come from the companion list `file_id,size_bytes_seen` beside
+//!   `block_size` boundary (a file of size 0 takes one block). File sizes come from the companion list `file_id,size_bytes_seen` beside
 //!   the trace (`X.csv.gz` → `X.files.csv.gz`, any compression), or from option `files` (a path), or,
 //!   when neither exists, from a first streaming pass over the trace (each file's largest end offset).
 //!   A read past its file's laid-out size, or of a file missing from the list, is an error.
@@ -218,13 +218,15 @@ fn scan_sizes(path: &str, skip_bad: bool) -> Result<BTreeMap<u64, u64>, TraceErr
     Ok(sizes)
 }
 
-/// Lay files out back to back in id order, each on a block boundary.
+/// Lay files out back to back in id order, each on a block boundary. A file of size 0 still takes one
+/// block: a 0-byte read is a request of the block its address falls in, which must be its own file's, not
+/// the next file's first block.
 fn contiguous(sizes: &BTreeMap<u64, u64>, block_size: u64, source: String) -> Result<Layout, TraceError> {
     let mut files = FileMap::with_capacity_and_hasher(sizes.len(), Default::default());
     let mut next = 0u64;
     for (&id, &size) in sizes {
         files.insert(id, (next, size));
-        let blocks = size.div_ceil(block_size);
+        let blocks = size.div_ceil(block_size).max(1);
         next = blocks.checked_mul(block_size).and_then(|b| next.checked_add(b)).ok_or_else(|| {
             TraceError::option("trace.params.layout", format!("files of {source} overflow 64-bit byte addresses"))
         })?;
@@ -294,5 +296,15 @@ mod tests {
         assert_eq!(l.place("f", 1, 3, 0, 1).unwrap(), 8192);
         assert!(l.place("f", 1, 1, 1, 4096).is_err());
         assert!(l.place("f", 1, 2, 0, 1).is_err());
+    }
+
+    /// A file of size 0 keeps a block of its own: a 0-byte read of it at offset 0 was the next file's
+    /// first block (two files sharing one block in the caches).
+    #[test]
+    fn a_file_of_size_0_takes_a_block_of_its_own() {
+        let sizes = BTreeMap::from([(0, 0), (1, 100)]);
+        let l = contiguous(&sizes, 4096, "test".into()).unwrap();
+        assert_eq!(l.place("f", 1, 0, 0, 0).unwrap(), 0);
+        assert_eq!(l.place("f", 1, 1, 0, 100).unwrap(), 4096);
     }
 }

@@ -88,3 +88,17 @@ fn too_many_volumes_is_an_error_naming_the_volume_field() {
     let e = src.find_map(Result::err).expect("more volumes than a trace may have").to_string();
     assert!(e.contains(&format!("line {}", max + 1)) && e.contains("field 'VolumeID': more than"), "{e}");
 }
+
+/// An address beyond a volume's 2^44 in objects mode is an object's start in the trace's own unit (bytes
+/// for MSR): the error says so and does not suggest a larger block size, which changes nothing there; in
+/// blocks mode the same offset is a block number that a larger block size brings back in range.
+#[test]
+fn a_volume_overflow_in_objects_mode_names_an_address_not_a_block() {
+    let dir = Scratch::new("volumes-objects");
+    let p = dir.file("t.msr", format!("128166385295514663,hm,0,Read,{},4096,1\n", 1u64 << 44).as_bytes());
+    let first = |spec: TraceSpec| spec.open_file().unwrap().next().expect("one record");
+    let spec = TraceSpec::with_format(&p, "msr");
+    assert!(first(spec.clone()).is_ok(), "blocks mode: byte 2^44 is block 2^32");
+    let e = first(TraceSpec { mode: prefetchsim_trace::Mode::Objects, ..spec }).unwrap_err().to_string();
+    assert!(e.contains("field 'Offset': address 17592186044416 (objects mode") && !e.contains("block size"), "{e}");
+}
