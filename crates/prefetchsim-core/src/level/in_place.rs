@@ -27,7 +27,7 @@ impl<P: Policy> Level<P> {
         let (slot, old) = loop {
             let slot = self.policy.victim(&self.table)?;
             let old = *self.table.entry(slot);
-            if old.unused_prefetch() && old.chances < self.protect.second_chances {
+            if self.protect.second_chance(&old) {
                 // A second chance, as [`Level::evict_one`] gives it: back to the insertion end, and the
                 // policy picks again.
                 self.table.entry_mut(slot).chances += 1;

@@ -214,7 +214,11 @@ impl<P: Policy> Level<P> {
             data_capacity: capacity,
             block_bytes: DEFAULT_BLOCK_BYTES,
             charge,
-            protect: Protect::new(opts.pf_second_chance.max(caps.second_chances), caps.raises),
+            protect: Protect::new(
+                opts.pf_second_chance.max(caps.second_chances),
+                opts.pf_second_chance.max(caps.second_component_chances.unwrap_or(caps.second_chances)),
+                caps.raises,
+            ),
             opts,
             wants_evictions: caps.wants_evictions,
             pf_active: caps.active,
@@ -318,7 +322,7 @@ impl<P: Policy> Level<P> {
                 self.policy.on_insert(slot, &self.table, &Insert::second_chance());
                 continue;
             }
-            if entry.unused_prefetch() && entry.chances < self.protect.second_chances {
+            if self.protect.second_chance(&entry) {
                 self.table.entry_mut(slot).chances += 1;
                 self.policy.on_insert(slot, &self.table, &Insert::second_chance());
                 self.prefetcher.on_second_chance(&entry, CacheView::new(&self.table, self.data_capacity));

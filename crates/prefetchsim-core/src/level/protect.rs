@@ -20,6 +20,8 @@ use crate::prefetch::Raise;
 pub(super) struct Protect {
     /// Second chances of an unused prefetched block at eviction (the level option or the prefetcher's).
     pub(super) second_chances: u8,
+    /// The same for a block a stack's second component prefetched ([`flags::SECOND`]).
+    pub(super) second_component_chances: u8,
     /// The prefetcher raises the priority of unused prefetched blocks ([`crate::prefetch::Prefetcher::raise`]).
     pub(super) raises: bool,
     /// Resident prefetched blocks without a demand access yet (the blocks a raise protects). Every path
@@ -32,9 +34,19 @@ pub(super) struct Protect {
 }
 
 impl Protect {
-    /// Protection with `second_chances` and, when `raises`, the raise list.
-    pub(super) fn new(second_chances: u8, raises: bool) -> Self {
-        Self { second_chances, raises, ..Self::default() }
+    /// Protection with `second_chances` (`second_component_chances` for the blocks of a stack's second
+    /// component) and, when `raises`, the raise list.
+    pub(super) fn new(second_chances: u8, second_component_chances: u8, raises: bool) -> Self {
+        Self { second_chances, second_component_chances, raises, ..Self::default() }
+    }
+
+    /// Whether the victim `entry` gets a second chance: an unused prefetched block that has had fewer than
+    /// its prefetcher's.
+    #[inline]
+    pub(super) fn second_chance(&self, entry: &Entry) -> bool {
+        let chances =
+            if entry.flags & flags::SECOND != 0 { self.second_component_chances } else { self.second_chances };
+        entry.unused_prefetch() && entry.chances < chances
     }
 
     /// A prefetched block entered `slot`.

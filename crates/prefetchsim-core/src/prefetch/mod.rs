@@ -230,6 +230,11 @@ pub struct Capabilities {
     /// larger of this and its own `pf_second_chance` option. Each one calls
     /// [`Prefetcher::on_second_chance`].
     pub second_chances: u8,
+    /// A `stack`: the second chances of its second component's blocks (those flagged
+    /// [`crate::policy::flags::SECOND`]), so that each component's blocks get that component's own
+    /// (Mithril's one is for "an unused Mithril-prefetched block", not for OBL's under it). `None`: every
+    /// prefetched block gets `second_chances`.
+    pub second_component_chances: Option<u8>,
     /// Whether [`Prefetcher::on_evicted`] should be called (saves a virtual call per eviction).
     pub wants_evictions: bool,
     /// Whether the level asks [`Prefetcher::raise`] at its evictions; false must hold for the whole run.
@@ -256,6 +261,7 @@ impl Default for Capabilities {
         Self {
             active: true,
             second_chances: 0,
+            second_component_chances: None,
             wants_evictions: false,
             raises: false,
             charge_metadata: false,

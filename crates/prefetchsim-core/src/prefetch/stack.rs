@@ -3,7 +3,8 @@
 //!
 //! Both components decide on every request, the first before the second; their runs are executed in
 //! that order (the second's blocks are therefore inserted last, nearer the MRU end of LRU-like lists).
-//! Every hook is forwarded to both; second chances are the larger of the two, metadata the sum. The
+//! Every hook is forwarded to both; each component's unused blocks get that component's second chances
+//! (Mithril's one goes to Mithril's blocks only), metadata is the sum. The
 //! first component's demand placement and stream take precedence when both set one. The runs of the
 //! second component are marked in the plan so that the level counts its prefetches apart
 //! (`second_issued`, `second_used`; metrics.md asks Mithril and sequential prefetches to be counted
@@ -143,14 +144,16 @@ impl Prefetcher for Stack {
         self.first.metadata_bytes() + self.second.metadata_bytes()
     }
 
-    /// The union of the parts' asks: the larger number of second chances; a cache-side first-hit rule of
-    /// either part applies to the level (Mithril over AMP keeps AMP's `stay`).
+    /// The union of the parts' asks, except second chances, which stay each part's own (the second's
+    /// blocks are flagged apart); a cache-side first-hit rule of either part applies to the level
+    /// (Mithril over AMP keeps AMP's `stay`).
     fn attach(&mut self, geometry: LevelGeometry) -> Capabilities {
         let (a, b) = (self.first.attach(geometry), self.second.attach(geometry));
         (self.first_caps, self.second_caps) = (a, b);
         Capabilities {
             active: a.active || b.active,
-            second_chances: a.second_chances.max(b.second_chances),
+            second_chances: a.second_chances,
+            second_component_chances: Some(b.second_chances),
             wants_evictions: a.wants_evictions || b.wants_evictions,
             raises: a.raises || b.raises,
             charge_metadata: a.charge_metadata || b.charge_metadata,

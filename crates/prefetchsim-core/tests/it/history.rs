@@ -65,17 +65,30 @@ fn configuration_errors_name_the_key() {
     }
 }
 
-/// A prefetcher with a fixed plan, fixed metadata and two second chances (to test forwarding).
+/// A prefetcher with a fixed plan, fixed metadata and two second chances (to test forwarding); it notes
+/// the blocks given a second chance in `chanced` when it has one.
 struct Fixed {
     offset: u64,
     meta: u64,
     chances: u8,
+    chanced: Option<std::sync::Arc<std::sync::Mutex<Vec<u64>>>>,
+}
+
+impl Fixed {
+    fn new(offset: u64, meta: u64, chances: u8) -> Self {
+        Self { offset, meta, chances, chanced: None }
+    }
 }
 
 impl Prefetcher for Fixed {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
         let b = ctx.req.last() + self.offset;
         ctx.prefetch(b, 1);
+    }
+    fn on_second_chance(&mut self, entry: &Entry, _cache: prefetch::CacheView<'_>) {
+        if let Some(c) = &self.chanced {
+            c.lock().unwrap().push(entry.block);
+        }
     }
     fn attach(
         &mut self,
@@ -93,10 +106,11 @@ impl Prefetcher for Fixed {
 
 #[test]
 fn a_stack_runs_both_prefetchers_and_counts_the_second_apart() {
-    let first = Box::new(Fixed { offset: 100, meta: 10, chances: 0 });
-    let second = Box::new(Fixed { offset: 200, meta: 5, chances: 2 });
+    let first = Box::new(Fixed::new(100, 10, 0));
+    let second = Box::new(Fixed::new(200, 5, 2));
     let mut stack = Stack::new(first, second);
-    assert_eq!((stack.attach(GEOMETRY).second_chances, stack.metadata_bytes()), (2, 15));
+    let caps = stack.attach(GEOMETRY);
+    assert_eq!((caps.second_chances, caps.second_component_chances, stack.metadata_bytes()), (0, Some(2), 15));
     let env = PolicyEnv { capacity: 100, first_hit: FirstHit::Promote };
     let mut level = Level::new(100, Lru::new(&env), Box::new(stack), LevelOptions::default());
     let mut out: Vec<Fetch> = Vec::new();
@@ -112,6 +126,31 @@ fn a_stack_runs_both_prefetchers_and_counts_the_second_apart() {
     assert_eq!((c.prefetch_issued, c.second_issued), (4, 2));
     assert_eq!((c.prefetch_used, c.second_used), (2, 1));
     assert_eq!(level.metadata_bytes(), 15);
+}
+
+/// Each component's unused blocks get that component's own second chances: Mithril's one is for "an
+/// unused Mithril-prefetched block" (docs/papers/mithril.md), not for OBL's under it. Before, the stack
+/// gave every prefetched block the larger of the two.
+#[test]
+fn a_stacks_second_chances_go_to_its_own_components_blocks() {
+    for (first_chances, second_chances) in [(1, 0), (0, 1)] {
+        let chanced = std::sync::Arc::new(std::sync::Mutex::new(Vec::new()));
+        let first = Fixed { chanced: Some(chanced.clone()), ..Fixed::new(100, 0, first_chances) };
+        let second = Box::new(Fixed::new(200, 0, second_chances));
+        let env = PolicyEnv { capacity: 4, first_hit: FirstHit::Promote };
+        let stack = Box::new(Stack::new(Box::new(first), second));
+        let mut level = Level::new(4, Lru::new(&env), stack, LevelOptions::default());
+        let mut out: Vec<Fetch> = Vec::new();
+        for b in 0..30 {
+            out.clear();
+            level.access(&Request::read(1000 * b, 1), 1, &mut out);
+            level.check_invariants().unwrap();
+        }
+        let chanced = chanced.lock().unwrap();
+        let offset = if first_chances > 0 { 100 } else { 200 };
+        assert!(!chanced.is_empty(), "({first_chances}, {second_chances}): no second chance given");
+        assert!(chanced.iter().all(|b| b % 1000 == offset), "({first_chances}, {second_chances}): {chanced:?}");
+    }
 }
 
 #[test]
@@ -132,7 +171,7 @@ fn charged_metadata_takes_capacity_from_the_level() {
     let env = PolicyEnv { capacity: 10, first_hit: FirstHit::Promote };
     let opts = LevelOptions { charge_metadata: true, ..LevelOptions::default() };
     // 3 blocks' worth of metadata and a bit: 4 blocks are lost.
-    let pf = Box::new(Fixed { offset: 1000, meta: 3 * 4096 + 1, chances: 0 });
+    let pf = Box::new(Fixed::new(1000, 3 * 4096 + 1, 0));
     let mut level = Level::new(10, Lru::new(&env), pf, opts);
     assert_eq!(level.data_capacity(), 6);
     let mut out = Vec::new();
@@ -146,7 +185,7 @@ fn charged_metadata_takes_capacity_from_the_level() {
     level.set_block_bytes(512);
     assert_eq!((level.data_capacity(), level.len()), (1, 1));
     // Without the option nothing is charged.
-    let pf = Box::new(Fixed { offset: 1000, meta: 1 << 20, chances: 0 });
+    let pf = Box::new(Fixed::new(1000, 1 << 20, 0));
     let level = Level::new(10, Lru::new(&env), pf, LevelOptions::default());
     assert_eq!(level.data_capacity(), 10);
 }
