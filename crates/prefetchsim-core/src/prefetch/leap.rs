@@ -192,6 +192,22 @@ impl Leap {
         delta
     }
 
+    /// `targets` as runs `(first, len)` of consecutive ascending blocks (a trend of +1 is one run), so that
+    /// the level places a run as it places any prefetcher's: its first block at MRU and the farthest
+    /// nearest the eviction end. Blocks already resident stay in the runs: the level skips them, and
+    /// reads again one that the same access evicted to make room (algorithms.md, "Where prefetched
+    /// blocks go").
+    fn runs(targets: &[u64]) -> Vec<(u64, u32)> {
+        let mut runs: Vec<(u64, u32)> = Vec::new();
+        for &b in targets {
+            match runs.last_mut() {
+                Some((first, len)) if first.checked_add(u64::from(*len)) == Some(b) && *len < u32::MAX => *len += 1,
+                _ => runs.push((b, 1)),
+            }
+        }
+        runs
+    }
+
     /// The blocks of a window of `w` from `p`: along `trend`, or around `p` without one.
     fn targets(p: u64, w: u32, trend: Option<i64>) -> Vec<u64> {
         let at = |k: i128| u64::try_from(i128::from(p) + k).ok();
@@ -225,10 +241,8 @@ impl Prefetcher for Leap {
             return;
         }
         let p = ctx.req.first + n as u64 - 1;
-        for b in Self::targets(p, w, trend) {
-            if !ctx.cached_after_demand(b) {
-                ctx.prefetch(b, 1);
-            }
+        for (first, len) in Self::runs(&Self::targets(p, w, trend)) {
+            ctx.prefetch(first, len);
         }
     }
 
@@ -321,6 +335,69 @@ mod tests {
         assert_eq!(w.next(0, false), 1);
         assert_eq!(w.next(0, false), 0);
         assert_eq!(w.next(2, false), 4, "uses count whatever the trend");
+    }
+
+    #[test]
+    fn consecutive_ascending_targets_are_one_run() {
+        assert_eq!(Leap::runs(&Leap::targets(100, 3, Some(1))), vec![(101, 3)]);
+        assert_eq!(Leap::runs(&Leap::targets(100, 3, Some(-1))), vec![(99, 1), (98, 1), (97, 1)]);
+        assert_eq!(Leap::runs(&Leap::targets(100, 2, Some(7))), vec![(107, 1), (114, 1)]);
+        assert_eq!(Leap::runs(&Leap::targets(100, 4, None)), vec![(101, 1), (99, 1), (102, 1), (98, 1)]);
+        assert_eq!(Leap::runs(&[]), vec![]);
+    }
+
+    /// A level of `capacity` LRU blocks with Leap (defaults) after one-block reads of `blocks`, each
+    /// request of `(first, len)`; and the prefetches the last request issued.
+    fn level_after(capacity: usize, reqs: &[(u64, u32)]) -> (crate::level::Level<crate::policy::lru::Lru>, u64) {
+        use crate::level::{CacheLevel, Level, LevelOptions};
+        use crate::policy::{lru::Lru, FirstHit, PolicyEnv};
+        let env = PolicyEnv { capacity, first_hit: FirstHit::Promote };
+        let mut l =
+            Level::new(capacity, Lru::new(&env), Box::new(Leap::new(LeapParams::default())), LevelOptions::default());
+        let (mut out, mut before) = (Vec::new(), 0);
+        for &(b, n) in reqs {
+            out.clear();
+            before = l.counters().prefetch_issued;
+            l.access(&crate::request::Request::read(b, n), n, &mut out);
+        }
+        let issued = l.counters().prefetch_issued - before;
+        (l, issued)
+    }
+
+    /// A +1 trend's window is one run: its nearest block at MRU above the faulting block, the farthest
+    /// nearest the eviction end (algorithms.md). Block by block, the farthest ended at MRU.
+    #[test]
+    fn a_window_along_a_plus_one_trend_enters_lru_as_one_run() {
+        // The first scan end past 120 whose last access faults with a window of several blocks.
+        let (l, issued) = (120..160)
+            .map(|end| level_after(256, &(100..=end).map(|b| (b, 1)).collect::<Vec<_>>()))
+            .find(|(_, issued)| *issued >= 4)
+            .expect("a scan faults with a window of 8 about once per 9 accesses");
+        let q = l.policy().queue(l.table());
+        let run = &q[..issued as usize];
+        assert!(run.windows(2).all(|w| w[1] == w[0] + 1), "MRU first: {:?}", &q[..issued as usize + 1]);
+        assert_eq!(q[issued as usize] + 1, run[0], "the faulting block just below its run: {q:?}");
+    }
+
+    /// A block the window names that the same access evicts to make room for its demand block is read
+    /// again, as for every prefetcher (algorithms.md): the outside model's case (study of 2026-12-07, D3).
+    #[test]
+    fn a_named_block_the_access_evicted_is_read_again() {
+        let reqs = [
+            (1632, 2),
+            (1642, 2),
+            (1644, 1),
+            (1645, 1),
+            (1646, 1),
+            (1647, 1),
+            (1649, 1),
+            (1650, 2),
+            (1652, 2),
+            (2204, 1),
+            (1646, 1),
+        ];
+        let (l, issued) = level_after(13, &reqs);
+        assert!(issued >= 1 && l.table().contains(1647), "1647 was evicted by 1646's insertion: {issued}");
     }
 
     #[test]

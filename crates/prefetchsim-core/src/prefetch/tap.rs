@@ -24,13 +24,21 @@
 //! them out; beyond `Cp` they compete with the other blocks under the level's policy. A prefetched
 //! block's first demand hit moves it to the demand side (an ordinary hit). "Miss" is
 //! [`Outcome::Miss`]: a block in flight counts as cached.
+//!
+//! TaP's own list of the prefetch cache's blocks (for PF_ghost and the epochs) follows what the level did
+//! once an access is done (`Tap::settle`): a block every group named that the level did not keep leaves
+//! it, a block whose old copy the access evicted and fetched again joins it, and a trigger set over such an
+//! old copy stays on the new copy (as RA's and SARC's, [`super::marks`]). Before, the list was trimmed to
+//! the cache when a group was planned, before the level's evictions, so a block that the same access then
+//! evicted unused never reached PF_ghost (an outside model's case: its miss did not grow `Cp`).
 
 use serde::{Deserialize, Serialize};
 
-use super::{LevelGeometry, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
+use super::marks::MarkMap;
+use super::old_copies::OldCopies;
+use super::{CacheView, LevelGeometry, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
 use crate::component::ConfigError;
 use crate::policy::list::KeyedList;
-use crate::policy::table::{block_map, BlockMap};
 use crate::policy::{Entry, Placement};
 
 /// The largest `p_factor`: a group of more request lengths than this only evicts itself (and 10^6 of
@@ -150,10 +158,20 @@ pub struct Tap {
     table_cap: usize,
     /// Expected blocks recently pushed out of the table.
     ghost: KeyedList<()>,
-    /// Trigger block → (last block of its group, stream id).
-    marks: BlockMap<(u64, u32)>,
-    /// Unused prefetched blocks → epoch they were prefetched in; newest at the front.
+    /// Trigger block → (last block of its group, stream id). A mark set on a resident block outlives the
+    /// access's eviction of that old copy when the access fetches it again (as RA's and SARC's do).
+    marks: MarkMap<(u64, u32)>,
+    /// Unused prefetched blocks → epoch they were prefetched in; newest at the front: the prefetch cache
+    /// as TaP sees it, kept to the level's resident unused prefetched blocks after each access.
     unused: KeyedList<u64>,
+    /// Blocks the current access's groups named that were not resident (each should become an unused
+    /// prefetched block; [`Tap::settle`] drops those the level did not keep).
+    planned: Vec<u64>,
+    /// Blocks the current access's groups named while resident: if the access evicts such an old copy
+    /// and fetches the block again, the new copy is a prefetch of this access ([`Tap::settle`]).
+    old_copies: OldCopies,
+    /// The epoch of the current access's groups.
+    planned_epoch: u64,
     /// Prefetched blocks evicted unused.
     pf_ghost: KeyedList<()>,
     cp: usize,
@@ -172,8 +190,11 @@ impl Tap {
             table: KeyedList::with_capacity(params.table_init + 1),
             table_cap: params.table_init,
             ghost: KeyedList::with_capacity(params.table_init + 1),
-            marks: block_map(0),
+            marks: MarkMap::default(),
             unused: KeyedList::with_capacity(0),
+            planned: Vec::new(),
+            old_copies: OldCopies::default(),
+            planned_epoch: 0,
             pf_ghost: KeyedList::with_capacity(0),
             cp: 0,
             capacity: 0,
@@ -212,7 +233,7 @@ impl Tap {
     /// Trigger marks (block, last block of its group), sorted.
     #[must_use]
     pub fn marks(&self) -> Vec<(u64, u64)> {
-        let mut v: Vec<(u64, u64)> = self.marks.iter().map(|(&b, &(g, _))| (b, g)).collect();
+        let mut v: Vec<(u64, u64)> = self.marks.iter().map(|(b, &(g, _))| (b, g)).collect();
         v.sort_unstable();
         v
     }
@@ -269,19 +290,36 @@ impl Tap {
         }
         let len = (last - a + 1) as u32;
         ctx.prefetch_run(PrefetchRun { first: a, len, stream: sid, placement: Placement::Default });
-        let epoch = self.requests / self.params.epoch;
+        self.planned_epoch = self.requests / self.params.epoch;
         for b in a..=last {
             if !ctx.cached_after_demand(b) {
-                self.unused.push_front(b, epoch);
+                self.unused.push_front(b, self.planned_epoch);
+                self.planned.push(b);
+            } else if ctx.cache.contains(b) {
+                self.old_copies.cover(b, b);
             }
         }
-        // A prefetch the level could not place would stay listed for ever: keep no more than the cache.
-        while self.unused.len() > self.capacity.max(1) {
-            self.unused.pop_back();
-        }
-        self.marks.insert(a, (last, sid));
+        self.marks.insert_over(a, (last, sid), ctx.cache.contains(a));
         self.remember(last.saturating_add(1));
         self.stats.groups += 1;
+    }
+
+    /// The access is done (or the next one starts): the prefetch cache as TaP sees it follows what the
+    /// level did. A named block the level did not keep (no room) leaves `unused` (it would stay listed for
+    /// ever); a resident block whose old copy the access evicted and fetched again is a prefetch of this
+    /// access; a trigger mark set over an old copy stays only if the block is resident again.
+    fn settle(&mut self, cache: CacheView<'_>) {
+        for b in std::mem::take(&mut self.planned) {
+            if !cache.entry(b).is_some_and(Entry::unused_prefetch) {
+                self.unused.remove(b);
+            }
+        }
+        for b in self.old_copies.settle() {
+            if cache.entry(b).is_some_and(Entry::unused_prefetch) && !self.unused.contains(b) {
+                self.unused.push_front(b, self.planned_epoch);
+            }
+        }
+        self.marks.settle(|b| cache.contains(b));
     }
 
     fn new_stream(&mut self) -> u32 {
@@ -307,6 +345,7 @@ impl Tap {
 
 impl Prefetcher for Tap {
     fn on_access(&mut self, ctx: &mut PrefetchCtx<'_>) {
+        self.settle(ctx.cache);
         self.requests += 1;
         let (s, e, n) = (ctx.req.first, ctx.req.last(), ctx.req.len.max(1));
         let p = self.params.p_min.max(self.params.p_factor.saturating_mul(n));
@@ -324,7 +363,7 @@ impl Prefetcher for Tap {
                     }
                     // A block that missed carries no mark: one left on it is from a group never read.
                     if !self.marks.is_empty() {
-                        self.marks.remove(&b);
+                        self.marks.remove(b);
                     }
                 }
                 Outcome::PrefetchHit => {
@@ -352,7 +391,7 @@ impl Prefetcher for Tap {
                 if ctx.outcomes[i] == Outcome::Miss {
                     continue;
                 }
-                if let Some((gend, sid)) = self.marks.remove(&(s + i as u64)) {
+                if let Some((gend, sid)) = self.marks.remove(s + i as u64) {
                     self.start_group(ctx, gend.saturating_add(1), sid, p);
                 }
             }
@@ -364,14 +403,20 @@ impl Prefetcher for Tap {
 
     fn on_evicted(&mut self, entry: &Entry) {
         if !self.marks.is_empty() {
-            self.marks.remove(&entry.block);
+            self.marks.evicted(entry.block);
         }
+        // An old copy the current access named: the copy it may fetch again is settled after the access.
+        self.old_copies.evicted(entry.block);
         if self.unused.remove(entry.block).is_some() && entry.unused_prefetch() {
             self.pf_ghost.push_front(entry.block, ());
             while self.pf_ghost.len() > self.cp.max(1) {
                 self.pf_ghost.pop_back();
             }
         }
+    }
+
+    fn after_access(&mut self, cache: CacheView<'_>) {
+        self.settle(cache);
     }
 
     fn raise(&self) -> Option<super::Raise> {

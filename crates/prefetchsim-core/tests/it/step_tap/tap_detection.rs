@@ -71,3 +71,37 @@ fn tap_grows_its_prefetch_cache_on_early_evictions_and_shrinks_it_when_idle() {
     println!("TaP Cp: {grown} -> {shrunk} after random traffic");
     assert!(shrunk < grown, "{shrunk}");
 }
+
+/// Blocks resident after one-block reads of `blocks` on an LRU level of `capacity` with TaP (defaults).
+fn tap_after(capacity: usize, blocks: &[u64]) -> Level<Lru> {
+    let mut level = lru_level(capacity, pf("tap", json!({})));
+    for &b in blocks {
+        serve(&mut level, Request::read(b, 1));
+    }
+    level
+}
+
+/// Both blocks a group's prefetch-cache overflow evicted unused are in TaP's PF_ghost, so a miss on
+/// either grows `Cp` (tap.md) and the victim is then a demand block (the outside model's case, study of
+/// 2026-12-07 D5). TaP trimmed its list of unused blocks to the cache when it planned the group, before
+/// the level's evictions, so the older of the two (1007) never reached the ghost list.
+#[test]
+fn tap_ghosts_every_unused_block_its_prefetch_cache_overflow_evicts() {
+    for last in [1007, 1008] {
+        let level = tap_after(6, &[1004, 1004, 1005, 1006, last]);
+        let t = level.table();
+        assert!(!t.contains(1006) && t.contains(1009), "{last}: the demand block 1006 is the victim, not 1009");
+    }
+}
+
+/// A trigger set on a resident block whose old copy the same access evicts and fetches again stays on
+/// the new copy (as RA's and SARC's marks do, algorithms.md "Trigger marks"): its hit starts the next
+/// group (the outside model's case, D4). The mark was dropped with the old copy.
+#[test]
+fn tap_keeps_a_trigger_over_the_old_copy_its_access_evicts() {
+    let blocks = [1613, 1614, 1615, 1618, 1619, 1609, 1621, 1622, 1623, 1617, 1619, 1624, 1625];
+    // Request 11 (1624) starts group 1625..1628 with 1625 resident and unused; inserting 1624 evicts it,
+    // the group reads it again; request 12 hits it and starts 1629..1632.
+    let level = tap_after(11, &blocks);
+    assert!(level.table().contains(1631) && level.table().contains(1632), "no group after the trigger's hit");
+}
