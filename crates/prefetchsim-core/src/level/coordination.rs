@@ -51,7 +51,12 @@ impl<P: Policy> Coordination for Level<P> {
         if self.capacity == 0 || self.table.get(block).is_some() {
             return;
         }
-        self.admit_ready(block, Placement::Lru);
+        // The eviction end as DU and DEMOTE put a block there under every policy (the policy's `demote`):
+        // a `Placement::Lru` insertion is only the end of the list the policy inserts into (MQ: the queue
+        // of the block's remembered frequency, not Q0), which "like DU" does not mean.
+        if let Some(slot) = self.admit_ready(block, Placement::Mru) {
+            self.policy.demote(slot, &self.table);
+        }
     }
 
     fn count_coordinated(&mut self, silent_hits: u64, bypass_pending: u64, bypass_reads: u64, readmore: u64) {

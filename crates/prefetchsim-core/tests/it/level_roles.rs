@@ -51,3 +51,32 @@ fn a_fan_out_level_caches_a_cold_block_in_the_instance_of_the_last_access() {
     assert!(!f.contains(99), "the cold block left first");
     assert!(f.contains(10), "the blocks accessed stayed");
 }
+
+/// PFC's `cache_bypassed` caches a block "at L2's eviction end, like DU" under every policy: with MQ that
+/// is Q0's LRU end (DU's and DEMOTE's `demote`), even for a block whose Qout history would place an
+/// ordinary insertion in a higher queue. It went to the LRU end of that higher queue (an outside model's
+/// case, study of 2026-12-07 F4).
+#[test]
+fn a_cold_block_goes_to_the_eviction_end_of_mq_whatever_its_history() {
+    use prefetchsim_core::policy::mq::{Mq, MqParams};
+    let env = PolicyEnv { capacity: 4, first_hit: FirstHit::Promote };
+    let mut l = Level::new(4, Mq::new(&env, MqParams::default()), Box::new(NoPrefetch), LevelOptions::default());
+    let mut out: Vec<Fetch> = Vec::new();
+    // 7 is read three times, then new blocks come until it has left (expired down the queues, then
+    // evicted): Qout remembers its frequency.
+    for _ in 0..3 {
+        l.access(&Request::read(7, 1), 1, &mut out);
+    }
+    for b in 100..200 {
+        if !l.contains(7) {
+            break;
+        }
+        l.access(&Request::read(b, 1), 1, &mut out);
+    }
+    assert!(!l.contains(7), "7 left");
+    let remembered = l.policy().history_blocks().iter().find(|&&(b, _)| b == 7).map(|&(_, f)| f);
+    assert!(remembered.is_some_and(|f| l.policy().queue_num(f + 1) > 0), "an insertion would go above Q0");
+    l.insert_cold(7);
+    let q0 = l.policy().queue_blocks(0, l.table());
+    assert_eq!(q0.last().map(|&(b, _)| b), Some(7), "the eviction end of Q0: {q0:?}");
+}
