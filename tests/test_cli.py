@@ -6,6 +6,7 @@ import csv
 import io
 import json
 import os
+import sqlite3
 import subprocess
 import sys
 
@@ -144,6 +145,31 @@ def test_an_output_naming_an_input_is_refused_before_any_work(tmp_path):
         p = cli(*args)
         assert p.returncode == 2 and "is the file this command reads" in p.stderr, (args, p.stderr)
     assert t.read_bytes() == before and backing.read_bytes() == b"\0" * 4096
+
+
+def test_a_sweep_output_naming_its_own_database_is_refused_before_any_work(tmp_path):
+    # `sweep s.toml -o s.sqlite` (the default database, in the current directory) or `--db X -o X` ran the
+    # sweep, exit 0, and then replaced the database with the CSV rows; `--dry-run` too.
+    spec = tmp_path / "s.toml"
+    spec.write_text('[trace]\npath = "sequential"\nformat = "synthetic"\nparams = { requests = 2000, seed = 1 }\n'
+                    '[[level]]\nsize = "5%"\n[sweep]\n"level[0].policy" = ["lru", "fifo"]\n')
+
+    def sweep(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "prefetchsim", "sweep", "s.toml", *args], capture_output=True,
+                              text=True, cwd=tmp_path)
+
+    db, other = tmp_path / "s.sqlite", tmp_path / "other.sqlite"
+    for args in (["--workers", "1", "-o", "s.sqlite"], ["--workers", "1", "-o", str(db)],
+                 ["--workers", "1", "--db", "other.sqlite", "-o", str(other)], ["--dry-run", "-o", "s.sqlite"]):
+        p = sweep(*args)
+        assert p.returncode == 2 and "is this sweep's results database" in p.stderr, (args, p.stderr)
+        assert not db.exists() and not other.exists(), args
+    assert sweep("--workers", "1", "--no-progress").returncode == 0
+    count = "select count(distinct run_id) from runs"
+    assert sqlite3.connect(db).execute(count).fetchone()[0] == 2
+    p = sweep("--dry-run", "-f", "csv", "-o", "s.sqlite")
+    assert p.returncode == 2, p.stderr
+    assert sqlite3.connect(db).execute(count).fetchone()[0] == 2, "the database is intact"
 
 
 def test_an_output_naming_the_trace_of_a_config_or_the_event_log_is_refused(tmp_path):

@@ -321,3 +321,19 @@ def test_not_a_database_is_a_clear_error(tmp_path, capsys):
     assert main(["results", str(tmp_path / "missing.sqlite")]) == 2
     assert "no such results file" in capsys.readouterr().err
     assert main(["sweep", "nope.toml", "--db", str(tmp_path / "no" / "such" / "dir.sqlite")]) == 2
+
+
+def test_results_are_never_written_into_another_programs_database(db, tmp_path, capsys):
+    # `results X --export inventory.sqlite` (an existing SQLite file of another program) added the results
+    # tables beside its own, exit 0; a sweep's `--db` did the same.
+    foreign = tmp_path / "inventory.sqlite"
+    with sqlite3.connect(foreign) as con:
+        con.execute("CREATE TABLE inventory (item TEXT)")
+    before = foreign.read_bytes()
+    assert main(["results", str(db), "--export", str(foreign)]) == 2
+    assert "holds no results (tables: inventory)" in capsys.readouterr().err
+    with pytest.raises(ps.ConfigError, match="holds no results"):
+        ps.sweep(TWO_LEVELS, db=foreign)
+    assert foreign.read_bytes() == before
+    with sqlite3.connect(foreign) as con:
+        assert {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")} == {"inventory"}

@@ -237,6 +237,10 @@ def test_run_ids_ignore_key_order_spelling_and_spelled_out_defaults():
     assert base == _rid({"policy": "LRU", "size": "5%", "prefetcher": "off"})
     assert base == _rid({"size": "5%", "policy": {"name": "lru"}, "options": {"pf_second_chance": 0}})
     assert base == _rid({"size": "5%"}, engine={"warmup_requests": 0})
+    # `pf_insert = "mru"` is the documented default: it made a second id for the same run.
+    assert base == _rid({"size": "5%", "options": {"pf_insert": "mru"}})
+    assert base == _rid({"size": "5%", "options": {"pf_insert": "default"}})
+    assert base != _rid({"size": "5%", "options": {"pf_insert": "lru"}})
     # The default level name spelled out (it made every run of a grid new); another name is another run.
     assert base == _rid({"size": "5%", "name": "L1"})
     assert base != _rid({"size": "5%", "name": "client"})
@@ -323,11 +327,26 @@ def test_sizes_wrong_once_resolved_are_refused_before_anything_runs(sizes, needl
         ps.sweep_plan(s)
 
 
+def test_a_misspelt_axis_in_a_preset_not_chosen_is_an_error():
+    # It passed until the day the preset was chosen.
+    bad = spec(**{"level[0].size": ["1%"], "presets": {"quick": {"level[0].sizee": ["1%"]}}})
+    with pytest.raises(ps.ConfigError, match=r"sweep.presets.quick \(not chosen\).*level\[0\].sizee"):
+        ps.sweep_plan(bad)
+    good = spec(**{"level[0].size": ["1%"], "presets": {"quick": {"level[0].policy": ["arc", "lru"]}}})
+    assert len(ps.sweep_plan(good)) == 1 and len(ps.sweep_plan(good, preset="quick")) == 2
+
+
 def test_unknown_preset_and_bad_shard_name_the_key():
     with pytest.raises(ps.ConfigError, match=r"sweep.presets: unknown preset 'fast'.*quick"):
         ps.sweep_plan(spec(**{"level[0].size": ["1%"], "presets": {"quick": {"level[0].size": ["5%"]}}}), preset="fast")
     with pytest.raises(ps.ConfigError, match="shard"):
         ps.sweep(spec(**{"level[0].size": ["1%"]}), db=None, shard="3/2")
+    # Not whole numbers: (1.5, 2) ran shard 1 and (True, 2) shard 1, without a word.
+    for bad in ((1.5, 2), (0, 2.7), (True, 2), (1,), 3):
+        with pytest.raises(ps.ConfigTypeError, match="shard"):
+            ps.sweep(spec(**{"level[0].size": ["1%"]}), db=None, shard=bad)
+    with pytest.raises(ps.ConfigTypeError, match="shard: K must be a whole number"):
+        ps.sweep_plan(spec(**{"level[0].size": ["1%"]})).shard(1.5, 2)
 
 
 def test_the_cli_exits_2_on_a_bad_spec(tmp_path):
@@ -444,6 +463,17 @@ def test_shards_partition_the_grid_deterministically(tmp_path, monkeypatch, caps
     # A database merged into itself is refused, as any output naming an input.
     assert main(["results", "all.sqlite", "--export", "all.sqlite"]) == 2
     assert "is the file this command reads" in capsys.readouterr().err
+
+
+def test_a_cli_shard_is_recorded_in_its_session(tmp_path, monkeypatch):
+    # The CLI shards the plan before the sweep; its session's `shard` was empty (the API's was not).
+    monkeypatch.chdir(tmp_path)
+    path = write_spec(tmp_path / "c.toml", "[trace]\npath = 'zipf'\nformat = 'synthetic'\n"
+                                           "params = { requests = 2000, seed = 1 }\n[[level]]\nsize = '5%'\n[sweep]\n"
+                                           "'level[0].policy' = ['lru', 'arc', 'fifo', 'clock']\n")
+    assert main(["sweep", path, "--shard", "1/2", "--workers", "1", "--no-progress"]) == 0
+    with sqlite3.connect(tmp_path / "c.shard-1-of-2.sqlite") as con:
+        assert con.execute("select shard from sessions").fetchall() == [("1/2",)]
 
 
 def _rows_in(db: Path) -> int:
@@ -593,6 +623,30 @@ size = "5%"
         con.close()
     assert (done, failed) == (24, 0)
     assert workers[0] not in _workers_of(p.pid)
+
+
+@pytest.mark.skipif(not Path("/proc/self/stat").exists(), reason="finds the worker processes through Linux /proc")
+def test_the_workers_of_a_client_killed_with_sigkill_exit(tmp_path):
+    # `kill -9` of the sweep client (the OOM killer, `timeout -s KILL`) left its local workers waiting for
+    # tasks for ever, holding a `| tee` pipe open. They now see their parent gone and exit.
+    path = write_spec(tmp_path / "orphans.toml", _zipf_sweep(["1%", "2%", "4%", "8%"], ["lru", "arc"]))
+    cmd = [sys.executable, "-m", "prefetchsim", "sweep", path, "--workers", "2", "--batch-size", "1"]
+    p = subprocess.Popen(cmd, cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    workers: list[int] = []
+    while len(workers) < 2 and p.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+        workers = _workers_of(p.pid)
+    assert workers and p.poll() is None, "no worker seen before the sweep ended"
+    p.kill()
+    p.wait()
+    deadline = time.monotonic() + 60
+    while any(Path(f"/proc/{w}").exists() for w in workers) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    left = [w for w in workers if Path(f"/proc/{w}").exists()]
+    for w in left:
+        os.kill(w, signal.SIGKILL)
+    assert not left, f"workers {left} outlived their killed client"
 
 
 @pytest.mark.slow

@@ -29,6 +29,7 @@ import hashlib
 import itertools
 import json
 import math
+import numbers
 import os
 import re
 import tomllib
@@ -357,6 +358,13 @@ class SweepPlan:
         """Shard ``k`` of ``n`` (0 <= k < n): the runs whose identity hash is k modulo n. The split
         depends only on each run's identity, so it is the same on every machine and a run keeps its
         shard when the spec grows."""
+        for name, v in (("K", k), ("N", n)):
+            # 1.5 or True were truncated to a shard silently.
+            if isinstance(v, bool) or not isinstance(v, numbers.Integral):
+                from ._typeerror import ConfigTypeError
+
+                raise ConfigTypeError(f"shard: {name} must be a whole number, not {v!r}")
+        k, n = int(k), int(n)
         if n < 1 or not 0 <= k < n:
             raise _err(f"shard: {k}/{n} is not a shard; write K/N with 0 <= K < N (e.g. 0/4 .. 3/4)")
         runs = [r for r in self.runs if int(r.run_id[:15], 16) % n == k]
@@ -451,6 +459,24 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
     for p in owner:
         parts = parse_path(p)
         check_path(p, parts, canon0, lambda: _core_reason(base, parts, first[p], p))
+    # The presets not chosen are checked too: a misspelt axis in one passed until the day it was chosen.
+    if isinstance(presets, Mapping):
+        for pname, ptbl in presets.items():
+            if pname == preset:
+                continue
+            other = _parse_axes(ptbl, f"sweep.presets.{pname}")
+            firsts = {k: v[0] for k, v in other.axes.items()}
+            for sets in (b for bundles in other.named.values() for b in bundles.values()):
+                for k, v in sets.items():
+                    firsts.setdefault(k, v)
+            for k, v in firsts.items():
+                parts = parse_path(k)
+                if len(parts) == 1 or parts[0] == "trace":
+                    continue  # whole tables and the trace are read only when the preset is chosen
+                try:
+                    check_path(k, parts, canon0, lambda: _core_reason(base, parts, v, k))
+                except _core.ConfigError as e:
+                    raise _err(f"sweep.presets.{pname} (not chosen): {e}") from None
 
     # Columns: one per plain axis (the trace axis is the `trace` column), one per named axis.
     columns: list[str] = []

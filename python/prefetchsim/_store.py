@@ -150,11 +150,15 @@ class Store:
     def _setup(self, readonly: bool) -> None:
         c = self.con
         c.execute("PRAGMA busy_timeout = 60000")
+        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
         if readonly:
-            tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
             if "runs" not in tables:
                 raise _core.ConfigError(f"{self.path}: not a prefetchsim results database (no runs table)")
         else:
+            # Another program's database: writing results into it added our tables beside its own.
+            if tables and "runs" not in tables:
+                raise _core.ConfigError(f"{self.path}: an SQLite database that holds no results (tables: "
+                                        f"{', '.join(sorted(tables))}); give another file")
             if self.path != ":memory:":
                 self._use_wal()
                 c.execute("PRAGMA synchronous = NORMAL")
@@ -567,6 +571,11 @@ def merge_databases(sources: Sequence[str], path: str | os.PathLike[str]) -> int
             if tmp != target and os.path.exists(target):
                 if not is_database(target):
                     raise _core.ConfigError(f"{target}: not an SQLite results database")
+                with closing(sqlite3.connect(target)) as con:
+                    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+                if tables and "runs" not in tables:
+                    raise _core.ConfigError(f"{target}: an SQLite database that holds no results (tables: "
+                                            f"{', '.join(sorted(tables))}); give another file")
                 # SQLite's backup copies a consistent state, write-ahead log included.
                 try:
                     with closing(sqlite3.connect(target)) as old, closing(sqlite3.connect(tmp)) as new:

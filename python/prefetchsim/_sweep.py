@@ -24,6 +24,7 @@ import queue as _queue
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Mapping
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, ProcessPoolExecutor, wait
@@ -49,11 +50,23 @@ _PROGRESS_QUEUE: Any = None
 _TRACES: dict[str, Trace] = {}
 
 
-def _init_worker(progress_queue: Any) -> None:
+def _init_worker(progress_queue: Any, parent: int) -> None:
     global _PROGRESS_QUEUE
     # The parent handles Ctrl-C (cancels and terminates us); a worker must not die half-way on its own.
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     _PROGRESS_QUEUE = progress_queue
+    threading.Thread(target=_exit_with_parent, args=(parent,), daemon=True, name="parent-watch").start()
+
+
+def _exit_with_parent(parent: int) -> None:
+    """A worker whose parent (the process that made the pool, `parent`) is gone exits. A parent killed
+    outright (SIGKILL, the OOM killer) cannot stop its pool, and its workers waited for tasks for ever
+    (holding a `| tee` pipe open); the parent's death reparents them, which `getppid` shows (the parent's
+    pid is passed in, not read here: a worker still starting when its parent died would read its new
+    parent). Checked once a second, so a worker in a task exits after it."""
+    while os.getppid() == parent:
+        time.sleep(1.0)
+    os._exit(1)
 
 
 class _TaskProgress:
@@ -135,8 +148,13 @@ def _parse_shard(shard: str | tuple[int, int] | None) -> tuple[int, int] | None:
             return int(k), int(n)
         except ValueError:
             raise _core.ConfigError(f"shard: cannot read {shard!r}; write K/N, e.g. 0/4 (shards 0..N-1)") from None
-    k, n = shard
-    return int(k), int(n)
+    try:
+        k, n = shard
+    except (TypeError, ValueError):
+        from ._typeerror import ConfigTypeError
+
+        raise ConfigTypeError(f"shard: {shard!r} is not 'K/N' nor a pair (K, N)") from None
+    return k, n  # checked by SweepPlan.shard (whole numbers: 1.5 was truncated to 1)
 
 
 def default_db(spec: Any, shard: tuple[int, int] | None) -> str | None:
@@ -193,13 +211,13 @@ class _LocalPool:
         self.workers = workers
         self.queue = ctx.Queue()
         self.executor = ProcessPoolExecutor(max_workers=workers, mp_context=ctx, initializer=_init_worker,
-                                            initargs=(self.queue,))
+                                            initargs=(self.queue, os.getpid()))
 
     def restart(self) -> Executor:
         """A fresh pool after a worker died: a broken ``ProcessPoolExecutor`` takes no more tasks."""
         self.executor.shutdown(wait=True, cancel_futures=True)
         self.executor = ProcessPoolExecutor(max_workers=self.workers, mp_context=self.ctx, initializer=_init_worker,
-                                            initargs=(self.queue,))
+                                            initargs=(self.queue, os.getpid()))
         return self.executor
 
     def drain(self, running: dict[int, int]) -> None:
@@ -364,7 +382,9 @@ def sweep(
             nworkers = max(1, min(nworkers, len(tasks)))
         nthreads = threads or (max(1, cores // nworkers) if owned else 1)
         session = store.begin_session({
-            "sweep": p.name, "preset": p.preset, "shard": f"{sh[0]}/{sh[1]}" if sh else None, "planned": len(p.runs),
+            # A plan sharded before the call (the CLI's `--shard`) carries its shard: its session said None.
+            "sweep": p.name, "preset": p.preset, "shard": f"{p.shard_of[0]}/{p.shard_of[1]}" if p.shard_of else None,
+            "planned": len(p.runs),
             "already_done": already, "executor": "local processes" if owned else type(executor).__name__,
             "spec": p.spec,
         })

@@ -137,6 +137,13 @@ def _check_output_folders(args: argparse.Namespace) -> None:
             raise _core.ConfigError(f"{flag} {out}: {e.strerror or e}") from None
 
 
+def _same_file(a: str, b: str) -> bool:
+    """Whether two paths name one file, existing or not (a file not written yet has no inode to compare)."""
+    if os.path.exists(a) and os.path.exists(b):
+        return os.path.samefile(a, b)
+    return os.path.realpath(a) == os.path.realpath(b)
+
+
 def _refuse_output(out: str, read: str) -> NoReturn:
     raise _core.ConfigError(f"{out}: is the file this command reads ({read}); give another output file")
 
@@ -553,6 +560,12 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     if shard is not None:
         p = p.shard(*shard)
     db = args.db or default_db(args.spec, shard)
+    # The sweep writes its database before the outputs: `-o` naming it (given or default, existing or
+    # not) replaced every result with the CSV, `--dry-run` included.
+    for key in ("output", "events", "export", "plot", "report", "record"):
+        out = getattr(args, key, None)
+        if isinstance(out, str) and out != "-" and _same_file(out, db):
+            raise _core.ConfigError(f"{out}: is this sweep's results database ({db}); give another output file")
     notes = []
     if p.excluded:
         notes.append(f"{p.excluded} excluded")

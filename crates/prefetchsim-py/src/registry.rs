@@ -63,6 +63,13 @@ pub(crate) fn canonical_config(config_json: &str) -> PyResult<String> {
         }
         l.policy.name = policy_name.to_string();
         l.options.canonicalize_exclusive();
+        // `pf_insert = "mru"` is the default spelled out: no built-in policy tells the two apart (a Python
+        // plugin policy receives them as two codes, so its runs keep both), and the same run was computed
+        // and stored twice under two ids.
+        let built_in = build::registry::POLICIES.iter().any(|e| e.name == policy_name);
+        if built_in && l.options.pf_insert == prefetchsim_core::policy::Placement::Mru {
+            l.options.pf_insert = prefetchsim_core::policy::Placement::Default;
+        }
         // The default name spelled out is the default: `name = "L1"` made every run of a grid new.
         if l.name.as_deref() == Some(format!("L{}", i + 1).as_str()) {
             l.name = None;
