@@ -15,3 +15,19 @@ pub fn check_pairing(level: &str, policy: &str, prefetcher: &str) -> Result<(), 
         None => Ok(()),
     }
 }
+
+/// Reject `first_hit = "stay_second"` on a level whose prefetcher is not a `stack`: the rule is about a
+/// stack's second prefetcher's blocks, so anywhere else it did nothing, accepted without a word (an
+/// outside audit, 2026-12-07). `prefetcher` is the canonical name.
+pub fn check_first_hit(level: &str, first_hit: crate::policy::FirstHit, prefetcher: &str) -> Result<(), ConfigError> {
+    if first_hit == crate::policy::FirstHit::StaySecond && prefetcher != "stack" {
+        return Err(ConfigError::new(
+            format!("{level}.options.first_hit"),
+            format!(
+                "'stay_second' is for the blocks of a stack's second prefetcher (e.g. prefetcher = \"mithril+amp\"); \
+                 this level's prefetcher is '{prefetcher}': use 'stay' or 'promote'"
+            ),
+        ));
+    }
+    Ok(())
+}

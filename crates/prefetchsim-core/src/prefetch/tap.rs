@@ -45,6 +45,9 @@ use crate::policy::{Entry, Placement};
 /// them made a short run take minutes).
 pub const MAX_P_FACTOR: u32 = 1024;
 
+/// The largest detection table (and ghost list): 2^24 entries, hundreds of MiB allocated.
+pub const MAX_TABLE: usize = 1 << 24;
+
 /// TaP's parameters (all \[ours\], tap.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -94,6 +97,13 @@ impl TapParams {
         let err = |key: &str, msg: String| Err(ConfigError::new(format!("{path}.{key}"), msg));
         if self.table_init == 0 {
             return err("table_init", "must be at least 1 entry".into());
+        }
+        // The table and its ghost list are allocated at `table_init` up front and may grow to `table_max`:
+        // 10^12 entries aborted the process on a failed allocation.
+        for (key, v) in [("table_init", self.table_init), ("table_max", self.table_max)] {
+            if v > MAX_TABLE {
+                return err(key, format!("must be at most {MAX_TABLE} entries (2^24), got {v}"));
+            }
         }
         if self.table_max < self.table_init {
             return err(

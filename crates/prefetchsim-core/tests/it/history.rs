@@ -332,3 +332,23 @@ fn an_eviction_is_recorded_when_recording_at_evictions() {
     m.on_evicted(&Entry { block: 42, ..Entry::default() });
     assert!(m.tables().lookup(42).is_some());
 }
+
+/// `first_hit = "stay_second"` is for a stack's second prefetcher's blocks: on any other level it did
+/// nothing, accepted without a word (an outside audit, 2026-12-07). Refused there, naming the key, both
+/// when a config is checked and when the hierarchy is built.
+#[test]
+fn stay_second_without_a_stack_is_refused() {
+    let toml =
+        |pf: &str| format!("[[level]]\nsize = 64\nprefetcher = {pf}\noptions = {{ first_hit = 'stay_second' }}\n");
+    for pf in ["'obl'", "'none'", "'amp'"] {
+        let cfg = HierarchyConfig::from_toml(&toml(pf)).unwrap();
+        let e = Hierarchy::build(&cfg, 4096, None).err().unwrap_or_else(|| panic!("{pf} should be refused"));
+        assert!(e.to_string().contains("level[0].options.first_hit") && e.message.contains("stack"), "{pf}: {e}");
+        let e = prefetchsim_core::build::check_components(&cfg).unwrap_err();
+        assert!(e.to_string().contains("level[0].options.first_hit"), "{pf}: {e}");
+    }
+    for pf in ["'mithril+amp'", "{ name = 'stack', first = 'obl', second = 'amp' }"] {
+        let cfg = HierarchyConfig::from_toml(&toml(pf)).unwrap();
+        Hierarchy::build(&cfg, 4096, None).unwrap_or_else(|e| panic!("{pf}: {e}"));
+    }
+}

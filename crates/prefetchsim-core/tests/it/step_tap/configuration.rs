@@ -43,6 +43,13 @@ fn names_presets_and_parameter_errors() {
         ("{ name = 'step', raised_cap = 1.5 }", "level[0].prefetcher.raised_cap", "[0, 1]"),
         ("{ name = 'step', upper_bound = 0 }", "level[0].prefetcher.upper_bound", "at least 1"),
         ("{ name = 'tap', table_max = 2 }", "level[0].prefetcher.table_max", "table_init"),
+        // A table of 10^12 entries aborted the process on its allocation (an outside audit, 2026-12-07).
+        (
+            "{ name = 'tap', table_init = 1000000000000, table_max = 1000000000000 }",
+            "level[0].prefetcher.table_init",
+            "at most",
+        ),
+        ("{ name = 'tap', table_max = 1000000000000 }", "level[0].prefetcher.table_max", "at most"),
         ("{ name = 'tap', cp_init = 0.0 }", "level[0].prefetcher.cp_init", "(0, 1]"),
         ("{ name = 'tap', epoch = 0 }", "level[0].prefetcher.epoch", "at least 1"),
         ("{ name = 'tap', tabel_init = 3 }", "level[0].prefetcher", "tabel_init"),
