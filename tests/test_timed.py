@@ -355,3 +355,19 @@ def test_one_level_has_no_link_only_the_lookup_cost_acts():
         assert ps.simulate(tr, {**cfg, "link": link}).summary == base, link
     slower = ps.simulate(tr, {**cfg, "link": {"t_l1_hit_ms": 1.0}}).summary
     assert slower["rt_mean_ms"] > base["rt_mean_ms"]
+
+
+def test_a_ready_block_evicted_and_read_again_by_one_access_goes_down_at_once(tmp_path):
+    # L1 (2 blocks, OBL on_miss) over a DEMOTE level: the access for 12 evicts the ready 13 and 14, and its
+    # OBL run reads 13 again. engines.md: ready blocks go down at once, so one Demote message [13, 14]
+    # (13 is dropped on landing: L1 holds it again). 13 was held until its new read arrived: a second
+    # message, 6 messages and 15.75 ms (an outside model's case, 2026-12-07).
+    p = tmp_path / "t.csv"
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\ntime_ns,op,first,len,stream,client\n"
+                 "0,read,13,1,0,0\n10000000,read,12,1,0,0\n")
+    r = ps.simulate(ps.open_trace(str(p), cache=False),
+                    levels=[ps.Level(2, prefetcher="obl", prefetcher_params={"variant": "on_miss"}),
+                            {"size": 8, "options": {"exclusive": "demote"}}],
+                    device={"name": "fixed", "read_latency_ms": 2.0}, scheduler={"policy": "noop"},
+                    link={"alpha_ms": 1.0, "beta_ms_per_page": 0.25}, engine={"kind": "timed", "replay": "open"})
+    assert (r.summary["net_messages"], r.summary["sim_time_ms"], r.levels[1]["demoted_in"]) == (5, 14.5, 1)

@@ -130,12 +130,13 @@ impl Hierarchy {
     }
 
     /// DEMOTE: the blocks level `k` evicted since the last call, when level `k + 1` takes them (else
-    /// none). Returned: those whose data the level had, which go down at once. A block inside one of the
-    /// access's own fetches (`fetches[from..]`) was brought in by that access and evicted again before
-    /// its read arrived: the level never had its data (Wong & Wilkes demote a block with its data), so it
-    /// goes to `held` with the index in `fetches` of the read bringing it, and goes down when that read
-    /// arrives (the timed engine) or after the level below served the access's reads (the instant
-    /// engine).
+    /// none). Returned: those whose data the level had, which go down at once. A copy the access itself
+    /// inserted (in one of its own fetches, `fetches[from..]`) and evicted again before its read arrived
+    /// never had its data (Wong & Wilkes demote a block with its data), so it goes to `held` with the
+    /// index in `fetches` of the read bringing it, and goes down when that read arrives (the timed
+    /// engine) or after the level below served the access's reads (the instant engine). A ready copy
+    /// the access evicted before reading the block again goes down at once (it was held too, until an
+    /// outside model found it, 2026-12-07).
     #[inline]
     pub fn take_demotions(
         &mut self,
@@ -147,18 +148,28 @@ impl Hierarchy {
         if !self.demotes_below(k) {
             return Vec::new();
         }
-        let mut evicted = self.levels[k].take_evicted();
+        let (evicted, mut fresh) = self.levels[k].take_evictions();
         let own = &fetches[from.min(fetches.len())..];
-        if !own.is_empty() {
-            evicted.retain(|&b| match own.iter().position(|f| b >= f.first && b - f.first < u64::from(f.len)) {
-                Some(i) => {
-                    held.push((from + i, b));
-                    false
-                }
-                None => true,
-            });
+        if own.is_empty() || fresh.is_empty() {
+            return evicted;
         }
-        evicted
+        // Only a copy the access itself inserted waits for its read. A block's ready copy, if the access
+        // evicted one, went before the block was read again, so of a block's evictions the last ones are
+        // the fresh copies: match them from the end, and the ready copy keeps its place in the message.
+        let mut wait = vec![None; evicted.len()];
+        for (n, &b) in evicted.iter().enumerate().rev() {
+            let Some(j) = fresh.iter().position(|&x| x == b) else { continue };
+            fresh.swap_remove(j);
+            wait[n] = own.iter().position(|f| b >= f.first && b - f.first < u64::from(f.len));
+        }
+        let mut now = Vec::with_capacity(evicted.len());
+        for (b, w) in evicted.into_iter().zip(wait) {
+            match w {
+                Some(i) => held.push((from + i, b)),
+                None => now.push(b),
+            }
+        }
+        now
     }
 
     /// DEMOTE: blocks evicted by level `k` (its access for `client`) arrive at level `k + 1`. A block the

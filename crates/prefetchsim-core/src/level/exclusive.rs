@@ -46,9 +46,16 @@ pub trait Demotion {
     fn exclusive(&self) -> Exclusive;
     /// Switch eviction recording on or off.
     fn record_evictions(&mut self, on: bool);
-    /// Blocks evicted since the last call, in eviction order (exclusive caching and tests), if recording
-    /// was switched on with [`Demotion::record_evictions`].
-    fn take_evicted(&mut self) -> Vec<u64>;
+    /// Blocks evicted since the last call, in eviction order, if recording was switched on with
+    /// [`Demotion::record_evictions`]; and, as a multiset, those of them whose evicted copy the access
+    /// that evicted it had itself inserted (read but never ready: DEMOTE sends such a copy down only once
+    /// its read arrives). A block read again by the access that evicted its ready copy is in the first
+    /// list twice and in the second once: it goes down at once, as every ready block does.
+    fn take_evictions(&mut self) -> (Vec<u64>, Vec<u64>);
+    /// The blocks of [`Demotion::take_evictions`] (tests).
+    fn take_evicted(&mut self) -> Vec<u64> {
+        self.take_evictions().0
+    }
     /// DEMOTE: the level above (its instance serving `client`) evicted `block` and sends it down; cache
     /// it at `demote_insert_pos` (MRU by default; a resident block moves there).
     fn demote_in(&mut self, block: u64, client: u32);
@@ -64,8 +71,9 @@ impl<P: Policy> Demotion for Level<P> {
         self.refresh_in_place();
     }
 
-    fn take_evicted(&mut self) -> Vec<u64> {
-        self.evicted.as_mut().map(std::mem::take).unwrap_or_default()
+    fn take_evictions(&mut self) -> (Vec<u64>, Vec<u64>) {
+        self.inserted_since_take.clear();
+        (self.evicted.as_mut().map(std::mem::take).unwrap_or_default(), std::mem::take(&mut self.fresh_evicted))
     }
 
     fn demote_in(&mut self, block: u64, _client: u32) {

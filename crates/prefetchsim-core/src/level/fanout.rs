@@ -316,7 +316,7 @@ impl Pinning for FanOut {
 
 /// Evictions happen within an access: `take_evicted` is the last accessed instance's.
 impl Demotion for FanOut {
-    forward_level!(current / current_mut: take_evicted);
+    forward_level!(current / current_mut: take_evictions);
     fn exclusive(&self) -> Exclusive {
         self.probe.2
     }

@@ -258,11 +258,11 @@ macro_rules! forward_level {
             self.$f.record_evictions(on)
         }
     };
-    (@one $f:ident take_evicted) => {
-        fn take_evicted(&mut self) -> Vec<u64> {
+    (@one $f:ident take_evictions) => {
+        fn take_evictions(&mut self) -> (Vec<u64>, Vec<u64>) {
             #[allow(unused_imports)]
             use $crate::level::Demotion as _;
-            self.$f.take_evicted()
+            self.$f.take_evictions()
         }
     };
     (@one $f:ident demote_in) => {
@@ -410,12 +410,12 @@ macro_rules! forward_level {
             }
         }
     };
-    (@opt $get:ident $get_mut:ident take_evicted) => {
-        fn take_evicted(&mut self) -> Vec<u64> {
+    (@opt $get:ident $get_mut:ident take_evictions) => {
+        fn take_evictions(&mut self) -> (Vec<u64>, Vec<u64>) {
             #[allow(unused_imports)]
             use $crate::level::Demotion as _;
             match self.$get_mut() {
-                Some(l) => l.take_evicted(),
+                Some(l) => l.take_evictions(),
                 None => Default::default(),
             }
         }

@@ -180,6 +180,10 @@ pub struct Level<P: Policy> {
     outcomes: Vec<Outcome>,
     plan: PrefetchPlan,
     evicted: Option<Vec<u64>>,
+    /// With `evicted` on: blocks inserted since the last `take_evictions` (the current access's), and
+    /// the evicted blocks whose copy was one of them (never ready).
+    inserted_since_take: Vec<u64>,
+    fresh_evicted: Vec<u64>,
     /// The timed engine's in-flight state (off in the instant engine).
     pins: Pins,
     /// The event log's buffer, while recording.
@@ -229,6 +233,8 @@ impl<P: Policy> Level<P> {
             outcomes: Vec::with_capacity(64),
             plan: PrefetchPlan::default(),
             evicted: None,
+            inserted_since_take: Vec::new(),
+            fresh_evicted: Vec::new(),
             pins: Pins::default(),
             log: None,
             log_mark: 0,
@@ -294,6 +300,9 @@ impl<P: Policy> Level<P> {
         }
         if let Some(log) = &mut self.evicted {
             log.push(entry.block);
+            if self.inserted_since_take.contains(&entry.block) {
+                self.fresh_evicted.push(entry.block);
+            }
         }
     }
 
@@ -350,6 +359,10 @@ impl<P: Policy> Level<P> {
         // reused by this very block).
         let how = &Insert { after: how.after.filter(|&s| self.table.is_occupied(s)), ..*how };
         let slot = self.table.insert(block, stream, flag);
+        if self.evicted.is_some() {
+            // DEMOTE above: which evicted copies were never ready (`take_evictions`).
+            self.inserted_since_take.push(block);
+        }
         self.policy.on_insert(slot, &self.table, how);
         if self.pins.on {
             self.pins.inserted(slot, block);

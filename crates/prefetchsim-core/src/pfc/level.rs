@@ -305,7 +305,7 @@ impl Coordination for PfcLevel {
 }
 
 impl Demotion for PfcLevel {
-    forward_level!(inner: exclusive, record_evictions, take_evicted, demote_in);
+    forward_level!(inner: exclusive, record_evictions, take_evictions, demote_in);
 }
 
 impl EventLog for PfcLevel {
