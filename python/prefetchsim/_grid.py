@@ -42,6 +42,7 @@ from . import _core
 from ._sim import _TRACE_KEYS as _TRACE_TABLE_KEYS
 from ._sim import _trace_from_table
 from ._trace import Trace
+from ._typeerror import ConfigTypeError
 
 MiB = 1 << 20
 _RESERVED = ("named", "exclude", "presets")
@@ -361,8 +362,6 @@ class SweepPlan:
         for name, v in (("K", k), ("N", n)):
             # 1.5 or True were truncated to a shard silently.
             if isinstance(v, bool) or not isinstance(v, numbers.Integral):
-                from ._typeerror import ConfigTypeError
-
                 raise ConfigTypeError(f"shard: {name} must be a whole number, not {v!r}")
         k, n = int(k), int(n)
         if n < 1 or not 0 <= k < n:
@@ -410,6 +409,17 @@ def _as_trace_value(v: Any) -> Any:
     return v.spec if isinstance(v, Trace) else v
 
 
+def _first_values(ax: Any) -> dict[str, Any]:
+    """Each axis path of parsed axes `ax` at its first value (plain axes, then the named axes' paths),
+    the values at which paths are checked against the config."""
+    first: dict[str, Any] = {k: v[0] for k, v in ax.axes.items()}
+    for bundles in ax.named.values():
+        for sets in bundles.values():
+            for p, v in sets.items():
+                first.setdefault(p, v)
+    return first
+
+
 def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = None) -> SweepPlan:
     """Read a sweep spec (TOML path or dict) and expand its grid. Every config is checked by the core
     here, before anything runs: a bad key or value is a ConfigError naming it."""
@@ -440,11 +450,7 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
 
     # Check every path against the config as the core reads it (defaults filled in), with whole-table
     # axes (`level`, `engine`, ...) at their first value.
-    first: dict[str, Any] = {k: v[0] for k, v in ax.axes.items()}
-    for bundles in ax.named.values():
-        for sets in bundles.values():
-            for p, v in sets.items():
-                first.setdefault(p, v)
+    first = _first_values(ax)
     base = {k: v for k, v in doc.items() if k != "trace"}
     for k, v in first.items():
         parts = parse_path(k)
@@ -464,12 +470,7 @@ def plan(spec: str | os.PathLike[str] | Mapping[str, Any], preset: str | None = 
         for pname, ptbl in presets.items():
             if pname == preset:
                 continue
-            other = _parse_axes(ptbl, f"sweep.presets.{pname}")
-            firsts = {k: v[0] for k, v in other.axes.items()}
-            for sets in (b for bundles in other.named.values() for b in bundles.values()):
-                for k, v in sets.items():
-                    firsts.setdefault(k, v)
-            for k, v in firsts.items():
+            for k, v in _first_values(_parse_axes(ptbl, f"sweep.presets.{pname}")).items():
                 parts = parse_path(k)
                 if len(parts) == 1 or parts[0] == "trace":
                     continue  # whole tables and the trace are read only when the preset is chosen

@@ -123,6 +123,18 @@ def is_database(path: str | os.PathLike[str]) -> bool:
         return False
 
 
+def _tables(con: sqlite3.Connection) -> set[str]:
+    return {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+
+
+def _refuse_foreign(path: str, tables: set[str]) -> None:
+    """Another program's database (tables, none of them ours): writing results into it added our tables
+    beside its own."""
+    if tables and "runs" not in tables:
+        raise _core.ConfigError(f"{path}: an SQLite database that holds no results (tables: "
+                                f"{', '.join(sorted(tables))}); give another file")
+
+
 class Store:
     """An open results database. ``path=None`` keeps it in memory (no resume)."""
 
@@ -150,15 +162,12 @@ class Store:
     def _setup(self, readonly: bool) -> None:
         c = self.con
         c.execute("PRAGMA busy_timeout = 60000")
-        tables = {r[0] for r in c.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        tables = _tables(c)
         if readonly:
             if "runs" not in tables:
                 raise _core.ConfigError(f"{self.path}: not a prefetchsim results database (no runs table)")
         else:
-            # Another program's database: writing results into it added our tables beside its own.
-            if tables and "runs" not in tables:
-                raise _core.ConfigError(f"{self.path}: an SQLite database that holds no results (tables: "
-                                        f"{', '.join(sorted(tables))}); give another file")
+            _refuse_foreign(self.path, tables)
             if self.path != ":memory:":
                 self._use_wal()
                 c.execute("PRAGMA synchronous = NORMAL")
@@ -572,10 +581,7 @@ def merge_databases(sources: Sequence[str], path: str | os.PathLike[str]) -> int
                 if not is_database(target):
                     raise _core.ConfigError(f"{target}: not an SQLite results database")
                 with closing(sqlite3.connect(target)) as con:
-                    tables = {r[0] for r in con.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
-                if tables and "runs" not in tables:
-                    raise _core.ConfigError(f"{target}: an SQLite database that holds no results (tables: "
-                                            f"{', '.join(sorted(tables))}); give another file")
+                    _refuse_foreign(target, _tables(con))
                 # SQLite's backup copies a consistent state, write-ahead log included.
                 try:
                     with closing(sqlite3.connect(target)) as old, closing(sqlite3.connect(tmp)) as new:

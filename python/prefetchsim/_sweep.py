@@ -38,6 +38,7 @@ from ._sim import share_blocks
 from ._registry import run_totals
 from ._store import Store, level_record_keys, now, timing_metric_keys, total_columns
 from ._trace import Trace
+from ._typeerror import ConfigTypeError
 
 _AUTO = "auto"
 
@@ -151,8 +152,6 @@ def _parse_shard(shard: str | tuple[int, int] | None) -> tuple[int, int] | None:
     try:
         k, n = shard
     except (TypeError, ValueError):
-        from ._typeerror import ConfigTypeError
-
         raise ConfigTypeError(f"shard: {shard!r} is not 'K/N' nor a pair (K, N)") from None
     return k, n  # checked by SweepPlan.shard (whole numbers: 1.5 was truncated to 1)
 

@@ -562,7 +562,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     db = args.db or default_db(args.spec, shard)
     # The sweep writes its database before the outputs: `-o` naming it (given or default, existing or
     # not) replaced every result with the CSV, `--dry-run` included.
-    for key in ("output", "events", "export", "plot", "report", "record"):
+    for key in (k for k in _OUTPUTS if k != "db"):
         out = getattr(args, key, None)
         if isinstance(out, str) and out != "-" and _same_file(out, db):
             raise _core.ConfigError(f"{out}: is this sweep's results database ({db}); give another output file")

@@ -5,7 +5,7 @@
 //! registry does not list (a plugin named by its path) is one more branch before the registry lookup in
 //! each; a plugin policy goes into its level with [`registry::level_with`].
 
-use super::pairing::{check_first_hit, check_pairing};
+use super::pairing::check_pairing;
 use super::registry;
 use crate::component::{ComponentSpec, ConfigError};
 use crate::config::{HierarchyConfig, LevelConfig};
@@ -75,8 +75,7 @@ pub fn build_level_for(
 pub fn check_level(path: &str, l: &LevelConfig) -> Result<(&'static str, &'static str), ConfigError> {
     let (pf_name, pf) = build_prefetcher(&format!("{path}.prefetcher"), &l.prefetcher)?;
     let (pol_name, _) = build_level(&format!("{path}.policy"), &l.policy, 1, l.options.clone(), pf)?;
-    check_pairing(path, pol_name, pf_name)?;
-    check_first_hit(path, l.options.first_hit, pf_name)?;
+    check_pairing(path, pol_name, pf_name, l.options.first_hit)?;
     // Here too, not only when the hierarchy is built: canonical forms leave out a default route or
     // stripe unit, so a key that cannot apply is caught before a sweep canonicalises it away.
     check_fan_out_keys(path, l)?;

@@ -26,8 +26,7 @@ fn build_one(
     let (pf_name, pf) = components::build_prefetcher_for(&format!("{path}.prefetcher"), &l.prefetcher, facts)?;
     let (pol_name, mut level) =
         components::build_level_for(&format!("{path}.policy"), &l.policy, cap as usize, l.options.clone(), pf, facts)?;
-    check_pairing(path, pol_name, pf_name)?;
-    super::pairing::check_first_hit(path, l.options.first_hit, pf_name)?;
+    check_pairing(path, pol_name, pf_name, l.options.first_hit)?;
     level.set_block_bytes(block_size);
     let level = match &l.pfc {
         None => level,

@@ -5,22 +5,18 @@
 
 use super::registry;
 use crate::component::ConfigError;
+use crate::policy::FirstHit;
 
-/// Reject a policy and prefetcher (canonical names) of one level that cannot work together; `level` is
-/// the level's key path (`level[1]`), the error names its `prefetcher` key.
-pub fn check_pairing(level: &str, policy: &str, prefetcher: &str) -> Result<(), ConfigError> {
+/// Reject a policy, prefetcher (canonical names) and `first_hit` option of one level that cannot work
+/// together; `level` is the level's key path (`level[1]`), the error names the key at fault.
+pub fn check_pairing(level: &str, policy: &str, prefetcher: &str, first_hit: FirstHit) -> Result<(), ConfigError> {
     let refusal = registry::POLICIES.iter().find(|e| e.name == policy).and_then(|e| e.refuse_prefetcher(prefetcher));
-    match refusal {
-        Some(message) => Err(ConfigError::new(format!("{level}.prefetcher"), message)),
-        None => Ok(()),
+    if let Some(message) = refusal {
+        return Err(ConfigError::new(format!("{level}.prefetcher"), message));
     }
-}
-
-/// Reject `first_hit = "stay_second"` on a level whose prefetcher is not a `stack`: the rule is about a
-/// stack's second prefetcher's blocks, so anywhere else it did nothing, accepted without a word (an
-/// outside audit, 2026-12-07). `prefetcher` is the canonical name.
-pub fn check_first_hit(level: &str, first_hit: crate::policy::FirstHit, prefetcher: &str) -> Result<(), ConfigError> {
-    if first_hit == crate::policy::FirstHit::StaySecond && prefetcher != "stack" {
+    // `stay_second` is about a stack's second prefetcher's blocks: anywhere else it did nothing, accepted
+    // without a word (an outside audit, 2026-12-07).
+    if first_hit == FirstHit::StaySecond && prefetcher != "stack" {
         return Err(ConfigError::new(
             format!("{level}.options.first_hit"),
             format!(

@@ -180,8 +180,6 @@ pub struct Tap {
     /// Blocks the current access's groups named while resident: if the access evicts such an old copy
     /// and fetches the block again, the new copy is a prefetch of this access ([`Tap::settle`]).
     old_copies: OldCopies,
-    /// The epoch of the current access's groups.
-    planned_epoch: u64,
     /// Prefetched blocks evicted unused.
     pf_ghost: KeyedList<()>,
     cp: usize,
@@ -204,7 +202,6 @@ impl Tap {
             unused: KeyedList::with_capacity(0),
             planned: Vec::new(),
             old_copies: OldCopies::default(),
-            planned_epoch: 0,
             pf_ghost: KeyedList::with_capacity(0),
             cp: 0,
             capacity: 0,
@@ -300,10 +297,10 @@ impl Tap {
         }
         let len = (last - a + 1) as u32;
         ctx.prefetch_run(PrefetchRun { first: a, len, stream: sid, placement: Placement::Default });
-        self.planned_epoch = self.requests / self.params.epoch;
+        let epoch = self.requests / self.params.epoch;
         for b in a..=last {
             if !ctx.cached_after_demand(b) {
-                self.unused.push_front(b, self.planned_epoch);
+                self.unused.push_front(b, epoch);
                 self.planned.push(b);
             } else if ctx.cache.contains(b) {
                 self.old_copies.cover(b, b);
@@ -319,6 +316,8 @@ impl Tap {
     /// ever); a resident block whose old copy the access evicted and fetched again is a prefetch of this
     /// access; a trigger mark set over an old copy stays only if the block is resident again.
     fn settle(&mut self, cache: CacheView<'_>) {
+        // Still the planning access's epoch: `requests` moves only after this, at the next access.
+        let epoch = self.requests / self.params.epoch;
         for b in std::mem::take(&mut self.planned) {
             if !cache.entry(b).is_some_and(Entry::unused_prefetch) {
                 self.unused.remove(b);
@@ -326,7 +325,7 @@ impl Tap {
         }
         for b in self.old_copies.settle() {
             if cache.entry(b).is_some_and(Entry::unused_prefetch) && !self.unused.contains(b) {
-                self.unused.push_front(b, self.planned_epoch);
+                self.unused.push_front(b, epoch);
             }
         }
         self.marks.settle(|b| cache.contains(b));
