@@ -79,11 +79,11 @@ impl Protect {
     /// With more unused prefetched blocks than the raise covers, the one prefetched longest ago (not in
     /// flight): the raised blocks form a partition of `cap` blocks in prefetch order.
     #[inline]
-    pub(super) fn overflow(&self, table: &BlockTable, raise: impl FnOnce() -> Option<Raise>) -> Option<Slot> {
+    pub(super) fn overflow(&mut self, table: &BlockTable, raise: impl FnOnce() -> Option<Raise>) -> Option<Slot> {
         if !self.raises || raise().is_none_or(|r| self.unused <= r.cap) {
             return None;
         }
-        self.raised.last_unpinned(&self.raised_links, table)
+        self.raised.last_unpinned(&mut self.raised_links, table)
     }
 
     /// Check the count and the raise list against the table (tests).

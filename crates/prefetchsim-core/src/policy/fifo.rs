@@ -30,7 +30,7 @@ impl Policy for Fifo {
 
     #[inline]
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
-        let s = self.list.last_unpinned(&self.links, table)?;
+        let s = self.list.last_unpinned(&mut self.links, table)?;
         self.list.unlink(&mut self.links, s);
         Some(s)
     }

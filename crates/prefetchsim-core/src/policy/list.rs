@@ -8,6 +8,7 @@
 //! one step toward the tail.
 
 use super::table::{block_map, BlockMap, BlockTable};
+use super::tail_memo::{Marks, TailMemo};
 
 /// The null link.
 pub const NIL: u32 = u32::MAX;
@@ -25,13 +26,16 @@ const UNLINKED: Link = Link { prev: NIL, next: NIL };
 #[derive(Clone, Debug, Default)]
 pub struct Links {
     nodes: Vec<Link>,
+    /// The runs of in-flight nodes that victim searches have passed ([`TailMemo`]); empty until the tail
+    /// of a list is first found pinned.
+    pub(super) marks: Marks,
 }
 
 impl Links {
     /// Links for `n` slots.
     #[must_use]
     pub fn with_capacity(n: usize) -> Self {
-        Self { nodes: vec![UNLINKED; n] }
+        Self { nodes: vec![UNLINKED; n], marks: Marks::default() }
     }
 
     /// Make `slot` addressable; slots past the initial capacity are rare (timed overflow), so growth is
@@ -77,16 +81,18 @@ pub(crate) fn grow<T: Copy>(v: &mut Vec<T>, slot: u32, fill: T) {
 }
 
 /// One list: its two ends and length; the links live in a [`Links`] arena.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 pub struct List {
     head: u32,
     tail: u32,
     len: usize,
+    /// Where the last victim search stopped, once one found the tail in flight (timed runs only).
+    memo: Option<Box<TailMemo>>,
 }
 
 impl Default for List {
     fn default() -> Self {
-        Self { head: NIL, tail: NIL, len: 0 }
+        Self { head: NIL, tail: NIL, len: 0, memo: None }
     }
 }
 
@@ -124,6 +130,9 @@ impl List {
         }
         self.head = slot;
         self.len += 1;
+        if let Some(m) = &mut self.memo {
+            m.on_push_front(slot);
+        }
     }
 
     /// Insert `slot` at the tail (LRU end).
@@ -138,6 +147,9 @@ impl List {
         }
         self.tail = slot;
         self.len += 1;
+        if let Some(m) = &mut self.memo {
+            m.on_push_back();
+        }
     }
 
     /// Insert `slot` right after `at` (one step toward the tail). `at` must be on this list.
@@ -153,6 +165,9 @@ impl List {
             links.nodes[nx as usize].prev = slot;
         }
         self.len += 1;
+        if let Some(m) = &mut self.memo {
+            m.on_insert_after(&links.marks, at, slot);
+        }
     }
 
     /// Insert `slot` right before `at` (one step toward the head). `at` must be on this list.
@@ -168,6 +183,9 @@ impl List {
     #[inline]
     pub fn unlink(&mut self, links: &mut Links, slot: u32) {
         let Link { prev: p, next: n } = links.nodes[slot as usize];
+        if let Some(m) = &mut self.memo {
+            m.on_unlink(&mut links.marks, slot, (p != NIL).then_some(p));
+        }
         if p == NIL {
             self.head = n;
         } else {
@@ -216,22 +234,32 @@ impl List {
         Some(h)
     }
 
-    /// The node nearest the tail whose block is not pinned (in flight): the LRU victim of this list.
+    /// The node nearest the tail whose block is not pinned (in flight): the LRU victim of this list. Left
+    /// on the list (the caller unlinks it if it takes it). When the tail is in flight, the search goes on
+    /// where the last one stopped ([`TailMemo`]) instead of walking the blocks in flight again.
     #[inline]
     #[must_use]
-    pub fn last_unpinned(&self, links: &Links, table: &BlockTable) -> Option<u32> {
+    pub fn last_unpinned(&mut self, links: &mut Links, table: &BlockTable) -> Option<u32> {
         // Every block in flight (a slow device far behind): nothing to find, without walking the list.
         if table.all_pinned() {
             return None;
         }
-        let mut cur = self.tail();
-        while let Some(s) = cur {
-            if !table.entry(s).pinned() {
-                return Some(s);
-            }
-            cur = links.prev(s);
+        let tail = self.tail()?;
+        if !table.entry(tail).pinned() {
+            return Some(tail);
         }
-        None
+        let Links { nodes, marks } = links;
+        let prev = |s: u32| {
+            let p = nodes[s as usize].prev;
+            (p != NIL).then_some(p)
+        };
+        let found = self.memo.get_or_insert_with(Box::default).last_unpinned(marks, prev, nodes.len(), table, tail);
+        #[cfg(debug_assertions)]
+        {
+            let walked = self.iter_from_tail(links).find(|&s| !table.entry(s).pinned());
+            assert_eq!(found, walked, "the victim search's memo disagrees with a walk from the tail");
+        }
+        found
     }
 
     /// Nodes from head (MRU) to tail (LRU).

@@ -51,7 +51,7 @@ impl Policy for Lru {
 
     #[inline(always)]
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
-        let s = self.list.last_unpinned(&self.links, table)?;
+        let s = self.list.last_unpinned(&mut self.links, table)?;
         self.list.unlink(&mut self.links, s);
         Some(s)
     }

@@ -19,6 +19,7 @@ pub mod sarc;
 pub mod split_lru;
 pub mod stream_lru;
 pub mod table;
+mod tail_memo;
 pub mod two_q;
 
 use serde::de::DeserializeOwned;

@@ -235,7 +235,7 @@ impl Policy for Mq {
     #[inline]
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
         for k in 0..self.queues.len() {
-            if let Some(s) = self.queues[k].last_unpinned(&self.links, table) {
+            if let Some(s) = self.queues[k].last_unpinned(&mut self.links, table) {
                 self.queues[k].unlink(&mut self.links, s);
                 return Some(s);
             }

@@ -199,7 +199,7 @@ impl SlotState {
 }
 
 /// One of the two lists and, in exact mode, the MRU-most block of its bottom `ΔL`.
-#[derive(Clone, Copy, Debug)]
+#[derive(Clone, Debug)]
 struct Side {
     list: List,
     bound: u32,
@@ -239,7 +239,7 @@ impl Sarc {
         Self {
             c,
             links: Links::with_capacity(c),
-            sides: [side; 2],
+            sides: [side.clone(), side],
             slots: vec![FREE; c],
             exact: params.bottom_mode == BottomMode::Exact,
             t: 0,
@@ -454,7 +454,7 @@ impl Policy for Sarc {
     #[inline]
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
         let (ns, nr) = (self.len(SEQ), self.len(RANDOM));
-        let last = |this: &Self, which: u8| this.sides[which as usize].list.last_unpinned(&this.links, table);
+        let last = |this: &mut Self, which: u8| this.sides[which as usize].list.last_unpinned(&mut this.links, table);
         // Only the global-LRU case compares the two lists' ends; otherwise one list's end is read.
         let first = if ns == 0 {
             RANDOM

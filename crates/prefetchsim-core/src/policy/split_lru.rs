@@ -212,8 +212,8 @@ impl SplitLru {
 
     /// Unlink the first unpinned slot of `list` from its LRU end.
     fn take_unpinned(&mut self, which: u8, table: &BlockTable) -> Option<Slot> {
-        let list = if which == UP { &self.up } else { &self.down };
-        let s = list.last_unpinned(&self.links, table)?;
+        let list = if which == UP { &mut self.up } else { &mut self.down };
+        let s = list.last_unpinned(&mut self.links, table)?;
         self.unlink(s);
         Some(s)
     }

@@ -40,7 +40,7 @@ pub struct StreamLruParams {
 }
 
 /// One group: a stream's blocks, or a lone block.
-#[derive(Clone, Copy, Debug, Default)]
+#[derive(Clone, Debug, Default)]
 struct Group {
     /// The members, accessed ones first, then unused prefetched ones nearest first.
     members: List,

@@ -19,7 +19,15 @@ pub struct BlockTable {
     /// Resident entries with [`flags::PINNED`] (in flight), so that a victim search over a cache whose
     /// every block is in flight ends at once instead of walking the whole list.
     pinned: usize,
+    /// The slots unpinned lately, oldest first, so that a victim search resuming over blocks in flight
+    /// learns which of them are ready now (`tail_memo`); cut when long.
+    unpins: Vec<Slot>,
+    /// How many unpins were cut from the front of `unpins`.
+    unpins_cut: u64,
 }
+
+/// Length at which the unpin log is cut (a search that has not read it since begins again from its tail).
+const UNPIN_LOG_MAX: usize = 1 << 16;
 
 impl BlockTable {
     /// An empty table sized for `capacity` blocks.
@@ -32,6 +40,8 @@ impl BlockTable {
             free: Vec::new(),
             len: 0,
             pinned: 0,
+            unpins: Vec::new(),
+            unpins_cut: 0,
         }
     }
 
@@ -46,8 +56,26 @@ impl BlockTable {
                 self.pinned += 1;
             } else {
                 self.pinned -= 1;
+                if self.unpins.len() == UNPIN_LOG_MAX {
+                    self.unpins_cut += UNPIN_LOG_MAX as u64;
+                    self.unpins.clear();
+                }
+                self.unpins.push(slot);
             }
         }
+    }
+
+    /// The slots unpinned since absolute position `pos` of the unpin log (`None` if part of them was cut).
+    #[must_use]
+    pub fn unpins_since(&self, pos: u64) -> Option<&[Slot]> {
+        let i = usize::try_from(pos.checked_sub(self.unpins_cut)?).ok()?;
+        self.unpins.get(i..)
+    }
+
+    /// The absolute position of the end of the unpin log.
+    #[must_use]
+    pub fn unpins_end(&self) -> u64 {
+        self.unpins_cut + self.unpins.len() as u64
     }
 
     /// Resident blocks in flight.
