@@ -315,6 +315,23 @@ def test_an_empty_trace_has_no_curve_and_says_so(tmp_path, method):
         ps.mrc(ps.open_trace(empty, "arc"), method=method)
 
 
+def test_an_empty_shards_sample_is_an_error_not_a_curve_of_hits(tmp_path):
+    # Ten blocks read once (miss ratio 1) with nothing in the 1% sample gave miss ratio 0, exit 0.
+    tr = _lirs(tmp_path, range(10))
+    with pytest.raises(ps.TraceError, match=r"t.lirs: no block references in the 0.01 SHARDS sample \(of 10;"):
+        ps.mrc(tr, [5], method="shards")
+    assert ps.mrc(tr, [5], method="shards", rate=1.0)["miss_ratio"].tolist() == [1.0]
+
+
+def test_sampled_simulation_runs_belady_min_on_its_sample(tmp_path):
+    # `mini` with opt failed with the core's "call optimal::prepare first"; at rate 1 it is `full`.
+    tr = _lirs(tmp_path, [i % 37 for i in range(400)])
+    mini = ps.mrc(tr, [5, 20], method="mini", policy="opt", rate=1.0)
+    full = ps.mrc(tr, [5, 20], method="full", policy="opt")
+    assert mini["misses"].tolist() == full["misses"].tolist()
+    assert full["misses"].tolist() == [ps.simulate(tr, size=s, policy="opt").levels[0]["misses"] for s in (5, 20)]
+
+
 @pytest.mark.parametrize("method", ["exact", "shards", "full"])
 def test_mrc_skip_bad_warns_on_stderr_as_sim_does(tmp_path, capsys, method):
     # The help says skipped records are reported on stderr; mrc kept the count in df.attrs only.

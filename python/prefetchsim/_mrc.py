@@ -287,6 +287,11 @@ def mrc(
                                          progress))
         if raw["references"] == 0:
             raise _core.TraceError(f"{tr.path}: no block references; a miss-ratio curve needs at least one")
+        if raw["sampled_references"] == 0:
+            # An empty sample estimated "every reference hits" (miss ratio 0), as if measured.
+            raise _core.TraceError(f"{tr.path}: no block references in the {raw['rate']:g} SHARDS sample (of "
+                                   f"{raw['references']:,}; raise the rate or the sample size); a miss-ratio curve "
+                                   "needs at least one")
         df = pd.DataFrame(raw["points"]).rename(columns={"size": "capacity_blocks"})
         df["hit_ratio"] = 1.0 - df["miss_ratio"]
         # `footprint` is what the shares were taken of (the whole trace's when resolved above); the

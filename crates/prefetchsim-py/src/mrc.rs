@@ -230,6 +230,19 @@ impl TaskTrace for SampleTrace<'_> {
     fn block_size(&self) -> u64 {
         self.block_size
     }
+
+    /// Belady's MIN levels learn their future from the sample (it is in memory; `mini` with `opt` failed
+    /// with the core's "call `optimal::prepare` first").
+    fn prepare(
+        &self,
+        _index: usize,
+        cfg: &HierarchyConfig,
+        h: &mut prefetchsim_core::engine::Hierarchy,
+        footprint: Option<u64>,
+    ) -> Result<(), SourceError> {
+        let mut open = || self.open().map(|s| s as Box<dyn RequestSource + '_>);
+        prefetchsim_core::optimal::prepare(cfg, h, footprint, &mut open, None)
+    }
 }
 
 /// An error made on the worker thread, turned into a Python exception back on the caller's.
