@@ -430,6 +430,7 @@ def test_bad_arguments_are_errors_naming_what(tmp_path: Path) -> None:
         # A negative block size was an OverflowError traceback.
         ([str(good), "--backing", str(backing), "--block-size", "-4096"], "--block-size: -4096 is negative"),
         ([str(good), "--backing", str(backing), "--block-size", "0"], "--block-size"),
+        ([str(good), "--backing", str(backing), "--max-connections", "0"], "--max-connections"),
     ]
     meminfo = Path("/proc/meminfo").read_text() if Path("/proc/meminfo").exists() else ""
     mem = next((int(line.split()[1]) * 1024 for line in meminfo.splitlines() if line.startswith("MemTotal:")), None)

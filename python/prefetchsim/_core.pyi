@@ -126,5 +126,6 @@ def serve(
     emulate: str | None = None,
     record: str | os.PathLike[str] | None = None,
     direct: bool = False,
+    max_connections: int = 64,
     ready: Callable[[str], Any] | None = None,
 ) -> str: ...

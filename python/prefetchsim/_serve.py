@@ -33,25 +33,31 @@ def _raise_stop(signum: int, frame: Any) -> None:
 
 def serve(config: Any, backing: str | os.PathLike[str], *, socket: str | None = None, listen: str | None = None,
           block_size: int = 4096, emulate: str | None = None, record: str | os.PathLike[str] | None = None,
-          direct: bool = False, ready: Callable[[str], None] | None = None) -> dict[str, Any]:
+          direct: bool = False, max_connections: int = 64,
+          ready: Callable[[str], None] | None = None) -> dict[str, Any]:
     """Serve ``backing`` over NBD through the hierarchy ``config`` (TOML path or dict) until SIGINT/SIGTERM.
 
     Returns the report: ``requests``, ``blocks``, ``levels`` (the simulator's per-level records),
     ``instances`` (when some level is several caches: one record per cache, as ``Result.raw["instances"]``;
     a ``per_client`` level's by client id, the connection's number), ``server`` (loads, uncached reads,
-    writes, write_errors, flushes: client FLUSH requests) and ``clients``.
+    writes, write_errors, flushes: client FLUSH requests), ``clients`` and ``refused_connections``
+    (connections closed unserved because ``max_connections`` were being served; each connection may hold
+    64 MiB of requests in service).
     """
     if (socket is None) == (listen is None):
         raise _core.ConfigError("serve: give exactly one of --socket PATH and --listen HOST:PORT")
     if isinstance(block_size, bool) or not isinstance(block_size, int) or block_size < 1:
         # The core checks the range; a negative int used to fail its conversion with an OverflowError.
         raise _core.ConfigError(f"--block-size {block_size!r}: from 1 byte to 32 MiB")
+    if isinstance(max_connections, bool) or not isinstance(max_connections, int) or max_connections < 1:
+        raise _core.ConfigError(f"--max-connections {max_connections!r}: give at least 1")
     doc, _ = load_config(config, with_trace=False)
     previous = signal.signal(signal.SIGTERM, _raise_stop) if _in_main_thread() else None
     try:
         out = _core.serve(_dumps("config", doc), os.fspath(backing), socket=socket, listen=listen,
                           block_size=block_size, emulate=emulate,
-                          record=None if record is None else os.fspath(record), direct=direct, ready=ready)
+                          record=None if record is None else os.fspath(record), direct=direct,
+                          max_connections=max_connections, ready=ready)
     finally:
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
@@ -83,6 +89,9 @@ def add_parser(sub: Any) -> None:
                    help="write the served trace (prefetchsim CSV, bytes) for replay with `prefetchsim run`")
     s.add_argument("--direct", action="store_true",
                    help="read the backing file with O_DIRECT (bypass the page cache; writes stay buffered + FLUSH)")
+    s.add_argument("--max-connections", type=positive, default=64, metavar="N",
+                   help="serve at most N connections at once; more are closed unserved and counted (default 64: "
+                        "each may hold 64 MiB of requests in service)")
     s.add_argument("--report", metavar="FILE", default=None, help="write the final counters as JSON here")
     s.set_defaults(func=cmd_serve)
 
@@ -98,12 +107,16 @@ def cmd_serve(args: argparse.Namespace) -> int:
         if not os.path.isdir(folder):
             raise _core.ConfigError(f"--report {args.report}: no folder {folder}")
     report = serve(args.config, args.backing, socket=args.socket, listen=args.listen, block_size=args.block_size,
-                   emulate=args.emulate, record=args.record, direct=args.direct, ready=ready)
+                   emulate=args.emulate, record=args.record, direct=args.direct,
+                   max_connections=args.max_connections, ready=ready)
     if args.report:
         with atomic_open(args.report, "w") as f:
             json.dump(report, f, indent=1)
     srv = report["server"]
-    lines = [f"prefetchsim serve: stopped; {report['clients']} clients, {report['requests']} requests, "
+    lines = [f"prefetchsim serve: stopped; {report['clients']} clients"
+             + (f" ({report['refused_connections']} connections refused: --max-connections)"
+                if report.get("refused_connections") else "")
+             + f", {report['requests']} requests, "
              f"{srv['writes']} writes, {srv['flushes']} flushes"]
     for lv in report["levels"]:
         lines.append(f"  {lv.get('name')}: {lv.get('policy')}+{lv.get('prefetcher')} hits {lv.get('hits')} "

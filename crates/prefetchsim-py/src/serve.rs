@@ -19,7 +19,7 @@ use crate::errors::PrefetchsimError;
 /// Returns the report as JSON: `requests`, `blocks`, `levels` (the simulator's level records), `instances`
 /// (one record per cache of a level of several, as in a simulation's result), `server`, `clients`.
 #[pyfunction]
-#[pyo3(signature = (config_json, backing, *, socket=None, listen=None, block_size=4096, emulate=None, record=None, direct=false, ready=None))]
+#[pyo3(signature = (config_json, backing, *, socket=None, listen=None, block_size=4096, emulate=None, record=None, direct=false, max_connections=prefetchsim_serve::DEFAULT_MAX_CONNECTIONS, ready=None))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,
@@ -31,6 +31,7 @@ fn serve(
     emulate: Option<String>,
     record: Option<PathBuf>,
     direct: bool,
+    max_connections: usize,
     ready: Option<Py<PyAny>>,
 ) -> PyResult<String> {
     let listen = match (socket, listen) {
@@ -38,7 +39,7 @@ fn serve(
         (None, Some(a)) => Listen::Tcp(a),
         _ => return Err(PyValueError::new_err("give exactly one of socket and listen")),
     };
-    let opts = ServeOptions { config_json, backing, listen, block_size, emulate, record, direct };
+    let opts = ServeOptions { config_json, backing, listen, block_size, emulate, record, direct, max_connections };
     let stop = AtomicBool::new(false);
     let (addr_tx, addr_rx) = mpsc::channel::<String>();
     let (result, callback_err) = py.detach(move || {

@@ -15,4 +15,4 @@ pub mod protocol;
 pub mod record;
 pub mod server;
 
-pub use server::{run, Listen, ServeOptions};
+pub use server::{run, Listen, ServeOptions, DEFAULT_MAX_CONNECTIONS};

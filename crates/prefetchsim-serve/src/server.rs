@@ -42,7 +42,13 @@ pub struct ServeOptions {
     pub record: Option<PathBuf>,
     /// Read the backing file with `O_DIRECT` (bypassing the page cache).
     pub direct: bool,
+    /// Most connections served at once; a connection beyond is closed at once, before the handshake (each
+    /// may hold 64 MiB of requests in service, so the limit bounds the server's memory).
+    pub max_connections: usize,
 }
+
+/// The default of [`ServeOptions::max_connections`]: 64 connections, at most 4 GiB of requests in service.
+pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
 
 /// How long a stopping server waits for its connections to finish their requests.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -58,6 +64,9 @@ enum Listener {
 pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) -> Result<Value, String> {
     if opts.block_size == 0 || opts.block_size > u64::from(crate::protocol::MAX_REQUEST_LEN) {
         return Err(format!("--block-size {}: from 1 byte to 32 MiB", opts.block_size));
+    }
+    if opts.max_connections == 0 {
+        return Err("--max-connections 0: give at least 1".to_string());
     }
     let backing = Backing::open(&opts.backing, opts.emulate.as_deref(), opts.direct)?;
     let core = CoreLevel::build(&opts.config_json, opts.block_size, backing.size.div_ceil(opts.block_size))?;
@@ -87,6 +96,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         let (down_tx, down_rx) = watch::channel(false);
         let mut conns = JoinSet::new();
         let clients = Arc::new(AtomicU32::new(0));
+        let mut refused = 0u64;
         let block = u32::try_from(opts.block_size).unwrap_or(u32::MAX);
         loop {
             while conns.try_join_next().is_some() {}
@@ -98,14 +108,26 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
             match &listener {
                 Listener::Unix(l, _) => tokio::select! {
                     r = l.accept() => if let Ok((s, _)) = r {
-                        conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx));
+                        // Over the limit: dropped unserved (closed before the server's greeting).
+                        while conns.try_join_next().is_some() {}
+                        if conns.len() >= opts.max_connections {
+                            refused += 1;
+                        } else {
+                            conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx));
+                        }
                     },
                     () = tick => {}
                 },
                 Listener::Tcp(l) => tokio::select! {
                     r = l.accept() => if let Ok((s, _)) = r {
-                        let _ = s.set_nodelay(true);
-                        conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx));
+                        // Over the limit: dropped unserved (closed before the server's greeting).
+                        while conns.try_join_next().is_some() {}
+                        if conns.len() >= opts.max_connections {
+                            refused += 1;
+                        } else {
+                            let _ = s.set_nodelay(true);
+                            conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx));
+                        }
                     },
                     () = tick => {}
                 },
@@ -126,6 +148,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         let mut report = cache.finish()?;
         // Connections that completed the handshake (a second server probing the socket is not a client).
         report["clients"] = Value::from(clients.load(Ordering::Relaxed));
+        report["refused_connections"] = Value::from(refused);
         Ok(report)
     })
 }

@@ -60,6 +60,11 @@ impl Server {
 
     /// With `record`, the served trace is written to `served.csv` in the test's folder.
     fn start_opts(name: &str, config: &str, direct: bool, record: bool) -> Self {
+        Self::start_limited(name, config, direct, record, prefetchsim_serve::DEFAULT_MAX_CONNECTIONS)
+    }
+
+    /// [`Self::start_opts`] serving at most `max_connections` connections at once.
+    fn start_limited(name: &str, config: &str, direct: bool, record: bool, max_connections: usize) -> Self {
         let dir = temp_dir(name);
         let backing = dir.join("disk.img");
         std::fs::write(&backing, pattern(SIZE)).unwrap();
@@ -72,6 +77,7 @@ impl Server {
             emulate: None,
             record: record.then(|| dir.join("served.csv")),
             direct,
+            max_connections,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
@@ -225,6 +231,37 @@ fn write_at(s: &mut UnixStream, offset: u64, data: &[u8]) {
 fn closed(s: &mut UnixStream) -> bool {
     let mut b = [0u8; 1];
     matches!(s.read(&mut b), Ok(0) | Err(_))
+}
+
+/// A connection beyond `max_connections` is closed before the greeting and counted; once a served one
+/// ends, the next is served (the server had no limit: N clients could hold N x 64 MiB in service).
+#[test]
+fn connections_beyond_the_limit_are_closed_and_counted() {
+    let srv = Server::start_limited("limit", RA, false, false, 2);
+    let mut a = client(&srv.socket);
+    let mut b = client(&srv.socket);
+    let mut over = connect(&srv.socket);
+    assert!(closed(&mut over), "a third connection is closed unserved");
+    assert_eq!(read_at(&mut a, 0, 100), pattern(SIZE)[..100]);
+    assert_eq!(read_at(&mut b, 4096, 100), pattern(SIZE)[4096..4196]);
+    drop(a);
+    // The ended connection's slot is free once the server has seen it end.
+    let _served = (0..100)
+        .find_map(|_| {
+            let mut s = connect(&srv.socket);
+            let mut magic = [0u8; 8];
+            match s.read_exact(&mut magic) {
+                Ok(()) => Some(s),
+                Err(_) => {
+                    std::thread::sleep(Duration::from_millis(20));
+                    None
+                }
+            }
+        })
+        .expect("a connection is served again after one ended");
+    let report = srv.stop();
+    assert!(report["refused_connections"].as_u64().unwrap() >= 1, "{report}");
+    assert_eq!(report["clients"], 2, "the refused ones never completed a handshake");
 }
 
 /// After any misbehaviour: a fresh client still reads the right bytes.
