@@ -110,6 +110,11 @@ def test_reproduce_optimal_prints_the_table(lirs_trace, capsys):
                        ("--fetch-times", "0")]:
         assert main(["reproduce", "optimal", lirs_trace, "--format", "lirs", opt, value]) == 2
         assert opt in capsys.readouterr().err, (opt, value)
+    # --limit -1 said "give 0 or more", and 0 was then refused.
+    for value in ("-1", "0"):
+        with pytest.raises(SystemExit) as exited:
+            main(["reproduce", "optimal", lirs_trace, "--format", "lirs", "--limit", value])
+        assert exited.value.code == 2 and "give 1 or more" in capsys.readouterr().err, value
 
 
 def test_reproduce_split_prints_the_bound_and_the_shares():
@@ -180,3 +185,57 @@ def test_a_cache_larger_than_the_trace_costs_the_trace_not_the_cache():
     whole = optimal.integrated(tr, tr.footprint(), 2)
     assert big == whole
     assert big["min_demand"]["fetches"] == tr.footprint()
+
+
+def _requests_csv(path, reqs) -> str:
+    """A project CSV of (first block, length) reads."""
+    lines = ["# prefetchsim trace: block_size=4096", "time_ns,op,first,len,stream,client"]
+    lines += [f"{i},read,{first},{n},0,0" for i, (first, n) in enumerate(reqs)]
+    path.write_text("\n".join(lines) + "\n")
+    return str(path)
+
+
+def test_the_lower_end_of_the_optimum_is_computed_in_whole_numbers(tmp_path):
+    # One request, k = 6, F = 4: A = C = 5, so the low end is max(ceil(5 / (1 + 4/6)), ceil(5 / 2), 1) - 1
+    # = 2. In floating point 5 / (1 + 4/6) is 3.0000000000000004 and the range said (3, 4).
+    tr = ps.open_trace(_requests_csv(tmp_path / "one.csv", [(1, 1)]))
+    b = optimal.integrated(tr, 6, 4)
+    assert (b["aggressive"]["elapsed"], b["conservative"]["elapsed"]) == (5, 5)
+    assert optimal.optimum_range(b, 6, 4) == (2, 4)
+
+
+@pytest.mark.parametrize("limit, error", [(-1, ps.ConfigError), (0, ps.ConfigError), (2.5, TypeError),
+                                          (True, TypeError)])
+def test_a_bad_limit_of_the_single_disk_model_names_it(lirs_trace, limit, error):
+    # -1 was a plain ValueError, 2.5 a TypeError naming nothing, True ran one request.
+    tr = ps.open_trace(lirs_trace, "lirs")
+    for call in (lambda: optimal.integrated(tr, 2, 3, limit=limit), lambda: optimal.bounds_table(tr, 2, [], 3, limit)):
+        with pytest.raises(error, match="limit"):
+            call()
+    assert optimal.integrated(tr, 2, 3, limit=3)["min_demand"]["requests"] == 3
+
+
+def test_a_level_that_is_neither_a_level_nor_a_table_is_a_type_error(lirs_trace):
+    with pytest.raises(ps.ConfigTypeError, match="level must be a Level or a mapping"):
+        optimal.single_disk(ps.open_trace(lirs_trace, "lirs"), [ps.Level(2)], 3)
+
+
+def test_the_single_disk_model_refuses_an_empty_trace_as_simulate_does(tmp_path):
+    # integrated, single_disk and bounds_table returned zeros and a hit ratio of 0 for no access at all.
+    tr = ps.open_trace(_requests_csv(tmp_path / "empty.csv", []))
+    for call in (lambda: optimal.integrated(tr, 2, 3), lambda: optimal.single_disk(tr, ps.Level(2), 3),
+                 lambda: optimal.bounds_table(tr, 2, ["obl"], 3), lambda: ps.simulate(tr, size=2, policy="opt")):
+        with pytest.raises(ps.TraceError, match="no requests to simulate"):
+            call()
+
+
+def test_opt_runs_on_an_oracle_general_file_read_back_with_id_bytes(tmp_path):
+    # A record of two blocks read back with id_bytes is two accesses: its file's next record is not its
+    # blocks' next access, so the pre-pass computes them (the file's values were taken and the run refused).
+    tr = ps.open_trace(_requests_csv(tmp_path / "two.csv", [(0, 2), (4, 1), (0, 2)]))
+    with pytest.warns(UserWarning, match="cover more than one block"):
+        tr.convert(str(tmp_path / "two.oracleGeneral.bin"))
+    back = ps.open_trace(str(tmp_path / "two.oracleGeneral.bin"), format="oracle_general", id_bytes=4096)
+    same = ps.simulate(tr, size=2, policy="opt").levels[0]
+    again = ps.simulate(back, size=2, policy="opt").levels[0]
+    assert (again["hits"], again["misses"]) == (same["hits"], same["misses"])

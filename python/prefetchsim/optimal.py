@@ -53,6 +53,26 @@ def _cache_blocks(cache_blocks: int) -> int:
     return cache_blocks
 
 
+def _limit(limit: int | None) -> int | None:
+    """``limit`` if the single-disk model takes it: ``None`` (the whole trace) or a whole number of requests,
+    1 to 2^64 - 1 (NumPy's integers too; a bool is not one). -1 was a plain ValueError, 2.5 a TypeError
+    naming nothing."""
+    if limit is None:
+        return None
+    limit = int_arg("limit", limit)
+    if not 1 <= limit <= 2**64 - 1:
+        raise _core.ConfigError(f"limit: {limit} is out of range (1 to {2**64 - 1}): the first N requests, at "
+                                "least one; leave it out to read the whole trace")
+    return limit
+
+
+def _no_requests(trace: Trace, schedule: Mapping[str, int]) -> None:
+    """An empty trace (or one whose every record a filter drops) is an error, as in :func:`simulate`: a
+    schedule of nothing reported zeros and a hit ratio of 0 as if measured."""
+    if schedule["requests"] == 0:
+        raise _core.TraceError(f"{trace.path}: no requests to simulate (the trace is empty, or no record is kept)")
+
+
 def share_of_gain(value: float, baseline: float, bound: float) -> float:
     """``(value - baseline) / (bound - baseline)``: 0 is no better than the baseline, 1 is all the gain the
     bound shows. Works for quantities to maximise (hit ratio) and to minimise (stall time) alike. NaN when
@@ -73,7 +93,9 @@ def integrated(trace: Trace | str | os.PathLike[str], cache_blocks: int, fetch_t
     and at least Aggressive's divided by min(1 + F/k, 2) and Conservative's divided by 2
     (:func:`optimum_range`)."""
     tr = _as_trace(trace)
-    return json.loads(_core.integrated(tr._json(), _cache_blocks(cache_blocks), _fetch_time(fetch_time), limit))
+    out = json.loads(_core.integrated(tr._json(), _cache_blocks(cache_blocks), _fetch_time(fetch_time), _limit(limit)))
+    _no_requests(tr, out["aggressive"])
+    return out
 
 
 def optimum_range(bounds: Mapping[str, Mapping[str, int]], cache_blocks: int, fetch_time: int) -> tuple[int, int]:
@@ -81,8 +103,11 @@ def optimum_range(bounds: Mapping[str, Mapping[str, int]], cache_blocks: int, fe
     better of Aggressive and Conservative (reached), low follows from their published ratios."""
     a, c = bounds["aggressive"], bounds["conservative"]
     n = a["requests"]
-    ratio_a = min(1 + _fetch_time(fetch_time) / _cache_blocks(cache_blocks), 2.0)
-    low_elapsed = max(math.ceil(a["elapsed"] / ratio_a), math.ceil(c["elapsed"] / 2), n)
+    f, k = _fetch_time(fetch_time), _cache_blocks(cache_blocks)
+    # ceil(A / min(1 + F/k, 2)) in whole numbers: in floating point 5 / (1 + 4/6) is 3.0000000000000004,
+    # whose ceiling is one unit too high.
+    low_a = -(-a["elapsed"] // 2) if f >= k else -(-a["elapsed"] * k // (k + f))
+    low_elapsed = max(low_a, -(-c["elapsed"] // 2), n)
     return low_elapsed - n, min(a["stall"], c["stall"])
 
 
@@ -92,8 +117,12 @@ def single_disk(trace: Trace | str | os.PathLike[str], level: Level | Mapping[st
     single-disk model: ``{"schedule": {requests, elapsed, stall, fetches}, "level": its record}``. Demand
     fetching stalls ``fetch_time`` per miss; a prefetcher's blocks queue on the one disk."""
     tr = _as_trace(trace)
+    if not isinstance(level, (Level, Mapping)):
+        raise ConfigTypeError(f"level must be a Level or a mapping (a [[level]] table), not {type(level).__name__}")
     doc = {"level": [level.to_config() if isinstance(level, Level) else dict(level)]}
-    return json.loads(_core.single_disk(tr._json(), _dumps("config", doc), _fetch_time(fetch_time)))
+    out = json.loads(_core.single_disk(tr._json(), _dumps("config", doc), _fetch_time(fetch_time)))
+    _no_requests(tr, out["schedule"])
+    return out
 
 
 def bounds_table(trace: Trace | str | os.PathLike[str], cache_blocks: int, prefetchers: Iterable[str],
@@ -114,6 +143,7 @@ def bounds_table(trace: Trace | str | os.PathLike[str], cache_blocks: int, prefe
     tr = _as_trace(trace)
     _cache_blocks(cache_blocks)
     _fetch_time(fetch_time)
+    limit = _limit(limit)
     if isinstance(prefetchers, str):
         raise ConfigTypeError("prefetchers must be an iterable of names, not a single string")
     pfs = ["none", *[p for p in prefetchers if p != "none"]]
@@ -122,6 +152,7 @@ def bounds_table(trace: Trace | str | os.PathLike[str], cache_blocks: int, prefe
     for p, pf in ((p, pf) for pf in pfs for p in ("lru", "opt")):
         doc = {"level": [Level(cache_blocks, p, pf).to_config()], "engine": engine}
         r = json.loads(_core.single_disk(tr._json(), _dumps("config", doc), fetch_time))
+        _no_requests(tr, r["schedule"])
         # The single-disk replay makes the instant engine's decisions: its level record is the run's.
         stalls[(p, pf)], hits[(p, pf)] = r["schedule"], r["level"]["hit_ratio"]
         if progress is not None:

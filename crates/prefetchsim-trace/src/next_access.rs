@@ -18,11 +18,17 @@ use crate::formats::oracle_general::{fields, SIZE};
 use crate::spec::{OpsFilter, TraceSpec};
 
 /// The first level's next uses as `spec`'s trace states them, for its first `limit` requests: `None` when
-/// the trace does not state them (not a plain oracleGeneral file, a filter that may drop records, or a
-/// field holding no information). A file whose field contradicts its object ids is an error naming the
-/// record.
+/// the trace does not state them (not a plain oracleGeneral file, a filter that may drop records, a field
+/// holding no information, or records that are not one block access each: with `id_bytes` a record covers
+/// its size from its id's byte, so its next record is not its blocks' next access). A file whose field
+/// contradicts its object ids is an error naming the record.
 pub fn stated_next_uses(spec: &TraceSpec, limit: Option<u64>) -> Result<Option<NextUse>, TraceError> {
-    if !spec.merge.is_empty() || spec.is_synthetic() || spec.skip_bad != 0 || spec.ops == OpsFilter::Writes {
+    if !spec.merge.is_empty()
+        || spec.is_synthetic()
+        || spec.skip_bad != 0
+        || spec.ops == OpsFilter::Writes
+        || spec.id_bytes.is_some()
+    {
         return Ok(None);
     }
     if spec.resolved_format()? != "oracle_general" {

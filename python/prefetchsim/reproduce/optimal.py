@@ -13,7 +13,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .. import _core
-from .._argtypes import count
+from .._argtypes import positive
 from .._atomic import write_csv
 from .._trace import open_trace
 from ..optimal import bounds_table
@@ -91,7 +91,7 @@ def add_arguments(parser) -> None:
                         help="more fetch times, at the first share only")
     parser.add_argument("--prefetchers", default=",".join(PREFETCHERS), metavar="P,P",
                         help=f"prefetchers beside none (default {','.join(PREFETCHERS)})")
-    parser.add_argument("--limit", type=count, default=None, metavar="N", help="first N requests only")
+    parser.add_argument("--limit", type=positive, default=None, metavar="N", help="first N requests only")
 
 
 def run_from_args(args, progress):

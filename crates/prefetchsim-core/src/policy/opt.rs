@@ -10,7 +10,9 @@
 //! Prefetched blocks: a block the level's own prefetcher (or a DEMOTE from above) brings in is not an
 //! access; its key is the position of its next access in the stream, known like any other block's, so
 //! MIN keeps a prefetched block exactly as long as a demand-fetched block with the same next use, and a
-//! prefetched block never used is the first to go. MIN decides only evictions: what is prefetched, and
+//! prefetched block never used goes before every block that will be used. Ties (blocks never used again)
+//! go in the order of their last touch, an access or an admission, the oldest first: a rule of ours
+//! (MIN's misses are the same under any tie rule; what a prefetcher asks for may not be). MIN decides only evictions: what is prefetched, and
 //! when, stays the prefetcher's choice, and every block the level admits is cached (no bypass), as in
 //! Belady's demand paging. So `opt` with a prefetcher is the best replacement for the blocks that
 //! prefetcher brings in while they do not change what it asks for; a prefetcher that reacts to hits can
@@ -23,14 +25,18 @@ use std::collections::BinaryHeap;
 use super::next_use::{Future, NEVER};
 use super::{BlockTable, Insert, Policy, PolicyEnv, Slot};
 
+/// A block's eviction order: its next use, then (for blocks never used again) the reverse of its last
+/// touch, so that the block touched longest ago is the largest.
+type Key = (u64, u64);
+
 /// Belady's MIN over the level's stream.
 #[derive(Debug)]
 pub struct Opt {
     future: Future,
     /// Per slot: its key (larger is evicted first) while the slot is in the policy.
-    keys: Vec<Option<u64>>,
+    keys: Vec<Option<Key>>,
     /// (key, slot), largest first; entries whose key is no longer the slot's are stale and skipped.
-    heap: BinaryHeap<(u64, Slot)>,
+    heap: BinaryHeap<(Key, Slot)>,
     live: usize,
     /// Touches so far, for the least-recently-used order used while recording.
     clock: u64,
@@ -49,15 +55,17 @@ impl Opt {
         }
     }
 
-    /// The key of `slot`'s block now: its next use; while recording (or unprepared), the reverse of its
-    /// last touch (least recently used first), which keeps the recording run deterministic.
-    fn key(&mut self, slot: Slot, table: &BlockTable) -> u64 {
+    /// The key of `slot`'s block now: its next use, ties among blocks never used again broken by the
+    /// last touch (oldest first); while recording (or unprepared), the reverse of its last touch (least
+    /// recently used first), which keeps the recording run deterministic.
+    fn key(&mut self, slot: Slot, table: &BlockTable) -> Key {
+        self.clock += 1;
         match &self.future {
-            Future::Known(o) => o.next_use(table.entry(slot).block),
-            Future::Record(_) | Future::Unknown => {
-                self.clock += 1;
-                NEVER - self.clock
-            }
+            Future::Known(o) => match o.next_use(table.entry(slot).block) {
+                NEVER => (NEVER, NEVER - self.clock),
+                next => (next, 0),
+            },
+            Future::Record(_) | Future::Unknown => (NEVER - self.clock, 0),
         }
     }
 
