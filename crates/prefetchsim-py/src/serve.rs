@@ -39,7 +39,18 @@ fn serve(
         (None, Some(a)) => Listen::Tcp(a),
         _ => return Err(PyValueError::new_err("give exactly one of socket and listen")),
     };
-    let opts = ServeOptions { config_json, backing, listen, block_size, emulate, record, direct, max_connections };
+    let handshake_timeout = prefetchsim_serve::DEFAULT_HANDSHAKE_TIMEOUT;
+    let opts = ServeOptions {
+        config_json,
+        backing,
+        listen,
+        block_size,
+        emulate,
+        record,
+        direct,
+        max_connections,
+        handshake_timeout,
+    };
     let stop = AtomicBool::new(false);
     let (addr_tx, addr_rx) = mpsc::channel::<String>();
     let (result, callback_err) = py.detach(move || {

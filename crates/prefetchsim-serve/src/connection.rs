@@ -67,8 +67,9 @@ async fn reserve(
     }
 }
 
-/// Serve a connection on `stream` until the client disconnects, breaks the protocol, or `shutdown` turns
-/// true (then the requests in service finish first). `clients` counts the connections that completed the
+/// Serve a connection on `stream` until the client disconnects, breaks the protocol, does not finish its
+/// handshake within `handshake_timeout`, or `shutdown` turns true (then the requests in service finish
+/// first). `clients` counts the connections that completed the
 /// handshake, and this one's client id is its number among them: a connection that only probes whether
 /// the socket is live (a second server) is no client and takes no id.
 pub async fn serve<S>(
@@ -77,6 +78,7 @@ pub async fn serve<S>(
     block: u32,
     clients: Arc<AtomicU32>,
     mut shutdown: watch::Receiver<bool>,
+    handshake_timeout: std::time::Duration,
 ) where
     S: AsyncRead + AsyncWrite + Unpin + Send + 'static,
 {
@@ -85,8 +87,9 @@ pub async fn serve<S>(
     let size = cache.size();
     let negotiated = tokio::select! {
         r = negotiate(&mut stream, size, block, move || *down.borrow()) => r,
-        // A client still negotiating when the server stops is dropped.
+        // A client still negotiating when the server stops, or past the handshake's deadline, is dropped.
         _ = shutdown.wait_for(|s| *s) => return,
+        () = tokio::time::sleep(handshake_timeout) => return,
     };
     let client = match negotiated {
         Ok(Negotiated::Go) => clients.fetch_add(1, Ordering::Relaxed),

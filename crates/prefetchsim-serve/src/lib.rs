@@ -15,4 +15,4 @@ pub mod protocol;
 pub mod record;
 pub mod server;
 
-pub use server::{run, Listen, ServeOptions, DEFAULT_MAX_CONNECTIONS};
+pub use server::{run, Listen, ServeOptions, DEFAULT_HANDSHAKE_TIMEOUT, DEFAULT_MAX_CONNECTIONS};

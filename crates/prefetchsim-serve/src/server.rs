@@ -45,10 +45,16 @@ pub struct ServeOptions {
     /// Most connections served at once; a connection beyond is closed at once, before the handshake (each
     /// may hold 64 MiB of requests in service, so the limit bounds the server's memory).
     pub max_connections: usize,
+    /// A connection that has not finished its handshake by then is closed (it held a slot of
+    /// `max_connections` for as long as it stayed silent).
+    pub handshake_timeout: Duration,
 }
 
 /// The default of [`ServeOptions::max_connections`]: 64 connections, at most 4 GiB of requests in service.
 pub const DEFAULT_MAX_CONNECTIONS: usize = 64;
+
+/// The default of [`ServeOptions::handshake_timeout`].
+pub const DEFAULT_HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(30);
 
 /// How long a stopping server waits for its connections to finish their requests.
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(10);
@@ -113,7 +119,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
                         if conns.len() >= opts.max_connections {
                             refused += 1;
                         } else {
-                            conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx));
+                            conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx, opts.handshake_timeout));
                         }
                     },
                     () = tick => {}
@@ -126,7 +132,7 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
                             refused += 1;
                         } else {
                             let _ = s.set_nodelay(true);
-                            conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx));
+                            conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx, opts.handshake_timeout));
                         }
                     },
                     () = tick => {}

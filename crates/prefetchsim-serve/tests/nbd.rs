@@ -65,6 +65,18 @@ impl Server {
 
     /// [`Self::start_opts`] serving at most `max_connections` connections at once.
     fn start_limited(name: &str, config: &str, direct: bool, record: bool, max_connections: usize) -> Self {
+        Self::start_full(name, config, direct, record, max_connections, prefetchsim_serve::DEFAULT_HANDSHAKE_TIMEOUT)
+    }
+
+    /// [`Self::start_limited`] closing a connection whose handshake is not done after `handshake_timeout`.
+    fn start_full(
+        name: &str,
+        config: &str,
+        direct: bool,
+        record: bool,
+        max_connections: usize,
+        handshake_timeout: Duration,
+    ) -> Self {
         let dir = temp_dir(name);
         let backing = dir.join("disk.img");
         std::fs::write(&backing, pattern(SIZE)).unwrap();
@@ -78,6 +90,7 @@ impl Server {
             record: record.then(|| dir.join("served.csv")),
             direct,
             max_connections,
+            handshake_timeout,
         };
         let stop = Arc::new(AtomicBool::new(false));
         let (tx, rx) = mpsc::channel();
@@ -262,6 +275,26 @@ fn connections_beyond_the_limit_are_closed_and_counted() {
     let report = srv.stop();
     assert!(report["refused_connections"].as_u64().unwrap() >= 1, "{report}");
     assert_eq!(report["clients"], 2, "the refused ones never completed a handshake");
+}
+
+/// A connection that does not finish its handshake in time is closed and its slot freed: a client that
+/// declared a large option and never sent it held its connection until the server stopped.
+#[test]
+fn a_silent_handshake_is_closed_at_its_deadline() {
+    let srv = Server::start_full("deadline", RA, false, false, 1, Duration::from_millis(300));
+    let mut silent = connect(&srv.socket);
+    greet(&mut silent);
+    // An option header declaring 1 MiB of data, then nothing.
+    let mut head = Vec::new();
+    head.extend_from_slice(&IHAVEOPT.to_be_bytes());
+    head.extend_from_slice(&OPT_GO.to_be_bytes());
+    head.extend_from_slice(&(1u32 << 20).to_be_bytes());
+    silent.write_all(&head).unwrap();
+    let t = std::time::Instant::now();
+    assert!(closed(&mut silent), "the silent client is closed");
+    assert!(t.elapsed() < Duration::from_secs(5), "closed at its deadline, not at the stop");
+    still_serves(&srv);
+    srv.stop();
 }
 
 /// After any misbehaviour: a fresh client still reads the right bytes.
