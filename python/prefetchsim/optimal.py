@@ -60,6 +60,9 @@ def _limit(limit: int | None) -> int | None:
     if limit is None:
         return None
     limit = int_arg("limit", limit)
+    if limit == 0:
+        raise _core.ConfigError("limit: 0 requests measure nothing: give at least 1, or leave the limit out to read "
+                                "the whole trace")
     if not 1 <= limit <= 2**64 - 1:
         raise _core.ConfigError(f"limit: {limit} is out of range (1 to {2**64 - 1}): the first N requests, at "
                                 "least one; leave it out to read the whole trace")
