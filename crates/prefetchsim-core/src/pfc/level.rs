@@ -16,7 +16,10 @@
 //!   readmore "additional blocks to prefetch", §3.1); `readmore_joined` keeps them in that read.
 //!
 //! With `cache_bypassed` (pfc.md, for studies) the bypassed blocks read from below are cached at the
-//! level's eviction end: at once in the instant engine, when their read arrives in the timed one.
+//! level's eviction end: after the access in the instant engine, and in the timed one once every read of
+//! the access has arrived (the bypass reads and the wrapped level's). Cached when their own read arrived,
+//! they could come before the same access's forwarded read at one instant, with every cached block in
+//! flight, and were dropped: at zero latencies the engines differed.
 //!
 //! The outcomes, fetches and pending tags the engines read are those of `[s, e]` in block order: the
 //! bypass fetches come first, then the wrapped level's, so the fetch tags are split at that point.
@@ -30,6 +33,15 @@ use crate::forward_level;
 use crate::level::{AnyLevel, CacheLevel, Coordination, Demotion, EventLog, Instances, Pinning};
 use crate::prefetch::Outcome;
 use crate::request::{Fetch, Request};
+
+/// `cache_bypassed`, timed: one access's reads in flight and the blocks of its bypass reads that arrived,
+/// cached when the last read arrives.
+struct BypassingAccess {
+    /// The access's reads not arrived yet.
+    waiting: Vec<u32>,
+    /// Its bypass reads in order, with their blocks once arrived.
+    bypass: Vec<(u32, Option<(u64, u32)>)>,
+}
 
 /// A level with PFC in front of it.
 pub struct PfcLevel {
@@ -46,10 +58,10 @@ pub struct PfcLevel {
     bypass_fetches: usize,
     /// The wrapped level had fetches in the last access.
     inner_fetched: bool,
-    /// Timed mode (`cache_bypassed` caches bypassed blocks when their read arrives).
+    /// Timed mode (`cache_bypassed` caches bypassed blocks once the access's reads have arrived).
     timed: bool,
-    /// `cache_bypassed`, timed: the tags of bypass reads in flight (blocks cached on arrival).
-    bypass_tags: Vec<u32>,
+    /// `cache_bypassed`, timed: the accesses with bypass reads whose reads are not all in.
+    bypassing: Vec<BypassingAccess>,
     /// Timed, `engine.prefetch_io = "apart"`: readmore blocks are read as a prefetch of their own
     /// (unless `readmore_joined`).
     prefetch_apart: bool,
@@ -75,7 +87,7 @@ impl PfcLevel {
             bypass_fetches: 0,
             inner_fetched: false,
             timed: false,
-            bypass_tags: Vec::new(),
+            bypassing: Vec::new(),
             prefetch_apart: false,
             last: None,
             log: false,
@@ -277,8 +289,10 @@ impl Pinning for PfcLevel {
         self.inner.set_prefetch_apart(on)
     }
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
-        if self.params.cache_bypassed {
-            self.bypass_tags.extend_from_slice(&ids[..self.bypass_fetches.min(ids.len())]);
+        let n = self.bypass_fetches.min(ids.len());
+        if self.params.cache_bypassed && n > 0 {
+            self.bypassing
+                .push(BypassingAccess { waiting: ids.to_vec(), bypass: ids[..n].iter().map(|&t| (t, None)).collect() });
         }
         match ids.get(self.bypass_fetches..) {
             Some(rest) if self.inner_fetched && !rest.is_empty() => self.inner.set_fetch_tags(rest),
@@ -290,10 +304,18 @@ impl Pinning for PfcLevel {
     }
     fn complete(&mut self, first: u64, len: u32, tag: u32) {
         self.inner.complete(first, len, tag);
-        if let Some(i) = self.bypass_tags.iter().position(|&t| t == tag) {
-            self.bypass_tags.swap_remove(i);
-            for b in first..first + u64::from(len) {
-                self.inner.insert_cold(b);
+        let Some(i) = self.bypassing.iter().position(|a| a.waiting.contains(&tag)) else { return };
+        let access = &mut self.bypassing[i];
+        access.waiting.retain(|&t| t != tag);
+        if let Some(read) = access.bypass.iter_mut().find(|(t, _)| *t == tag) {
+            read.1 = Some((first, len));
+        }
+        if access.waiting.is_empty() {
+            let done = self.bypassing.remove(i);
+            for (first, len) in done.bypass.into_iter().filter_map(|(_, r)| r) {
+                for b in first..first + u64::from(len) {
+                    self.inner.insert_cold(b);
+                }
             }
         }
     }
