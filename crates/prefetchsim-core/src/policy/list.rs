@@ -236,7 +236,7 @@ impl List {
 
     /// The node nearest the tail whose block is not pinned (in flight): the LRU victim of this list. Left
     /// on the list (the caller unlinks it if it takes it). When the tail is in flight, the search goes on
-    /// where the last one stopped ([`TailMemo`]) instead of walking the blocks in flight again.
+    /// where the last one stopped (`policy::tail_memo`) instead of walking the blocks in flight again.
     #[inline]
     #[must_use]
     pub fn last_unpinned(&mut self, links: &mut Links, table: &BlockTable) -> Option<u32> {
