@@ -129,3 +129,21 @@ def test_the_summary_names_the_whole_trace_totals_apart_from_the_first_levels_co
     row = r.to_pandas().iloc[0]
     assert {k: row[k] for k in flat} == {k: s[k] for k in flat} and row["requests"] == 2_300
     assert "blocks" not in r.to_pandas()
+
+
+def test_a_negative_head_is_a_config_error_naming_n(spc_trace):
+    # It was a plain ValueError naming the core's range (0 to 2^64 - 1).
+    with pytest.raises(ps.ConfigError, match="n: -1 is negative"):
+        ps.open_trace(spc_trace).head(-1)
+
+
+def test_synthetic_takes_ops_and_mode_as_the_command_line_does():
+    # `--ops` and `--mode` worked on generators at the command line; ps.synthetic refused them as unknown
+    # generator parameters.
+    every = ps.synthetic("oltp-like", requests=1000, seed=1)
+    reads = ps.synthetic("oltp-like", requests=1000, seed=1, ops="reads")
+    assert reads.info()["requests"] == int((every.head(1000)["op"] == "R").sum()) < 1000
+    objects = ps.synthetic("oltp-like", requests=1000, seed=1, mode="objects")
+    assert objects.info()["requests"] == 1000
+    with pytest.raises(ps.ConfigError, match="trace.ops"):
+        ps.synthetic("oltp-like", ops="nope").info()

@@ -95,7 +95,11 @@ class Trace:
         """The first ``n`` requests as a pandas DataFrame."""
         import pandas as pd
 
-        rows = _core.head(self._json(), int_arg("n", n))
+        n = int_arg("n", n)
+        if n < 0:
+            # A plain ValueError naming a range of the core's type before.
+            raise _core.ConfigError(f"n: {n} is negative; the first n requests, 0 or more")
+        rows = _core.head(self._json(), n)
         return pd.DataFrame(rows, columns=["time_ns", "op", "first", "len", "stream", "client"])
 
     def convert(self, output: str | os.PathLike[str], to: str | None = None, per_block: bool = False,
@@ -294,12 +298,18 @@ def merge_traces(*traces: Trace, label: str | None = None, member_space: str = "
     return Trace(spec)
 
 
-def synthetic(name: str, *, block_size: int = 4096, client_from: str = "trace", **params: Any) -> Trace:
+def synthetic(name: str, *, block_size: int = 4096, client_from: str = "trace", mode: str | None = None,
+              ops: str | None = None, **params: Any) -> Trace:
     """A built-in seeded workload (``prefetchsim.generators()`` lists them), e.g.
-    ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from`` as in `open_trace`."""
+    ``synthetic("oltp-like", requests=200_000, seed=7)``; ``client_from``, ``mode`` and ``ops`` as in
+    `open_trace` (the command line's ``--mode`` and ``--ops`` take them for generators too)."""
     if not isinstance(name, str):
         raise ConfigTypeError(f"generator name must be a string, not {type(name).__name__}")
     block_size = _check_int("trace.block_size", block_size, 1)
     spec: dict[str, Any] = {"path": name, "format": "synthetic", "block_size": block_size, "params": params}
+    if mode is not None:
+        spec["mode"] = mode
+    if ops is not None:
+        spec["ops"] = ops
     _client_from(spec, client_from)
     return Trace(spec)

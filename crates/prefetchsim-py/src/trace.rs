@@ -95,7 +95,7 @@ pub(crate) fn convert(
     let stop = AtomicBool::new(false);
     let (summary, rep) = run_detached(py, None, &done, &stop, || -> Result<_, SourceError> {
         let mut src = Interruptible::new(spec.open()?, &stop, &done);
-        let summary = writer::write(&mut src, output, to, spec.block_size, options)?;
+        let summary = writer::write_until(&mut src, output, to, spec.block_size, options, &stop)?;
         Ok((summary, src.report()))
     })?
     .map_err(|e| source_err(&e))?;

@@ -13,7 +13,7 @@
 use std::fs::File;
 use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use prefetchsim_core::engine::{RequestSource, SourceError};
 use prefetchsim_core::policy::table::block_map;
@@ -181,19 +181,67 @@ pub fn write(
     block_size: u64,
     options: WriteOptions,
 ) -> Result<WriteSummary, SourceError> {
+    write_until(src, path, format, block_size, options, &AtomicBool::new(false))
+}
+
+/// [`write`], stopped by `stop` (Ctrl-C): an error, and no file, whenever it is set before the output is
+/// complete. The source should stop on it too; oracleGeneral reads the whole trace before it writes, so
+/// the output checks it as well (a conversion interrupted while writing replaced the old file).
+pub fn write_until(
+    src: &mut dyn RequestSource,
+    path: &str,
+    format: &str,
+    block_size: u64,
+    options: WriteOptions,
+    stop: &AtomicBool,
+) -> Result<WriteSummary, SourceError> {
     if block_size == 0 {
         return Err(Box::new(TraceError::option("trace.block_size", "must be at least 1 byte")));
     }
-    match format.to_ascii_lowercase().as_str() {
-        "oraclegeneral" | "oracle_general" => write_oracle_general_with(src, path, block_size, options),
-        "csv" => write_csv(src, path, block_size),
+    let oracle = match format.to_ascii_lowercase().as_str() {
+        "oraclegeneral" | "oracle_general" => true,
+        "csv" => false,
         _ => {
             let names = OUTPUT_FORMATS.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ");
-            Err(Box::new(TraceError::option(
+            return Err(Box::new(TraceError::option(
                 "convert.format",
-                format!("unknown output format '{format}'; choose one of {names}"),
-            )))
+                format!(
+                    "unknown output format '{format}'; choose one of {names} (oracleGeneral also as oracle_general)"
+                ),
+            )));
         }
+    };
+    let mut out = Output::create(path)?;
+    let mut stopping = Stopping { out: &mut out, stop };
+    let summary = if oracle {
+        write_oracle_general_to(src, &mut stopping, path, block_size, options)?
+    } else {
+        write_csv_to(src, &mut stopping, path, block_size)?
+    };
+    if stop.load(Ordering::Relaxed) {
+        return Err("interrupted".into());
+    }
+    out.finish().map_err(|e| TraceError::io(path, e))?;
+    Ok(summary)
+}
+
+/// An output that fails once `stop` is set, so that a long write ends promptly (and its temporary file
+/// goes with the dropped [`Output`]).
+struct Stopping<'a> {
+    out: &'a mut Output,
+    stop: &'a AtomicBool,
+}
+
+impl Write for Stopping<'_> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.stop.load(Ordering::Relaxed) {
+            return Err(io::Error::other("interrupted"));
+        }
+        self.out.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.out.flush()
     }
 }
 
@@ -277,7 +325,7 @@ pub fn write_oracle_general_to(
             let hint = if options.rebase_time {
                 "even counted from the first request (a span over 136 years: a corrupt time?)"
             } else {
-                "the trace's clock is absolute (MSR counts 100 ns ticks since 1601); write times from the first \
+                "an absolute clock does not fit (MSR counts 100 ns ticks since 1601); write times from the first \
                  request with --rebase-time (Python: convert(..., rebase_time=True))"
             };
             invalid(
@@ -379,6 +427,45 @@ pub fn write_csv_to(
 mod tests {
     use super::*;
     use prefetchsim_core::engine::VecSource;
+
+    /// A source that sets `stop` once it has given every request: Ctrl-C while the writer writes.
+    struct StopAtEnd<'a> {
+        inner: VecSource,
+        stop: &'a AtomicBool,
+    }
+
+    impl RequestSource for StopAtEnd<'_> {
+        fn fill(&mut self, buf: &mut Vec<Request>, max: usize) -> Result<usize, SourceError> {
+            let n = self.inner.fill(buf, max)?;
+            if n == 0 {
+                self.stop.store(true, Ordering::Relaxed);
+            }
+            Ok(n)
+        }
+    }
+
+    /// Interrupted after the whole trace was read (oracleGeneral writes only then), the conversion ends
+    /// in an error and the file that was there stays as it was, with no temporary file left: it was
+    /// replaced by the complete output.
+    #[test]
+    fn an_interrupted_conversion_keeps_the_old_file() {
+        let dir = std::env::temp_dir().join(format!("prefetchsim-writer-stop-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        for format in ["oracleGeneral", "csv"] {
+            let path = dir.join(format!("old.{format}"));
+            std::fs::write(&path, b"OLD").unwrap();
+            let stop = AtomicBool::new(false);
+            let reqs = (0..10_000u64).map(|b| Request::read(b, 1)).collect();
+            let mut src = StopAtEnd { inner: VecSource::new(reqs), stop: &stop };
+            let path_s = path.display().to_string();
+            let e = write_until(&mut src, &path_s, format, 4096, WriteOptions::default(), &stop).unwrap_err();
+            assert!(e.to_string().contains("interrupted"), "{format}: {e}");
+            assert_eq!(std::fs::read(&path).unwrap(), b"OLD", "{format}");
+        }
+        let left: Vec<_> = std::fs::read_dir(&dir).unwrap().map(|e| e.unwrap().file_name()).collect();
+        assert_eq!(left.len(), 2, "no temporary file left: {left:?}");
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
 
     #[test]
     fn next_access_points_at_the_next_record_of_the_same_object() {
