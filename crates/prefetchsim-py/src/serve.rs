@@ -19,7 +19,7 @@ use crate::errors::PrefetchsimError;
 /// Returns the report as JSON: `requests`, `blocks`, `levels` (the simulator's level records), `instances`
 /// (one record per cache of a level of several, as in a simulation's result), `server`, `clients`.
 #[pyfunction]
-#[pyo3(signature = (config_json, backing, *, socket=None, listen=None, block_size=4096, emulate=None, record=None, direct=false, max_connections=prefetchsim_serve::DEFAULT_MAX_CONNECTIONS, ready=None))]
+#[pyo3(signature = (config_json, backing, *, socket=None, listen=None, block_size=4096, emulate=None, record=None, direct=false, max_connections=64, ready=None))]
 #[allow(clippy::too_many_arguments)]
 fn serve(
     py: Python<'_>,

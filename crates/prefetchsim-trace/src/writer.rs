@@ -184,7 +184,7 @@ pub fn write(
     write_until(src, path, format, block_size, options, &AtomicBool::new(false))
 }
 
-/// [`write`], stopped by `stop` (Ctrl-C): an error, and no file, whenever it is set before the output is
+/// [`write()`], stopped by `stop` (Ctrl-C): an error, and no file, whenever it is set before the output is
 /// complete. The source should stop on it too; oracleGeneral reads the whole trace before it writes, so
 /// the output checks it as well (a conversion interrupted while writing replaced the old file).
 pub fn write_until(
