@@ -265,6 +265,30 @@ def test_a_policy_naming_a_block_that_is_not_cached_is_a_plugin_error(oltp, tmp_
         run(oltp, size=100, policy=f"{mod}:Wrong")
 
 
+def test_skip_is_a_frozenset_at_every_call_so_a_policy_cannot_clear_it(tmp_path, monkeypatch):
+    # From the second call on it was one mutable set the level kept adding to: a policy that cleared it
+    # made the run ask for ever (40 M calls in 15 s, Ctrl-C included).
+    mod = _module(tmp_path, monkeypatch, "skip_policy", """
+        from collections import OrderedDict
+        from prefetchsim.plugin import Policy
+        SEEN = []
+        class Oldest(Policy):
+            def __init__(self): self.o = OrderedDict()
+            def on_hit(self, block): self.o.move_to_end(block)
+            def on_insert(self, block, prefetched, after, place): self.o[block] = None
+            def victim(self, skip):
+                SEEN.append((type(skip).__name__, len(skip)))
+                return next((b for b in self.o if b not in skip), None)
+            def on_remove(self, block, evicted): del self.o[block]
+    """)
+    tr = ps.synthetic("oltp-like", requests=300, seed=1)
+    r = ps.simulate(tr, size=8, policy=f"{mod}:Oldest", prefetcher={"name": "ra", "mode": "pa", "p": 4},
+                    engine=TIMED, device={"name": "fixed", "read_latency_ms": 5.0})
+    seen = __import__(mod).SEEN
+    assert r.levels[0]["evictions"] > 0 and any(n > 0 for _, n in seen), "some victims were in flight"
+    assert {t for t, _ in seen} == {"frozenset"}
+
+
 def test_a_failing_config_among_several_is_named_by_its_index(oltp, tmp_path, monkeypatch):
     # The error named the level and the plugin but not which of the configs failed.
     mod = _module(tmp_path, monkeypatch, "fails_on_k", """

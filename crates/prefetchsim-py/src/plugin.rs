@@ -16,7 +16,7 @@ use prefetchsim_trace::spec::MAX_REQUEST_BLOCKS;
 use pyo3::exceptions::{PyTypeError, PyValueError};
 use pyo3::prelude::*;
 use pyo3::types::{
-    PyBool, PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PySet, PyString, PyTuple, PyType,
+    PyBool, PyByteArray, PyBytes, PyDict, PyFrozenSet, PyInt, PyList, PyRange, PyString, PyTuple, PyType,
 };
 
 /// Make config names `module:Class` build Python plugins in this process.
@@ -528,11 +528,15 @@ impl Policy for PyPolicy {
 
     fn victim(&mut self, table: &BlockTable) -> Option<Slot> {
         self.guarded("victim", |me, py| {
-            let mut skip: Option<Bound<'_, PySet>> = None;
+            // The blocks named so far that are in flight, kept here: the policy gets a frozenset of them
+            // each time (it got one mutable set the level kept adding to, so a policy that cleared it
+            // looped for ever).
+            let mut skipped: Vec<u64> = Vec::new();
             loop {
-                let out = match &skip {
-                    None => me.victim.call1(py, (me.no_skip.bind(py),))?,
-                    Some(s) => me.victim.call1(py, (s,))?,
+                let out = if skipped.is_empty() {
+                    me.victim.call1(py, (me.no_skip.bind(py),))?
+                } else {
+                    me.victim.call1(py, (PyFrozenSet::new(py, &skipped)?,))?
                 };
                 let out = out.bind(py);
                 if out.is_none() {
@@ -557,17 +561,12 @@ impl Policy for PyPolicy {
                     return Ok(Some(slot));
                 }
                 // In flight (timed engine): it cannot leave; ask again with it in `skip`.
-                let s = match &skip {
-                    Some(s) => s.clone(),
-                    None => PySet::empty(py)?,
-                };
-                if s.contains(block)? {
+                if skipped.contains(&block) {
                     return Err(PyValueError::new_err(format!(
                         "victim returned block {block} again, although it is in skip (in flight)"
                     )));
                 }
-                s.add(block)?;
-                skip = Some(s);
+                skipped.push(block);
             }
         })
         .flatten()

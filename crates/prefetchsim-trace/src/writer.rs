@@ -480,7 +480,7 @@ mod tests {
     #[test]
     fn an_unknown_output_format_names_the_choices() {
         let e = write(&mut VecSource::new(vec![]), "x.bin", "lirs", 4096, WriteOptions::default()).unwrap_err();
-        assert_eq!(e.to_string(), "convert.format: unknown output format 'lirs'; choose one of oracleGeneral, csv");
+        assert_eq!(e.to_string(), "convert.format: unknown output format 'lirs'; choose one of oracleGeneral, csv (oracleGeneral also as oracle_general)");
     }
 
     /// A compression the writer cannot make is refused by name, not written as plain bytes under it; the

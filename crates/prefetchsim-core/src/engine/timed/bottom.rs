@@ -55,8 +55,11 @@ pub(super) struct Io {
     pub(super) gates: Slab<Gate>,
     /// Per job index: the gate its arrival counts down (`NIL`: none).
     pub(super) gate_of: Vec<u32>,
-    /// Bios the scheduler had no room for, in submission order.
+    /// Bios the scheduler had no room for, in submission order; also a bio of one volume over the
+    /// sectors of another volume's queued request (volumes share the device's LBA range), until it ends.
     pub(super) blocked: VecDeque<Bio>,
+    /// A bio of a volume after the first was submitted: overlapping sectors can then be two volumes'.
+    pub(super) volumes: bool,
     pub(super) unplug_gen: u32,
     pub(super) unplug_armed: Option<u64>,
     /// The scheduler's queue changed since the last [`Engine::kick`].
@@ -77,6 +80,7 @@ impl Io {
             gates: Slab::default(),
             gate_of: Vec::new(),
             blocked: VecDeque::new(),
+            volumes: false,
             unplug_gen: 0,
             unplug_armed: None,
             dirty: false,
@@ -289,12 +293,16 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
             self.obs.read_start(x, len, now);
             self.stats.dev.bios += 1;
             self.io.dirty = true;
+            self.io.volumes |= device_block(x) != x;
             if !self.io.blocked.is_empty() {
                 self.io.blocked.push_back(bio);
             } else {
                 match self.io.sched.submit(bio, now) {
                     Ok(_) => {}
                     Err(SchedError::Full) => self.io.blocked.push_back(bio),
+                    // Two volumes' blocks at the same sectors read at once: the later waits (it was an
+                    // internal error).
+                    Err(SchedError::Overlap) if self.io.volumes => self.io.blocked.push_back(bio),
                     Err(err) => return Err(internal(format!("scheduler refused a bio: {err}"))),
                 }
             }
@@ -333,6 +341,7 @@ impl<O: TimedObserver + ?Sized> Engine<'_, O> {
                     self.io.blocked.pop_front();
                 }
                 Err(SchedError::Full) => break,
+                Err(SchedError::Overlap) if self.io.volumes => break,
                 Err(err) => return Err(internal(format!("scheduler refused a bio: {err}"))),
             }
         }

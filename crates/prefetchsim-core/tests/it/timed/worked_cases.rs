@@ -416,3 +416,20 @@ fn a_pfc_bypass_of_a_block_the_server_evicted_while_reading_it_waits_for_that_re
     assert!(l2.bypass_pending > 0, "{l2:?}");
     assert_eq!(l2.fetched_blocks + l2.bypass_reads, w.read_blocks, "{l2:?}");
 }
+
+/// Two volumes' blocks at the same device sectors (the volumes share the device's LBA range) read at
+/// once: the later read waits for the earlier and then reads (it stopped the run with "internal error:
+/// scheduler refused a bio: bio overlaps a queued request"; the Tencent sample did so).
+#[test]
+fn two_volumes_blocks_at_the_same_sectors_read_at_once_are_read_one_after_the_other() {
+    let mut cfg = one_level(16, serde_json::json!("none"), 5.0);
+    cfg.engine.replay = Some(Replay::Open);
+    let volume_1 = 1u64 << prefetchsim_core::request::VOLUME_SHIFT;
+    // Block 10 keeps the device busy, so block 3 waits queued when its twin of volume 1 comes.
+    let reqs = vec![at(0.0, 10, 1), at(0.0, 3, 1), at(0.0, volume_1 + 3, 1)];
+    let r = run_t(&cfg, &reqs);
+    assert_eq!(r.levels[0].counters.misses, 3, "three blocks: the volumes are apart in the cache");
+    let t = r.timing.unwrap();
+    assert_eq!((t.requests_incomplete, t.device.requests()), (0, 3));
+    assert!(t.reads.max_ms >= 10.0, "the second volume's read of sector 24 waited for the first: {:?}", t.reads);
+}
