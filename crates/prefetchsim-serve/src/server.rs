@@ -114,25 +114,21 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
             match &listener {
                 Listener::Unix(l, _) => tokio::select! {
                     r = l.accept() => if let Ok((s, _)) = r {
-                        // Over the limit: dropped unserved (closed before the server's greeting).
-                        while conns.try_join_next().is_some() {}
-                        if conns.len() >= opts.max_connections {
-                            refused += 1;
-                        } else {
+                        if has_room(&mut conns, opts.max_connections) {
                             conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx, opts.handshake_timeout));
+                        } else {
+                            refused += 1;
                         }
                     },
                     () = tick => {}
                 },
                 Listener::Tcp(l) => tokio::select! {
                     r = l.accept() => if let Ok((s, _)) = r {
-                        // Over the limit: dropped unserved (closed before the server's greeting).
-                        while conns.try_join_next().is_some() {}
-                        if conns.len() >= opts.max_connections {
-                            refused += 1;
-                        } else {
+                        if has_room(&mut conns, opts.max_connections) {
                             let _ = s.set_nodelay(true);
                             conns.spawn(crate::connection::serve(s, c, block, Arc::clone(&clients), rx, opts.handshake_timeout));
+                        } else {
+                            refused += 1;
                         }
                     },
                     () = tick => {}
@@ -157,6 +153,13 @@ pub fn run(opts: &ServeOptions, stop: &AtomicBool, ready: &mut dyn FnMut(&str)) 
         report["refused_connections"] = Value::from(refused);
         Ok(report)
     })
+}
+
+/// Whether a connection just accepted may be served: fewer than `max` connections are (those that ended
+/// reaped first). One over the limit is dropped unserved, closed before the server's greeting.
+fn has_room(conns: &mut JoinSet<()>, max: usize) -> bool {
+    while conns.try_join_next().is_some() {}
+    conns.len() < max
 }
 
 /// A socket file left by a server that died (kill -9) refuses connections: remove it so that a restart can

@@ -285,10 +285,7 @@ pub fn write_oracle_general_with(
     block_size: u64,
     options: WriteOptions,
 ) -> Result<WriteSummary, SourceError> {
-    let mut out = Output::create(path)?;
-    let summary = write_oracle_general_to(src, &mut out, path, block_size, options)?;
-    out.finish().map_err(|e| TraceError::io(path, e))?;
-    Ok(summary)
+    write(src, path, "oracleGeneral", block_size, options)
 }
 
 /// Write `src` to `out` as oracleGeneral records; `name` names the output in errors.
@@ -385,10 +382,7 @@ pub const CSV_HEADER: &str = "time_ns,op,first,len,stream,client";
 
 /// Write `src` to `path` as CSV (see [`write_csv_to`]).
 pub fn write_csv(src: &mut dyn RequestSource, path: &str, block_size: u64) -> Result<WriteSummary, SourceError> {
-    let mut out = Output::create(path)?;
-    let summary = write_csv_to(src, &mut out, path, block_size)?;
-    out.finish().map_err(|e| TraceError::io(path, e))?;
-    Ok(summary)
+    write(src, path, "csv", block_size, WriteOptions::default())
 }
 
 /// Write `src` to `out` as CSV: a comment line naming the block size (`# prefetchsim trace:

@@ -12,9 +12,9 @@
 //! MIN keeps a prefetched block exactly as long as a demand-fetched block with the same next use, and a
 //! prefetched block never used goes before every block that will be used. Ties (blocks never used again)
 //! go in the order of their last touch, an access or an admission, the oldest first: a rule of ours
-//! (MIN's misses are the same under any tie rule; what a prefetcher asks for may not be). MIN decides only evictions: what is prefetched, and
-//! when, stays the prefetcher's choice, and every block the level admits is cached (no bypass), as in
-//! Belady's demand paging. So `opt` with a prefetcher is the best replacement for the blocks that
+//! (MIN's misses are the same under any tie rule; what a prefetcher asks for may not be). MIN decides
+//! only evictions: what is prefetched, and when, stays the prefetcher's choice, and every block the level
+//! admits is cached (no bypass), as in Belady's demand paging. So `opt` with a prefetcher is the best replacement for the blocks that
 //! prefetcher brings in while they do not change what it asks for; a prefetcher that reacts to hits can
 //! ask for different blocks under MIN than under LRU, and then MIN is not guaranteed to win
 //! (docs/optimal.md). Placement hints ([`Placement`](super::Placement)) and demotions to the eviction end

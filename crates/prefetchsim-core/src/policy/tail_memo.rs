@@ -35,25 +35,22 @@ pub(crate) struct Mark {
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Marks {
     marks: Vec<Mark>,
-    /// The next memo id to hand out.
+    /// The last memo id handed out.
     next_id: u32,
     /// Bumped when the ids wrap around: every memo made before is void.
     generation: u32,
 }
 
 impl Marks {
-    /// A fresh memo id (ids wrap after 2^32 - 1 memos: every older memo is voided then).
+    /// A fresh memo id, from 1 (ids wrap after 2^32 - 1 memos: every older memo is voided then).
     fn new_id(&mut self) -> u32 {
-        if self.next_id == u32::MAX || self.next_id == 0 {
-            if self.next_id == u32::MAX {
-                self.generation = self.generation.wrapping_add(1);
-                self.marks.iter_mut().for_each(|m| *m = Mark::default());
-            }
-            self.next_id = 1;
+        if self.next_id == u32::MAX {
+            self.generation = self.generation.wrapping_add(1);
+            self.marks.iter_mut().for_each(|m| *m = Mark::default());
+            self.next_id = 0;
         }
-        let id = self.next_id;
         self.next_id += 1;
-        id
+        self.next_id
     }
 
     /// Room for `n` nodes.
@@ -141,7 +138,7 @@ impl TailMemo {
         table: &BlockTable,
         tail: u32,
     ) -> Option<u32> {
-        if self.active && self.generation == marks.generation {
+        if self.valid(marks) {
             match table.unpins_since(self.log_pos) {
                 Some(unpinned) => {
                     for &slot in unpinned {
@@ -156,7 +153,7 @@ impl TailMemo {
                 None => self.active = false,
             }
         }
-        if !self.active || self.generation != marks.generation || self.next_seq == u32::MAX {
+        if !self.valid(marks) || self.next_seq == u32::MAX {
             self.begin(marks, table, tail);
         }
         // A candidate still in the run (same mark) and still not pinned is the victim.
@@ -179,6 +176,11 @@ impl TailMemo {
         }
         self.resume = None;
         None
+    }
+
+    /// The memo still describes its list (not ended by a change, not voided by the ids' wrap).
+    fn valid(&self, marks: &Marks) -> bool {
+        self.active && self.generation == marks.generation
     }
 
     /// A new memo: the walk starts at the tail.
