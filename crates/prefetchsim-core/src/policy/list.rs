@@ -218,6 +218,27 @@ impl List {
         }
     }
 
+    /// Move the nodes from the tail through `last` (toward the head) to the head, in their order: what
+    /// moving the tail to the head once per node does, in one splice (CLOCK's hand passing a run of frames;
+    /// `policy::clock_runs`). `last` must be on this list and not its head.
+    #[inline]
+    pub fn rotate_tail_through(&mut self, links: &mut Links, last: u32) {
+        let p = links.nodes[last as usize].prev;
+        debug_assert!(p != NIL, "rotate_tail_through: the run is the whole list");
+        if self.memo.take().is_some() {
+            // Only CLOCK rotates, and it never searches with the memo; a memo would no longer describe
+            // the list.
+            debug_assert!(false, "rotate_tail_through on a list with a victim-search memo");
+        }
+        let (first, head) = (self.tail, self.head);
+        links.nodes[p as usize].next = NIL;
+        self.tail = p;
+        links.nodes[last as usize].prev = NIL;
+        links.nodes[first as usize].next = head;
+        links.nodes[head as usize].prev = first;
+        self.head = last;
+    }
+
     /// Remove and return the tail.
     #[inline]
     pub fn pop_back(&mut self, links: &mut Links) -> Option<u32> {

@@ -7,6 +7,7 @@
 
 pub mod arc;
 pub mod clock;
+mod clock_runs;
 pub mod entry;
 pub mod fifo;
 mod index;
