@@ -371,3 +371,24 @@ def test_a_ready_block_evicted_and_read_again_by_one_access_goes_down_at_once(tm
                     device={"name": "fixed", "read_latency_ms": 2.0}, scheduler={"policy": "noop"},
                     link={"alpha_ms": 1.0, "beta_ms_per_page": 0.25}, engine={"kind": "timed", "replay": "open"})
     assert (r.summary["net_messages"], r.summary["sim_time_ms"], r.levels[1]["demoted_in"]) == (5, 14.5, 1)
+
+
+def test_a_read_ahead_mark_on_a_page_the_level_had_no_room_for_is_not_kept(tmp_path):
+    # linux-readahead.md: the marker is set "only if this read allocated that page". Cache of 4, every
+    # block in flight from 0.2 ms: the window [25, 32] asked at 0.3 ms (marker on 25) is dropped whole, so
+    # 25 has no marker when the sequential miss on 24 at 0.4 ms reads [24, 31] and passes 25. Before, the
+    # marker survived the drop and fired at 25 a second window, [32, 51], also dropped (48 blocks dropped
+    # in all instead of 14). (Outside audit study-linuxtimed, D1.)
+    p = tmp_path / "t.csv"
+    recs = [(0, 0, 1), (100_000, 20, 1), (200_000, 21, 2), (300_000, 23, 1), (400_000, 24, 4)]
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                 "time_ns,op,first,len,stream,client\n" + "".join(f"{t},read,{f},{n},0,0\n" for t, f, n in recs))
+    ev = tmp_path / "ev.csv"
+    r = ps.simulate(ps.open_trace(str(p), cache=False),
+                    levels=[ps.Level(4, prefetcher="linux", prefetcher_params={"mode": "ondemand", "ra_pages": 32})],
+                    device={"name": "fixed", "read_latency_ms": 3.0}, scheduler={"policy": "noop"},
+                    engine={"kind": "timed", "replay": "open"}, events=str(ev))
+    e = ps.read_events(str(ev))
+    at_last = e.query("time == 400000 and kind == 'prefetch_dropped'")
+    assert list(at_last.block) == [28, 29, 30, 31]
+    assert r.levels[0]["prefetch_dropped"] == 14

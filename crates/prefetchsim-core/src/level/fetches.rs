@@ -110,8 +110,7 @@ impl<P: Policy> Level<P> {
                     continue;
                 }
                 if self.capacity == 0 {
-                    self.counters.prefetch_dropped += 1;
-                    self.note(K::PrefetchDropped, Origin::None, block);
+                    self.drop_prefetch(block);
                     continue;
                 }
                 // This access reads it already and evicted it since.
@@ -127,8 +126,7 @@ impl<P: Policy> Level<P> {
                     self.pins.cur_fetch = (out.len() - usize::from(extends)) as u32;
                 }
                 let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED | label, &how) else {
-                    self.counters.prefetch_dropped += 1;
-                    self.note(K::PrefetchDropped, Origin::None, block);
+                    self.drop_prefetch(block);
                     continue;
                 };
                 self.note(K::PrefetchIssued, if second == 1 { Origin::Second } else { Origin::Native }, block);
@@ -172,6 +170,7 @@ impl<P: Policy> Level<P> {
                 }
                 if self.capacity == 0 {
                     dropped += 1;
+                    self.tell_dropped(block);
                     continue;
                 }
                 // This access reads it already and evicted it since.
@@ -184,6 +183,7 @@ impl<P: Policy> Level<P> {
                 let how = Insert::prefetch(rank, after, placement);
                 let Some(slot) = self.admit(block, run.stream, flags::PREFETCHED | label, &how) else {
                     dropped += 1;
+                    self.tell_dropped(block);
                     continue;
                 };
                 prev = Some((slot, block));
@@ -201,5 +201,21 @@ impl<P: Policy> Level<P> {
             self.counters.prefetch_dropped += dropped;
         }
         self.plan.runs = runs;
+    }
+
+    /// A prefetched block found no room: counted, logged, and told to the prefetcher.
+    fn drop_prefetch(&mut self, block: u64) {
+        self.counters.prefetch_dropped += 1;
+        self.note(K::PrefetchDropped, Origin::None, block);
+        self.tell_dropped(block);
+    }
+
+    /// Tell a prefetcher that hears evictions that a block it named was not read
+    /// ([`crate::prefetch::Prefetcher::on_dropped`]).
+    #[inline]
+    fn tell_dropped(&mut self, block: u64) {
+        if self.wants_evictions {
+            self.prefetcher.on_dropped(block);
+        }
     }
 }

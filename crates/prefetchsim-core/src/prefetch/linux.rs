@@ -579,6 +579,12 @@ impl Prefetcher for Linux {
         self.marks.remove(entry.block);
     }
 
+    /// A window's page the level had no room for was never allocated, so it carries no marker
+    /// (linux-readahead.md: the marker is set "only if this read allocated that page").
+    fn on_dropped(&mut self, block: u64) {
+        self.marks.remove(block);
+    }
+
     fn metadata_bytes(&self) -> u64 {
         (self.table.len() * 64 + self.marks.len() * 16) as u64
             + self.detector.as_ref().map_or(0, StreamDetector::metadata_bytes)

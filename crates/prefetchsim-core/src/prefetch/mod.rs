@@ -299,6 +299,12 @@ pub trait Prefetcher: Send {
     /// A demand access found `block` still in flight because of a prefetch (timed engine).
     fn on_late(&mut self, _block: u64) {}
 
+    /// A block one of this access's prefetch runs named was not read: the level found no room for it
+    /// (every cached block in flight, or no capacity). Called only for a prefetcher that wants evictions
+    /// ([`Capabilities::wants_evictions`]): state kept on a page the run was to bring in (a read-ahead
+    /// mark, which Linux sets only on a page its read allocated) must go with it.
+    fn on_dropped(&mut self, _block: u64) {}
+
     /// Metadata the prefetcher keeps, in bytes (Mithril, PG).
     fn metadata_bytes(&self) -> u64 {
         0

@@ -140,6 +140,15 @@ impl Prefetcher for Stack {
         self.second.on_late(block);
     }
 
+    fn on_dropped(&mut self, block: u64) {
+        if self.first_caps.wants_evictions {
+            self.first.on_dropped(block);
+        }
+        if self.second_caps.wants_evictions {
+            self.second.on_dropped(block);
+        }
+    }
+
     fn metadata_bytes(&self) -> u64 {
         self.first.metadata_bytes() + self.second.metadata_bytes()
     }
