@@ -392,3 +392,31 @@ def test_a_read_ahead_mark_on_a_page_the_level_had_no_room_for_is_not_kept(tmp_p
     at_last = e.query("time == 400000 and kind == 'prefetch_dropped'")
     assert list(at_last.block) == [28, 29, 30, 31]
     assert r.levels[0]["prefetch_dropped"] == 14
+
+
+@pytest.mark.parametrize("prefetcher, params", [
+    ("linux", {"mode": "ondemand", "ra_pages": 8}), ("linux", {}), ("obl", {"variant": "always"}),
+])
+def test_read_ahead_stops_at_the_end_of_the_device(tmp_path, prefetcher, params):
+    # A device of 96 sectors holds blocks 0-11; every block of the trace fits. A window reaching past
+    # block 11 is clipped there (linux-readahead.md: clipped at the end of the file or device); before,
+    # the run stopped with a ConfigError blaming the trace. (Outside audit study-linuxtimed, round 2, R4.)
+    p = tmp_path / "t.csv"
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                 "time_ns,op,first,len,stream,client\n" + "".join(f"{i * 1_000_000},read,{i},1,0,0\n" for i in range(12)))
+    ev = tmp_path / "ev.csv"
+    r = ps.simulate(ps.open_trace(str(p), cache=False),
+                    levels=[ps.Level(32, prefetcher=prefetcher, prefetcher_params=params)],
+                    device={"name": "fixed", "read_latency_ms": 3.0, "lbns": 96}, scheduler={"policy": "noop"},
+                    engine={"kind": "timed", "replay": "open"}, events=str(ev))
+    e = ps.read_events(str(ev))
+    issued = e.query("kind == 'prefetch_issued'")
+    assert len(issued) > 0 and issued.block.max() == 11
+    assert r.summary["device_blocks_read"] == 12
+    # A demand block past the end is still the trace's error.
+    q = tmp_path / "past.csv"
+    q.write_text(p.read_text() + "13000000,read,12,1,0,0\n")
+    with pytest.raises(ps.ConfigError, match="past the end of device"):
+        ps.simulate(ps.open_trace(str(q), cache=False), levels=[ps.Level(32)],
+                    device={"name": "fixed", "read_latency_ms": 3.0, "lbns": 96}, scheduler={"policy": "noop"},
+                    engine={"kind": "timed", "replay": "open"})

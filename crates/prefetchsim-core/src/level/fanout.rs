@@ -99,6 +99,8 @@ pub struct FanOut {
     /// With the log on: instances that may hold events not drained yet.
     log_touched: Vec<u32>,
     prefetch_apart: bool,
+    /// The device's blocks, for instances made later ([`Pinning::set_device_blocks`]).
+    device_blocks: Option<u64>,
     /// [`Coordination::set_answer_end`] for the next access, passed to the instance it routes to.
     answer_end: Option<u64>,
 }
@@ -127,6 +129,7 @@ impl FanOut {
             log: false,
             log_touched: Vec::new(),
             prefetch_apart: false,
+            device_blocks: None,
             answer_end: None,
         };
         if let Routing::Client(k) | Routing::Stripe(k, _) = routing {
@@ -144,6 +147,9 @@ impl FanOut {
         }
         l.set_timed(self.timed);
         l.set_prefetch_apart(self.prefetch_apart);
+        if let Some(b) = self.device_blocks {
+            l.set_device_blocks(b);
+        }
         l.record_evictions(self.record);
         l.record_events(self.log);
         self.inst.push(l);
@@ -285,6 +291,12 @@ impl Pinning for FanOut {
             ok &= l.set_prefetch_apart(on);
         }
         ok
+    }
+    fn set_device_blocks(&mut self, blocks: u64) {
+        self.device_blocks = Some(blocks);
+        for l in &mut self.inst {
+            l.set_device_blocks(blocks);
+        }
     }
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
         let Some(l) = self.inst.get_mut(self.last) else { return 0 };

@@ -10,7 +10,7 @@ use super::Level;
 use crate::eventlog::{EventKind as K, Origin};
 use crate::policy::{flags, Insert, Placement, Policy, Slot};
 use crate::prefetch::Outcome;
-use crate::request::{Fetch, Request};
+use crate::request::{device_block, Fetch, Request};
 
 /// Whether one of `fetches` (the current access's, so far) reads `block`. A block not resident that an
 /// access already reads was evicted by that same access to make room for its later blocks (a prefetch run
@@ -101,6 +101,12 @@ impl<P: Policy> Level<P> {
             let mut prev: Option<(Slot, u64)> = None;
             for rank in 0..run.len {
                 let Some(block) = run.first.checked_add(u64::from(rank)) else { break };
+                // Timed: the run ends at the device's end (as a read-ahead window is clipped there); the
+                // prefetcher hears the blocks it named there as not read.
+                if self.pins.device_blocks.is_some_and(|n| device_block(block) >= n) {
+                    self.tell_dropped(block);
+                    continue;
+                }
                 if let Some(slot) = self.table.get(block) {
                     self.policy.on_prefetch_cached(slot, &self.table, rank);
                     continue;

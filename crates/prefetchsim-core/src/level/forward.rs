@@ -146,6 +146,13 @@ macro_rules! forward_level {
             self.$f.set_prefetch_apart(on)
         }
     };
+    (@one $f:ident set_device_blocks) => {
+        fn set_device_blocks(&mut self, blocks: u64) {
+            #[allow(unused_imports)]
+            use $crate::level::Pinning as _;
+            self.$f.set_device_blocks(blocks)
+        }
+    };
     (@one $f:ident set_fetch_tags) => {
         fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
             #[allow(unused_imports)]

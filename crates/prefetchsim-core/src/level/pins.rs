@@ -31,6 +31,10 @@ pub trait Pinning {
     /// readmore), so that the engine can read the latter as I/Os of their own after the former. Returns
     /// whether the level can do this (the engine refuses it otherwise).
     fn set_prefetch_apart(&mut self, on: bool) -> bool;
+    /// Timed mode: the device under the hierarchy holds `blocks` blocks (of each volume). A prefetch run
+    /// is clipped at the device's end, as Linux clips a window at the end of the file or device; a demand
+    /// block past the end is still the trace's error, reported by the engine.
+    fn set_device_blocks(&mut self, blocks: u64);
     /// Timed mode, right after every access: pin the blocks that access brought in and kept, tagging each
     /// with the fetch carrying it, `ids[i]` for the access's `i`-th fetch. Tags are small integers (the
     /// engine's job indices). Returns how many blocks were pinned; fewer than the fetched blocks means some
@@ -106,6 +110,9 @@ pub(super) struct Pins {
     /// again after all its look-ups ([`Level::rejoin_deferred`]), as every insertion of an access is.
     /// `demand` is false for a block an upper level prefetches.
     pub(super) rejoins: Vec<(u64, u32, bool)>,
+    /// Blocks the device holds per volume ([`crate::request::device_block`]), when a timed run has a
+    /// device: a prefetch run stops at its end ([`Pinning::set_device_blocks`]).
+    pub(super) device_blocks: Option<u64>,
 }
 
 impl Pins {
@@ -336,6 +343,10 @@ impl<P: Policy> Pinning for Level<P> {
     fn set_prefetch_apart(&mut self, on: bool) -> bool {
         self.pins.apart = on;
         true
+    }
+
+    fn set_device_blocks(&mut self, blocks: u64) {
+        self.pins.device_blocks = Some(blocks);
     }
 
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {

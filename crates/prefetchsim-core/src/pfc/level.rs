@@ -288,6 +288,9 @@ impl Pinning for PfcLevel {
         self.prefetch_apart = on;
         self.inner.set_prefetch_apart(on)
     }
+    fn set_device_blocks(&mut self, blocks: u64) {
+        self.inner.set_device_blocks(blocks);
+    }
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
         let n = self.bypass_fetches.min(ids.len());
         if self.params.cache_bypassed && n > 0 {

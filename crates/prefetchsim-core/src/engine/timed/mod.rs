@@ -229,6 +229,11 @@ pub fn run_on<O: TimedObserver + ?Sized>(
     let Bottom { link: lp, links, req_delay_ns, dev, sched, spb, bio_blocks, max_sectors, dev_report: dev_rep } =
         bottom;
     let block_size = h.block_size();
+    // A prefetch run stops at the device's end; a demand block past it stays the trace's error.
+    let device_blocks = dev.capacity() / spb.max(1);
+    for l in &mut h.levels {
+        l.set_device_blocks(device_blocks);
+    }
     let apart = s.prefetch_io == PrefetchIo::Apart;
     if apart && !h.levels[n - 1].set_prefetch_apart(true) {
         return Err(ConfigError::new(
