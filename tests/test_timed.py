@@ -420,3 +420,22 @@ def test_read_ahead_stops_at_the_end_of_the_device(tmp_path, prefetcher, params)
         ps.simulate(ps.open_trace(str(q), cache=False), levels=[ps.Level(32)],
                     device={"name": "fixed", "read_latency_ms": 3.0, "lbns": 96}, scheduler={"policy": "noop"},
                     engine={"kind": "timed", "replay": "open"})
+
+
+def test_pfc_readmore_stops_at_the_end_of_the_device(tmp_path):
+    # Two-block reads of blocks 0-23: on a 64-block device PFC's readmore reads blocks 24 and 25; on a
+    # 24-block device it stops at block 23 (before, the run stopped with the device's ConfigError at 25).
+    p = tmp_path / "t.csv"
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                 "time_ns,op,first,len,stream,client\n" + "".join(f"{i * 1_000_000},read,{i},2,0,0\n" for i in range(0, 24, 2)))
+
+    def run(blocks):
+        r = ps.simulate(ps.open_trace(str(p), cache=False),
+                        levels=[ps.Level(8, prefetcher="pfc-ra").to_config(),
+                                {"size": 16, "prefetcher": "pfc-ra", "pfc": {"version": "A"}}],
+                        device={"name": "fixed", "read_latency_ms": 3.0, "lbns": blocks * 8},
+                        engine={"kind": "timed", "replay": "closed"})
+        return r.summary["device_blocks_read"], r.levels[1]["readmore_blocks"]
+
+    assert run(64) == (30, 2)
+    assert run(24) == (24, 0)

@@ -32,7 +32,7 @@ use crate::eventlog::{EventKind, LevelEvent, Origin};
 use crate::forward_level;
 use crate::level::{AnyLevel, CacheLevel, Coordination, Demotion, EventLog, Instances, Pinning};
 use crate::prefetch::Outcome;
-use crate::request::{Fetch, Request};
+use crate::request::{device_block, Fetch, Request};
 
 /// `cache_bypassed`, timed: one access's reads in flight and the blocks of its bypass reads that arrived,
 /// cached when the last read arrives.
@@ -65,6 +65,8 @@ pub struct PfcLevel {
     /// Timed, `engine.prefetch_io = "apart"`: readmore blocks are read as a prefetch of their own
     /// (unless `readmore_joined`).
     prefetch_apart: bool,
+    /// Timed: the device's blocks per volume; readmore stops at the device's end.
+    device_blocks: Option<u64>,
     last: Option<Decision>,
     /// The event log is on (PFC's events go to the wrapped level's buffer, in order with its own).
     log: bool,
@@ -89,6 +91,7 @@ impl PfcLevel {
             timed: false,
             bypassing: Vec::new(),
             prefetch_apart: false,
+            device_blocks: None,
             last: None,
             log: false,
         }
@@ -128,6 +131,14 @@ impl PfcLevel {
     /// outcomes, pending tags and fetches the engines read. [`CacheLevel::access`] is Algorithm 2 then this;
     /// tests drive it with a fixed decision (the paper's Figure 3).
     pub fn serve_with(&mut self, req: &Request, demand_len: u32, d: &Decision, out: &mut Vec<Fetch>) {
+        let clipped;
+        let d = match self.clip_readmore(req, d) {
+            Some(c) => {
+                clipped = c;
+                &clipped
+            }
+            None => d,
+        };
         self.outcomes.clear();
         self.pending.clear();
         self.inner_fetched = false;
@@ -279,6 +290,18 @@ impl CacheLevel for PfcLevel {
         check_invariants, set_block_bytes, metadata_bytes);
 }
 
+impl PfcLevel {
+    /// Timed: `d` with its readmore stopped at the device's end (a prefetch past it is not read, as a
+    /// prefetcher's run is not); `None` when nothing needs cutting.
+    fn clip_readmore(&self, req: &Request, d: &Decision) -> Option<Decision> {
+        let n = self.device_blocks?;
+        let e = req.first.checked_add(u64::from(req.len.checked_sub(1)?))?;
+        // The last block of `e`'s volume on the device (a demand block past it is the engine's error).
+        let last = e.saturating_add(n.saturating_sub(1).saturating_sub(device_block(e)));
+        (d.end_pfc > e && d.end_pfc > last).then(|| Decision { end_pfc: last.max(e), ..*d })
+    }
+}
+
 impl Pinning for PfcLevel {
     fn set_timed(&mut self, on: bool) {
         self.timed = on;
@@ -289,6 +312,7 @@ impl Pinning for PfcLevel {
         self.inner.set_prefetch_apart(on)
     }
     fn set_device_blocks(&mut self, blocks: u64) {
+        self.device_blocks = Some(blocks);
         self.inner.set_device_blocks(blocks);
     }
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
