@@ -1,7 +1,7 @@
 //! The runs of frames in flight that CLOCK's hand has passed, so that the next lap steps over them in one
 //! move instead of frame by frame.
 //!
-//! CLOCK's hand passes a pinned frame (a block in flight) untouched: in the ring, which is a [`List`] read
+//! CLOCK's hand passes a pinned frame (a block in flight) untouched: in the ring, which is a `List` read
 //! from its tail, that is a move of the tail to the head, which changes no frame's place on the circle. In
 //! the timed engine a cache can be mostly in flight (thousands of clients each with a read-ahead window
 //! waiting on a slow device), and every eviction then walks thousands of frames in flight to the next
@@ -10,7 +10,9 @@
 //! is still contiguous unless something touched one of its frames, and the hand rotates the part before
 //! the first frame unpinned since (read from the table's unpin log, [`BlockTable::unpins_since`]) from the
 //! tail to the head in one splice (`List::rotate_tail_through`), which leaves the ring as the walk would.
-//! That frame is then under the hand and is handled as the walk handles it; the piece is split around it.
+//! That frame is then under the hand and is handled as the walk handles it; the piece is split around it
+//! (a piece's first frame that is ready when the hand reaches it just leaves the piece). A piece rotated
+//! whole is extended by the frames the search walks right after it, so the pieces stay few.
 //!
 //! A piece is *void*, and its frames are walked again, once any of its frames is removed, demoted, used
 //! as the anchor of an insertion (which may put a frame inside it), walked by a later search or given to a
