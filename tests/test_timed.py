@@ -439,3 +439,24 @@ def test_pfc_readmore_stops_at_the_end_of_the_device(tmp_path):
 
     assert run(64) == (30, 2)
     assert run(24) == (24, 0)
+
+
+def test_a_page_being_read_but_no_longer_cached_counts_as_cached_for_read_ahead(tmp_path):
+    # linux-readahead.md: "cached" is resident or already being read; a page under I/O cannot be evicted
+    # in Linux. Cache of 4: at 0.05 ms stream 0's access evicts its own blocks 2-5 before their read
+    # arrives; at 0.1 ms stream 1's initial window [0, 7] passes over block 4, being read, so it marks
+    # nothing there (the read did not allocate it); at 0.2 ms the access to 4 joins that read and reads
+    # nothing ahead. Before, the window marked 4 and the join fired a second window, [8, 15], whose
+    # blocks 10-15 were dropped. (Outside audit study-linuxtimed, round 2, R1.)
+    p = tmp_path / "t.csv"
+    recs = [(0, 1, 1, 0), (50_000, 2, 4, 0), (100_000, 0, 4, 1), (200_000, 4, 1, 1)]
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                 "time_ns,op,first,len,stream,client\n" + "".join(f"{t},read,{f},{n},{s},0\n" for t, f, n, s in recs))
+    ev = tmp_path / "ev.csv"
+    r = ps.simulate(ps.open_trace(str(p), cache=False),
+                    levels=[ps.Level(4, prefetcher="linux", prefetcher_params={"mode": "ondemand", "ra_pages": 8})],
+                    device={"name": "fixed", "read_latency_ms": 3.0}, scheduler={"policy": "noop"},
+                    engine={"kind": "timed", "replay": "open"}, events=str(ev))
+    e = ps.read_events(str(ev))
+    assert list(e.query("time == 200000").kind) == ["request", "join_uncached"]
+    assert r.levels[0]["prefetch_dropped"] == 0

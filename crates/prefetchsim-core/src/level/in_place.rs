@@ -8,9 +8,8 @@
 //! same counters and the same slot, so results are identical (the behaviour snapshot and the
 //! libCacheSim parity tests hold it).
 
-use super::Level;
+use super::{pins, Level};
 use crate::policy::{Insert, Policy, Slot};
-use crate::prefetch::CacheView;
 
 impl<P: Policy> Level<P> {
     /// Recompute whether a full level may admit in place: call after any change to the timed pins, the
@@ -32,7 +31,7 @@ impl<P: Policy> Level<P> {
                 // policy picks again.
                 self.table.entry_mut(slot).chances += 1;
                 self.policy.on_insert(slot, &self.table, &Insert::second_chance());
-                self.prefetcher.on_second_chance(&old, CacheView::new(&self.table, self.data_capacity));
+                self.prefetcher.on_second_chance(&old, pins::cache_view(&self.table, self.data_capacity, &self.pins));
                 continue;
             }
             break (slot, old);
@@ -51,7 +50,7 @@ impl<P: Policy> Level<P> {
         // Before the new block takes the slot: the prefetcher hears the eviction with the cache as
         // [`Level::evict_one`] leaves it, but for the victim still there.
         if self.wants_evictions {
-            self.prefetcher.on_evicted_in(&old, CacheView::new(&self.table, self.data_capacity));
+            self.prefetcher.on_evicted_in(&old, pins::cache_view(&self.table, self.data_capacity, &self.pins));
         }
         self.table.replace(slot, block, stream, flag);
         // The block this one should follow may have been the victim (its slot now holds this block).

@@ -39,7 +39,7 @@ pub use pins::Pinning;
 use crate::eventlog::{EventKind as K, LevelEvent, Origin};
 use crate::metrics::LevelCounters;
 use crate::policy::{flags, BlockTable, Entry, FirstHit, Insert, Placement, Policy, Slot};
-use crate::prefetch::{CacheView, LevelGeometry, Outcome, PrefetchCtx, PrefetchPlan, Prefetcher};
+use crate::prefetch::{LevelGeometry, Outcome, PrefetchCtx, PrefetchPlan, Prefetcher};
 use crate::request::{Fetch, Request};
 use pins::Pins;
 use protect::Protect;
@@ -296,7 +296,7 @@ impl<P: Policy> Level<P> {
         self.counters.evictions += 1;
         self.table.remove(slot);
         if self.wants_evictions {
-            self.prefetcher.on_evicted_in(&entry, CacheView::new(&self.table, self.data_capacity));
+            self.prefetcher.on_evicted_in(&entry, pins::cache_view(&self.table, self.data_capacity, &self.pins));
         }
         if let Some(log) = &mut self.evicted {
             log.push(entry.block);
@@ -334,7 +334,7 @@ impl<P: Policy> Level<P> {
             if self.protect.second_chance(&entry) {
                 self.table.entry_mut(slot).chances += 1;
                 self.policy.on_insert(slot, &self.table, &Insert::second_chance());
-                self.prefetcher.on_second_chance(&entry, CacheView::new(&self.table, self.data_capacity));
+                self.prefetcher.on_second_chance(&entry, pins::cache_view(&self.table, self.data_capacity, &self.pins));
                 continue;
             }
             self.policy.on_evicted(slot, &self.table);
@@ -495,7 +495,7 @@ impl<P: Policy> Level<P> {
                 req,
                 demand_len,
                 outcomes: &self.outcomes,
-                cache: CacheView::new(&self.table, self.data_capacity),
+                cache: pins::cache_view(&self.table, self.data_capacity, &self.pins),
                 plan: &mut self.plan,
             };
             self.prefetcher.on_access(&mut ctx);
@@ -521,7 +521,7 @@ impl<P: Policy> Level<P> {
         }
         if self.wants_evictions {
             // Marks kept over an old copy this access evicted are settled now (Prefetcher::after_access).
-            self.prefetcher.after_access(CacheView::new(&self.table, self.data_capacity));
+            self.prefetcher.after_access(pins::cache_view(&self.table, self.data_capacity, &self.pins));
         }
         for f in &out[from..] {
             self.counters.fetches += 1;

@@ -17,6 +17,7 @@ use super::Level;
 use crate::eventlog::{EventKind as K, LevelEvent, Origin};
 use crate::policy::table::BlockMap;
 use crate::policy::{flags, BlockTable, Entry, Insert, Policy, Slot};
+use crate::prefetch::CacheView;
 
 /// The timed engine's view of a level: pinning blocks in flight and unpinning them when their read arrives.
 /// The instant engine does not use it.
@@ -113,6 +114,18 @@ pub(super) struct Pins {
     /// Blocks the device holds per volume ([`crate::request::device_block`]), when a timed run has a
     /// device: a prefetch run stops at its end ([`Pinning::set_device_blocks`]).
     pub(super) device_blocks: Option<u64>,
+}
+
+/// The cache view a level gives its prefetcher: its table, and in timed mode its orphan reads (blocks
+/// being read that an access evicted before their read arrived), which are "being read" and so cached.
+#[inline]
+pub(super) fn cache_view<'a>(table: &'a BlockTable, capacity: usize, pins: &'a Pins) -> CacheView<'a> {
+    let view = CacheView::new(table, capacity);
+    if pins.on {
+        view.with_reads(&pins.orphans)
+    } else {
+        view
+    }
 }
 
 impl Pins {

@@ -357,7 +357,7 @@ impl Io<'_> {
         let here = if x >= self.s && x <= self.e {
             x < self.cursor || self.outcomes[(x - self.s) as usize] != Outcome::Miss
         } else {
-            self.cache.contains(x)
+            self.cache.cached(x)
         };
         here || self.issued.iter().any(|&(a, n)| x >= a && x - a < n)
     }

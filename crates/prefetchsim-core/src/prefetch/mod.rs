@@ -29,6 +29,7 @@ pub mod tap;
 use serde::de::DeserializeOwned;
 
 use crate::component::{parse_params, ComponentSpec, ConfigError};
+use crate::policy::table::BlockMap;
 use crate::policy::{BlockTable, Entry, FirstHit, Placement};
 use crate::request::Request;
 
@@ -70,19 +71,38 @@ impl Outcome {
 pub struct CacheView<'a> {
     table: &'a BlockTable,
     capacity: usize,
+    /// Timed: blocks being read that are no longer resident (an access evicted them before their read
+    /// arrived), by the tag of their read.
+    reads: Option<&'a BlockMap<u32>>,
 }
 
 impl<'a> CacheView<'a> {
     /// A view of `table` with `capacity` blocks.
     #[must_use]
     pub fn new(table: &'a BlockTable, capacity: usize) -> Self {
-        Self { table, capacity }
+        Self { table, capacity, reads: None }
     }
-    /// Whether `block` is resident or in flight ("cached" in the algorithm reference).
+    /// The same view, which also counts as cached the blocks of `reads`: blocks whose reads are in flight
+    /// though they are no longer resident (a timed level's orphan reads). The algorithm reference's
+    /// "cached" is "resident or already being read"; a page under I/O cannot be evicted in Linux.
+    #[must_use]
+    pub fn with_reads(self, reads: &'a BlockMap<u32>) -> Self {
+        Self { reads: (!reads.is_empty()).then_some(reads), ..self }
+    }
+    /// Whether `block` is resident (ready or in flight).
     #[inline]
     #[must_use]
     pub fn contains(&self, block: u64) -> bool {
         self.table.contains(block)
+    }
+    /// Whether `block` is resident or being read, also when no longer resident ("cached" in the
+    /// algorithm reference: "resident or already being read"). Linux read-ahead asks this; the other
+    /// prefetchers ask [`CacheView::contains`] (moving them would move the PFC reproduction's AMP and
+    /// SARC runs: docs/guide/algorithms.md).
+    #[inline]
+    #[must_use]
+    pub fn cached(&self, block: u64) -> bool {
+        self.table.contains(block) || self.reads.is_some_and(|r| r.contains_key(&block))
     }
     /// The entry of a resident block.
     #[inline]
