@@ -373,22 +373,28 @@ def test_a_ready_block_evicted_and_read_again_by_one_access_goes_down_at_once(tm
     assert (r.summary["net_messages"], r.summary["sim_time_ms"], r.levels[1]["demoted_in"]) == (5, 14.5, 1)
 
 
+def _ondemand_on_four_blocks(tmp_path, recs, ra_pages):
+    # (time_ns, first, len, stream) reads through 4 blocks of LRU with `ondemand` read-ahead over a fixed
+    # 3 ms device, open loop: the result and its events.
+    p = tmp_path / "t.csv"
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                 "time_ns,op,first,len,stream,client\n" + "".join(f"{t},read,{f},{n},{s},0\n" for t, f, n, s in recs))
+    ev = tmp_path / "ev.csv"
+    r = ps.simulate(ps.open_trace(str(p), cache=False),
+                    levels=[ps.Level(4, prefetcher="linux", prefetcher_params={"mode": "ondemand", "ra_pages": ra_pages})],
+                    device={"name": "fixed", "read_latency_ms": 3.0}, scheduler={"policy": "noop"},
+                    engine={"kind": "timed", "replay": "open"}, events=str(ev))
+    return r, ps.read_events(str(ev))
+
+
 def test_a_read_ahead_mark_on_a_page_the_level_had_no_room_for_is_not_kept(tmp_path):
     # linux-readahead.md: the marker is set "only if this read allocated that page". Cache of 4, every
     # block in flight from 0.2 ms: the window [25, 32] asked at 0.3 ms (marker on 25) is dropped whole, so
     # 25 has no marker when the sequential miss on 24 at 0.4 ms reads [24, 31] and passes 25. Before, the
     # marker survived the drop and fired at 25 a second window, [32, 51], also dropped (48 blocks dropped
     # in all instead of 14). (Outside audit study-linuxtimed, D1.)
-    p = tmp_path / "t.csv"
-    recs = [(0, 0, 1), (100_000, 20, 1), (200_000, 21, 2), (300_000, 23, 1), (400_000, 24, 4)]
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n" + "".join(f"{t},read,{f},{n},0,0\n" for t, f, n in recs))
-    ev = tmp_path / "ev.csv"
-    r = ps.simulate(ps.open_trace(str(p), cache=False),
-                    levels=[ps.Level(4, prefetcher="linux", prefetcher_params={"mode": "ondemand", "ra_pages": 32})],
-                    device={"name": "fixed", "read_latency_ms": 3.0}, scheduler={"policy": "noop"},
-                    engine={"kind": "timed", "replay": "open"}, events=str(ev))
-    e = ps.read_events(str(ev))
+    recs = [(0, 0, 1, 0), (100_000, 20, 1, 0), (200_000, 21, 2, 0), (300_000, 23, 1, 0), (400_000, 24, 4, 0)]
+    r, e = _ondemand_on_four_blocks(tmp_path, recs, ra_pages=32)
     at_last = e.query("time == 400000 and kind == 'prefetch_dropped'")
     assert list(at_last.block) == [28, 29, 30, 31]
     assert r.levels[0]["prefetch_dropped"] == 14
@@ -448,15 +454,7 @@ def test_a_page_being_read_but_no_longer_cached_counts_as_cached_for_read_ahead(
     # nothing there (the read did not allocate it); at 0.2 ms the access to 4 joins that read and reads
     # nothing ahead. Before, the window marked 4 and the join fired a second window, [8, 15], whose
     # blocks 10-15 were dropped. (Outside audit study-linuxtimed, round 2, R1.)
-    p = tmp_path / "t.csv"
     recs = [(0, 1, 1, 0), (50_000, 2, 4, 0), (100_000, 0, 4, 1), (200_000, 4, 1, 1)]
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n" + "".join(f"{t},read,{f},{n},{s},0\n" for t, f, n, s in recs))
-    ev = tmp_path / "ev.csv"
-    r = ps.simulate(ps.open_trace(str(p), cache=False),
-                    levels=[ps.Level(4, prefetcher="linux", prefetcher_params={"mode": "ondemand", "ra_pages": 8})],
-                    device={"name": "fixed", "read_latency_ms": 3.0}, scheduler={"policy": "noop"},
-                    engine={"kind": "timed", "replay": "open"}, events=str(ev))
-    e = ps.read_events(str(ev))
+    r, e = _ondemand_on_four_blocks(tmp_path, recs, ra_pages=8)
     assert list(e.query("time == 200000").kind) == ["request", "join_uncached"]
     assert r.levels[0]["prefetch_dropped"] == 0
