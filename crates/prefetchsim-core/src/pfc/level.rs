@@ -131,14 +131,8 @@ impl PfcLevel {
     /// outcomes, pending tags and fetches the engines read. [`CacheLevel::access`] is Algorithm 2 then this;
     /// tests drive it with a fixed decision (the paper's Figure 3).
     pub fn serve_with(&mut self, req: &Request, demand_len: u32, d: &Decision, out: &mut Vec<Fetch>) {
-        let clipped;
-        let d = match self.clip_readmore(req, d) {
-            Some(c) => {
-                clipped = c;
-                &clipped
-            }
-            None => d,
-        };
+        let clipped = self.clip_readmore(req, d);
+        let d = clipped.as_ref().unwrap_or(d);
         self.outcomes.clear();
         self.pending.clear();
         self.inner_fetched = false;

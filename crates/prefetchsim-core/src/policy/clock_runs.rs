@@ -149,11 +149,7 @@ impl PinnedRuns {
         // (seq, hi] is a piece from the frame after `ready` toward the head.
         let through = next(ready).expect("a piece's ready frame has its piece's first frame toward the tail");
         self.pieces.insert((id, lo), Piece { hi: seq - 1, tail_end: slot, head_end: through, last: false });
-        if seq < piece.hi {
-            let tail_end = prev(ready).expect("a piece's frame below its last has a neighbour toward the head");
-            self.pieces.insert((id, seq + 1), Piece { tail_end, ..piece });
-        }
-        self.mark[ready as usize] = (0, 0);
+        self.leave(ready, (id, seq), piece, prev);
         Some(Pass { through, len: (seq - lo) as usize })
     }
 
@@ -169,14 +165,21 @@ impl PinnedRuns {
             Some(&piece) if id != 0 && piece.tail_end == slot => {
                 self.pieces.remove(&(id, seq));
                 self.ready.remove(&(id, seq, slot));
-                if seq < piece.hi {
-                    let tail_end = prev(slot).expect("a piece's frame below its last has a neighbour toward the head");
-                    self.pieces.insert((id, seq + 1), Piece { tail_end, ..piece });
-                }
-                self.mark[slot as usize] = (0, 0);
+                self.leave(slot, (id, seq), piece, prev);
             }
             _ => self.void_piece_of(slot),
         }
+    }
+
+    /// Frame `slot`, numbered `at` in `piece`, leaves it from the tail side: what follows it toward the
+    /// head (`prev`), if anything, is the piece from now on.
+    fn leave(&mut self, slot: u32, at: (u32, u32), piece: Piece, prev: impl Fn(u32) -> Option<u32>) {
+        let (id, seq) = at;
+        if seq < piece.hi {
+            let tail_end = prev(slot).expect("a piece's frame below its last has a neighbour toward the head");
+            self.pieces.insert((id, seq + 1), Piece { tail_end, ..piece });
+        }
+        self.mark[slot as usize] = (0, 0);
     }
 
     /// The search walked pinned frame `slot` and moved it to the head: it joins the search's piece (its

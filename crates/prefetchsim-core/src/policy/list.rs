@@ -225,11 +225,9 @@ impl List {
     pub fn rotate_tail_through(&mut self, links: &mut Links, last: u32) {
         let p = links.nodes[last as usize].prev;
         debug_assert!(p != NIL, "rotate_tail_through: the run is the whole list");
-        if self.memo.take().is_some() {
-            // Only CLOCK rotates, and it never searches with the memo; a memo would no longer describe
-            // the list.
-            debug_assert!(false, "rotate_tail_through on a list with a victim-search memo");
-        }
+        // Only CLOCK rotates, and it never searches with the memo; a memo would no longer describe the list.
+        debug_assert!(self.memo.is_none(), "rotate_tail_through on a list with a victim-search memo");
+        self.memo = None;
         let (first, head) = (self.tail, self.head);
         links.nodes[p as usize].next = NIL;
         self.tail = p;
