@@ -458,3 +458,53 @@ def test_a_page_being_read_but_no_longer_cached_counts_as_cached_for_read_ahead(
     r, e = _ondemand_on_four_blocks(tmp_path, recs, ra_pages=8)
     assert list(e.query("time == 200000").kind) == ["request", "join_uncached"]
     assert r.levels[0]["prefetch_dropped"] == 0
+
+
+def test_step_takes_the_timed_runs_disk_unless_its_own_device_is_given(tmp_path):
+    # STEP's seek costs and bandwidth are "the disk's parameters" (§4.1.2): without its own `device`, STEP
+    # takes the engine's device when that is a disk, and keeps the Cheetah 9LP otherwise (a fixed-latency
+    # device has no seek curve). Before, it took the Cheetah on an ata40 engine too, silently. Two
+    # interleaved streams 50,000 blocks apart, four-block reads, UB lifted so the sizes show.
+    p = tmp_path / "t.csv"
+    pos = [0, 50_000]
+    rows = []
+    for i in range(60):
+        rows.append(f"{i * 1_000_000},read,{pos[i % 2]},4,{i % 2},0\n")
+        pos[i % 2] += 4
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                 "time_ns,op,first,len,stream,client\n" + "".join(rows))
+    tr = ps.open_trace(str(p), cache=False)
+
+    def counts(engine_device, step_device=None):
+        params = {"upper_bound": 100_000, "upper_bound_share": 1.0}
+        if step_device:
+            params["device"] = step_device
+        r = ps.simulate(tr, levels=[ps.Level(20_000, prefetcher="step", prefetcher_params=params)],
+                        device=engine_device, engine={"kind": "timed", "replay": "closed"})
+        return r.levels[0], r.summary["makespan_ms"]
+
+    ata40 = counts("ata40")
+    assert ata40 == counts("ata40", "ata40")
+    assert ata40 != counts("ata40", "cheetah9lp")
+    fixed = {"name": "fixed", "read_latency_ms": 3.0}
+    assert counts(fixed) == counts(fixed, "cheetah9lp")
+    assert counts(fixed) != counts(fixed, "ata40")
+
+
+@pytest.mark.parametrize("exclusive", ["demote", "du"])
+def test_hand_downs_and_lower_prefetch_stay_on_the_device(tmp_path, exclusive):
+    # Two passes over blocks 0-11 of a 12-block device; L1 reads ahead 8 pages, L2 prefetches too and
+    # takes L1's evictions (DEMOTE) or its demand reads (DU). No level reads or is handed a block past 11.
+    p = tmp_path / "t.csv"
+    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                 "time_ns,op,first,len,stream,client\n"
+                 + "".join(f"{i * 1_000_000},read,{i % 12},1,0,0\n" for i in range(24)))
+    ev = tmp_path / "ev.csv"
+    r = ps.simulate(ps.open_trace(str(p), cache=False),
+                    levels=[ps.Level(4, prefetcher="linux", prefetcher_params={"mode": "ondemand", "ra_pages": 8}).to_config(),
+                            {"size": 8, "prefetcher": {"name": "obl", "variant": "always"}, "options": {"exclusive": exclusive}}],
+                    device={"name": "fixed", "read_latency_ms": 3.0, "lbns": 96},
+                    engine={"kind": "timed", "replay": "open"}, events=str(ev))
+    e = ps.read_events(str(ev))
+    assert len(e.query("kind == 'prefetch_issued'")) > 0 and e.block.max() <= 11
+    assert r.summary["device_blocks_read"] >= 12

@@ -26,7 +26,8 @@ pub fn build_bottom(cfg: &HierarchyConfig, seed: u64, n_levels: usize, block_siz
     let links = (0..n_levels - 1).map(|_| Link::new(lp.clone(), "link")).collect::<Result<Vec<_>, _>>()?;
     let probe = Link::new(lp.clone(), "link")?;
     let req_delay_ns = ms_to_ns(probe.delay_ms(MsgKind::ReadReq, 0));
-    let dev = device::build("device", &cfg.device_spec(), derive_seed(seed, 1))?;
+    let dev_spec = cfg.device_spec();
+    let dev = device::build("device", &dev_spec, derive_seed(seed, 1))?;
     let sched = IoScheduler::new(cfg.scheduler.clone().unwrap_or_default(), dev.channels(), "scheduler")?;
     let spb = block_size.div_ceil(512).max(1);
     let max_sectors = sched.params().max_sectors;
@@ -44,5 +45,5 @@ pub fn build_bottom(cfg: &HierarchyConfig, seed: u64, n_levels: usize, block_siz
         block_sectors: spb as u32,
         ..DeviceReport::default()
     };
-    Ok(Bottom { link: lp, links, req_delay_ns, dev, sched, spb, bio_blocks, max_sectors, dev_report })
+    Ok(Bottom { link: lp, links, req_delay_ns, dev, dev_spec, sched, spb, bio_blocks, max_sectors, dev_report })
 }

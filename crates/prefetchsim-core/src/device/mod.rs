@@ -330,6 +330,17 @@ pub fn resolve(path: &str, spec: &ComponentSpec) -> Result<(&'static str, Device
     Ok((name, params))
 }
 
+/// The device under a timed run's hierarchy, told to its levels before the first request
+/// ([`crate::level::Pinning::set_device`]): its size, at whose end prefetch runs stop, and the `[device]`
+/// spec it was built from, for components that model the disk themselves (STEP's seek costs).
+#[derive(Clone, Debug, PartialEq)]
+pub struct DeviceBelow {
+    /// Blocks of each volume.
+    pub blocks: u64,
+    /// The spec the engine built the device from.
+    pub spec: ComponentSpec,
+}
+
 /// Build the device named by `spec`, seeded with `seed` (only the analytic disk's random rotation
 /// uses it).
 pub fn build(path: &str, spec: &ComponentSpec, seed: u64) -> Result<Box<dyn Device>, ConfigError> {

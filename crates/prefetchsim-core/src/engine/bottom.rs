@@ -4,6 +4,7 @@
 //! A plain value: [`crate::build::bottom`] makes it from a config, the timed engine consumes it. Keeping
 //! the construction out of the engine keeps the engine below the configuration layer.
 
+use crate::component::ComponentSpec;
 use crate::device::{Device, IoScheduler};
 use crate::link::{Link, LinkParams};
 use crate::metrics::DeviceReport;
@@ -18,6 +19,8 @@ pub struct Bottom {
     pub req_delay_ns: u64,
     /// The device under the last level.
     pub dev: Box<dyn Device>,
+    /// The spec `dev` was built from.
+    pub dev_spec: ComponentSpec,
     /// Its I/O scheduler.
     pub sched: IoScheduler,
     /// Sectors per block.

@@ -16,6 +16,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::{AnyLevel, CacheLevel, Coordination, Demotion, EventLog, Exclusive, Pinning};
+use crate::device::DeviceBelow;
 use crate::eventlog::LevelEvent;
 use crate::forward_level;
 use crate::metrics::{InstanceReport, LevelCounters};
@@ -99,8 +100,8 @@ pub struct FanOut {
     /// With the log on: instances that may hold events not drained yet.
     log_touched: Vec<u32>,
     prefetch_apart: bool,
-    /// The device's blocks, for instances made later ([`Pinning::set_device_blocks`]).
-    device_blocks: Option<u64>,
+    /// The device, for instances made later ([`Pinning::set_device`]).
+    device: Option<DeviceBelow>,
     /// [`Coordination::set_answer_end`] for the next access, passed to the instance it routes to.
     answer_end: Option<u64>,
 }
@@ -129,7 +130,7 @@ impl FanOut {
             log: false,
             log_touched: Vec::new(),
             prefetch_apart: false,
-            device_blocks: None,
+            device: None,
             answer_end: None,
         };
         if let Routing::Client(k) | Routing::Stripe(k, _) = routing {
@@ -147,8 +148,8 @@ impl FanOut {
         }
         l.set_timed(self.timed);
         l.set_prefetch_apart(self.prefetch_apart);
-        if let Some(b) = self.device_blocks {
-            l.set_device_blocks(b);
+        if let Some(d) = &self.device {
+            l.set_device(d);
         }
         l.record_evictions(self.record);
         l.record_events(self.log);
@@ -292,10 +293,10 @@ impl Pinning for FanOut {
         }
         ok
     }
-    fn set_device_blocks(&mut self, blocks: u64) {
-        self.device_blocks = Some(blocks);
+    fn set_device(&mut self, device: &DeviceBelow) {
+        self.device = Some(device.clone());
         for l in &mut self.inst {
-            l.set_device_blocks(blocks);
+            l.set_device(device);
         }
     }
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {

@@ -146,11 +146,11 @@ macro_rules! forward_level {
             self.$f.set_prefetch_apart(on)
         }
     };
-    (@one $f:ident set_device_blocks) => {
-        fn set_device_blocks(&mut self, blocks: u64) {
+    (@one $f:ident set_device) => {
+        fn set_device(&mut self, device: &$crate::device::DeviceBelow) {
             #[allow(unused_imports)]
             use $crate::level::Pinning as _;
-            self.$f.set_device_blocks(blocks)
+            self.$f.set_device(device)
         }
     };
     (@one $f:ident set_fetch_tags) => {

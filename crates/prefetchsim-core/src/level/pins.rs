@@ -14,6 +14,7 @@
 //! `Pins` is the component a [`super::Level`] keeps for this; the instant engine never turns it on.
 
 use super::Level;
+use crate::device::DeviceBelow;
 use crate::eventlog::{EventKind as K, LevelEvent, Origin};
 use crate::policy::table::BlockMap;
 use crate::policy::{flags, BlockTable, Entry, Insert, Policy, Slot};
@@ -32,10 +33,11 @@ pub trait Pinning {
     /// readmore), so that the engine can read the latter as I/Os of their own after the former. Returns
     /// whether the level can do this (the engine refuses it otherwise).
     fn set_prefetch_apart(&mut self, on: bool) -> bool;
-    /// Timed mode: the device under the hierarchy holds `blocks` blocks (of each volume). A prefetch run
-    /// is clipped at the device's end, as Linux clips a window at the end of the file or device; a demand
-    /// block past the end is still the trace's error, reported by the engine.
-    fn set_device_blocks(&mut self, blocks: u64);
+    /// Timed mode: the device under the hierarchy. A prefetch run is clipped at its end (`device.blocks`
+    /// of each volume), as Linux clips a window at the end of the file or device; a demand block past the
+    /// end is still the trace's error, reported by the engine. The level's prefetcher is told too
+    /// ([`Prefetcher::use_device`](crate::prefetch::Prefetcher::use_device)).
+    fn set_device(&mut self, device: &DeviceBelow);
     /// Timed mode, right after every access: pin the blocks that access brought in and kept, tagging each
     /// with the fetch carrying it, `ids[i]` for the access's `i`-th fetch. Tags are small integers (the
     /// engine's job indices). Returns how many blocks were pinned; fewer than the fetched blocks means some
@@ -112,7 +114,7 @@ pub(super) struct Pins {
     /// `demand` is false for a block an upper level prefetches.
     pub(super) rejoins: Vec<(u64, u32, bool)>,
     /// Blocks the device holds per volume ([`crate::request::device_block`]), when a timed run has a
-    /// device: a prefetch run stops at its end ([`Pinning::set_device_blocks`]).
+    /// device: a prefetch run stops at its end ([`Pinning::set_device`]).
     pub(super) device_blocks: Option<u64>,
 }
 
@@ -358,8 +360,9 @@ impl<P: Policy> Pinning for Level<P> {
         true
     }
 
-    fn set_device_blocks(&mut self, blocks: u64) {
-        self.pins.device_blocks = Some(blocks);
+    fn set_device(&mut self, device: &DeviceBelow) {
+        self.pins.device_blocks = Some(device.blocks);
+        self.prefetcher.use_device(device);
     }
 
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {

@@ -28,6 +28,7 @@ use std::collections::HashMap;
 
 use super::algorithm::{Decision, PfcState};
 use super::PfcParams;
+use crate::device::DeviceBelow;
 use crate::eventlog::{EventKind, LevelEvent, Origin};
 use crate::forward_level;
 use crate::level::{AnyLevel, CacheLevel, Coordination, Demotion, EventLog, Instances, Pinning};
@@ -305,9 +306,9 @@ impl Pinning for PfcLevel {
         self.prefetch_apart = on;
         self.inner.set_prefetch_apart(on)
     }
-    fn set_device_blocks(&mut self, blocks: u64) {
-        self.device_blocks = Some(blocks);
-        self.inner.set_device_blocks(blocks);
+    fn set_device(&mut self, device: &DeviceBelow) {
+        self.device_blocks = Some(device.blocks);
+        self.inner.set_device(device);
     }
     fn set_fetch_tags(&mut self, ids: &[u32]) -> u64 {
         let n = self.bypass_fetches.min(ids.len());

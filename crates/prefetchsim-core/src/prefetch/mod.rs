@@ -345,6 +345,11 @@ pub trait Prefetcher: Send {
     fn attach(&mut self, _geometry: LevelGeometry) -> Capabilities {
         Capabilities::default()
     }
+
+    /// A timed run's device, told once before the first request (the instant engine has none). A
+    /// prefetcher that models the disk itself takes its parameters from it (STEP's seek costs, unless
+    /// its own `device` is given).
+    fn use_device(&mut self, _device: &crate::device::DeviceBelow) {}
 }
 
 /// Builds a prefetcher that another one's parameters name (the parts of `stack`): the registry's own

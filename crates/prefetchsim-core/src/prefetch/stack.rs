@@ -149,6 +149,11 @@ impl Prefetcher for Stack {
         }
     }
 
+    fn use_device(&mut self, device: &crate::device::DeviceBelow) {
+        self.first.use_device(device);
+        self.second.use_device(device);
+    }
+
     fn metadata_bytes(&self) -> u64 {
         self.first.metadata_bytes() + self.second.metadata_bytes()
     }

@@ -69,7 +69,7 @@ use super::replay::{Reader, ReplayState, RunTotals};
 use super::{Hierarchy, Progress, RequestSource, SourceError};
 use crate::component::ConfigError;
 use crate::config::{EngineConfig, PrefetchIo, Replay, TimedSettings};
-use crate::device::{ms_to_ns, CLOCK_LIMIT_NS};
+use crate::device::{ms_to_ns, DeviceBelow, CLOCK_LIMIT_NS};
 use crate::link::LinkModel;
 use crate::metrics::RunResult;
 use crate::request::{Fetch, Op, Request};
@@ -226,13 +226,23 @@ pub fn run_on<O: TimedObserver + ?Sized>(
     obs: &mut O,
 ) -> Result<RunResult, SourceError> {
     let n = h.levels.len();
-    let Bottom { link: lp, links, req_delay_ns, dev, sched, spb, bio_blocks, max_sectors, dev_report: dev_rep } =
-        bottom;
+    let Bottom {
+        link: lp,
+        links,
+        req_delay_ns,
+        dev,
+        dev_spec,
+        sched,
+        spb,
+        bio_blocks,
+        max_sectors,
+        dev_report: dev_rep,
+    } = bottom;
     let block_size = h.block_size();
     // A prefetch run stops at the device's end; a demand block past it stays the trace's error.
-    let device_blocks = dev.capacity() / spb.max(1);
+    let below = DeviceBelow { blocks: dev.capacity() / spb.max(1), spec: dev_spec };
     for l in &mut h.levels {
-        l.set_device_blocks(device_blocks);
+        l.set_device(&below);
     }
     let apart = s.prefetch_io == PrefetchIo::Apart;
     if apart && !h.levels[n - 1].set_prefetch_apart(true) {

@@ -31,6 +31,8 @@
 use serde::{Deserialize, Serialize};
 
 use super::context::{Context, Queue};
+use super::disk::DiskView;
+use super::params::{StSource, StepParams};
 
 /// The shape of `P(x, y)`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default, Serialize, Deserialize)]
@@ -180,6 +182,17 @@ pub struct Sizing {
 }
 
 impl Sizing {
+    /// The figures `disk` gives unless `params` fixes them: the thrashing threshold (`0.25 ST_avg`, or
+    /// the seek over `thrash_cylinders`), `ST` under `st_source = "disk_avg"` and `BW`.
+    pub fn set_disk(&mut self, params: &StepParams, disk: &DiskView) {
+        self.thrash_threshold = params
+            .thrash_threshold_ms
+            .or(params.thrash_cylinders.map(|d| disk.seek_cyl_ms(d)))
+            .unwrap_or(0.25 * disk.mean_seek_ms());
+        self.fixed_st = (params.st_source == StSource::DiskAvg).then(|| disk.mean_seek_ms());
+        self.bw = params.bandwidth.unwrap_or(disk.blocks_per_ms());
+    }
+
     /// Whether PC `pc` is thrashing (PM-TA only looks).
     #[must_use]
     pub fn thrashing(&self, pc: &Context) -> bool {

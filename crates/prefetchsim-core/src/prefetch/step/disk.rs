@@ -34,7 +34,13 @@ impl DiskView {
     /// The disk preset `device` (a name of the device registry that is a disk), for `block_bytes`-byte
     /// blocks; `path` names the key in errors.
     pub fn new(path: &str, device: &str, block_bytes: u64) -> Result<Self, ConfigError> {
-        let (name, params) = resolve(path, &ComponentSpec::named(device))?;
+        Self::from_spec(path, &ComponentSpec::named(device), block_bytes)
+    }
+
+    /// The disk `spec` describes (a disk of the device registry with its overrides: a timed run's
+    /// `[device]`), for `block_bytes`-byte blocks; `path` names the key in errors.
+    pub fn from_spec(path: &str, spec: &ComponentSpec, block_bytes: u64) -> Result<Self, ConfigError> {
+        let (name, params) = resolve(path, spec)?;
         let DeviceParams::Disk(p) = params else {
             return Err(ConfigError::new(path, format!("'{name}' is not a disk; STEP needs a seek curve")));
         };
@@ -53,6 +59,12 @@ impl DiskView {
         let mut view = Self { layout, seek, lbns, sectors_per_block: 8, bytes_per_ms, block_bytes: 4096, mean_seek_ms };
         view.set_block_bytes(block_bytes);
         Ok(view)
+    }
+
+    /// The block size in bytes.
+    #[must_use]
+    pub fn block_bytes(&self) -> u64 {
+        self.block_bytes
     }
 
     /// Use `bytes`-byte blocks (at least one sector each).

@@ -46,7 +46,7 @@ pub use self::cost::StepPreset;
 use self::cost::{Pdf, Sizing};
 use self::delayed::{fire_time, DelayedQueue, VirtualClock};
 use self::disk::DiskView;
-pub use self::params::{IssueRule, StSource, StepParams};
+pub use self::params::{IssueRule, StSource, StepParams, DEFAULT_DISK};
 use self::queues::{Queues, Thresholds};
 use self::thrash::SeekTracker;
 use super::{LevelGeometry, Outcome, PrefetchCtx, PrefetchRun, Prefetcher};
@@ -101,20 +101,18 @@ impl Step {
     /// STEP with `params`, checked; errors name `path.key`.
     pub fn new(path: &str, params: StepParams) -> Result<Self, ConfigError> {
         params.validate(path)?;
-        let disk = DiskView::new(&format!("{path}.device"), &params.device, 4096)?;
-        let sizing = Sizing {
+        let disk = DiskView::new(&format!("{path}.device"), params.device.as_deref().unwrap_or(DEFAULT_DISK), 4096)?;
+        let mut sizing = Sizing {
             preset: params.preset,
             upper_bound: u64::from(params.upper_bound),
             bb_share: params.bb_share,
-            thrash_threshold: params
-                .thrash_threshold_ms
-                .or(params.thrash_cylinders.map(|d| disk.seek_cyl_ms(d)))
-                .unwrap_or(0.25 * disk.mean_seek_ms()),
-            fixed_st: (params.st_source == StSource::DiskAvg).then(|| disk.mean_seek_ms()),
-            bw: params.bandwidth.unwrap_or(disk.blocks_per_ms()),
+            thrash_threshold: 0.0,
+            fixed_st: None,
+            bw: 0.0,
             pdf: Pdf { shape: params.pdf, k: params.pdf_k, c: params.pdf_c },
             low_prefetch: params.low_prefetch,
         };
+        sizing.set_disk(&params, &disk);
         let thresholds = Thresholds {
             high_min_len: params.high_min_len,
             high_min_requests: params.high_min_requests,
@@ -443,6 +441,19 @@ impl Prefetcher for Step {
         self.pcs.metadata_bytes() + self.dq.metadata_bytes() + (self.purge_buf.capacity() * 4) as u64
     }
 
+    /// STEP's seek costs are the simulated disk's (§4.1.2: "the disk's parameters"): without a `device`
+    /// of its own, STEP takes a timed run's device when it is a disk (a device of another kind has no
+    /// seek curve; STEP keeps [`DEFAULT_DISK`]).
+    fn use_device(&mut self, device: &crate::device::DeviceBelow) {
+        if self.params.device.is_some() {
+            return;
+        }
+        if let Ok(disk) = DiskView::from_spec("device", &device.spec, self.disk.block_bytes()) {
+            self.disk = disk;
+            self.sizing.set_disk(&self.params, &self.disk);
+        }
+    }
+
     fn raise(&self) -> Option<super::Raise> {
         self.raised
     }
@@ -451,9 +462,7 @@ impl Prefetcher for Step {
         let share = (self.params.upper_bound_share * geometry.capacity as f64).floor() as u64;
         self.sizing.upper_bound = u64::from(self.params.upper_bound).min(share).max(1);
         self.disk.set_block_bytes(geometry.block_bytes);
-        if self.params.bandwidth.is_none() {
-            self.sizing.bw = self.disk.blocks_per_ms();
-        }
+        self.sizing.set_disk(&self.params, &self.disk);
         if let Some(r) = &mut self.raised {
             r.cap = (self.params.raised_cap * geometry.capacity as f64).floor() as usize;
         }

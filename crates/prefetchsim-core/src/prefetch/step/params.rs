@@ -61,6 +61,10 @@ pub enum IssueRule {
     LowWater,
 }
 
+/// STEP's disk when its `device` is not given and no timed run's disk is there to follow: the timed
+/// engine's default device (DiskSim's Cheetah 9LP).
+pub const DEFAULT_DISK: &str = "cheetah9lp";
+
 /// STEP's parameters. Every value the paper leaves open is one of them (\[ours\] in step.md).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
@@ -111,8 +115,9 @@ pub struct StepParams {
     /// `BW`, streaming bandwidth in blocks per ms (default the disk's: its mean media rate, or its bus rate
     /// when lower) \[ours\].
     pub bandwidth: Option<f64>,
-    /// Disk model for seek times and bandwidth, a disk of the device registry (`cheetah9lp`) \[ours\].
-    pub device: String,
+    /// Disk model for seek times and bandwidth, a disk of the device registry. Not given (default): a
+    /// timed run's device when it is a disk, otherwise [`DEFAULT_DISK`] \[ours\].
+    pub device: Option<String>,
     /// Shape of `P(x, y)`: `exp` (default) or `linear` (§4.3).
     pub pdf: PdfShape,
     /// `k`, weight of the past length in the pdf's scale `k x + c` (1.0) \[ours\].
@@ -182,7 +187,7 @@ impl Default for StepParams {
             upper_bound_share: 1.0 / 64.0,
             st_source: StSource::Intensity,
             bandwidth: None,
-            device: "cheetah9lp".into(),
+            device: None,
             pdf: PdfShape::Exp,
             pdf_k: 1.0,
             pdf_c: 16.0,

@@ -58,3 +58,40 @@ fn names_presets_and_parameter_errors() {
         assert!(e.to_string().contains(path) && e.message.contains(words), "{spec}: {e}");
     }
 }
+
+/// STEP's disk is its own `device` when given; otherwise a timed run's device when that is a disk (its
+/// overrides too), and the Cheetah 9LP when it is not. The thresholds, `ST` and `BW` follow the disk.
+#[test]
+fn step_takes_the_timed_runs_disk_unless_its_own_device_is_given() {
+    use prefetchsim_core::device::DeviceBelow;
+    use prefetchsim_core::prefetch::step::disk::DiskView;
+    use prefetchsim_core::prefetch::step::StSource;
+
+    let below = |spec: Value| DeviceBelow { blocks: 1 << 20, spec: serde_json::from_value(spec).unwrap() };
+    let step = |device: Option<&str>, told: Option<DeviceBelow>| {
+        let params =
+            StepParams { device: device.map(Into::into), st_source: StSource::DiskAvg, ..StepParams::default() };
+        let mut s = Step::new("step", params).unwrap();
+        s.attach(LevelGeometry { capacity: 1024, block_bytes: 8192 });
+        if let Some(d) = told {
+            s.use_device(&d);
+        }
+        (s.disk().mean_seek_ms(), s.sizing().thrash_threshold, s.sizing().fixed_st, s.sizing().bw)
+    };
+    let of = |spec: &ComponentSpec| {
+        let d = DiskView::from_spec("d", spec, 8192).unwrap();
+        (d.mean_seek_ms(), 0.25 * d.mean_seek_ms(), Some(d.mean_seek_ms()), d.blocks_per_ms())
+    };
+    let cheetah = of(&ComponentSpec::named("cheetah9lp"));
+    let ata40 = of(&ComponentSpec::named("ata40"));
+    assert_ne!(cheetah, ata40);
+    assert_eq!(step(None, None), cheetah, "no timed run: the default disk");
+    assert_eq!(step(None, Some(below(json!({"name": "ata40"})))), ata40);
+    assert_eq!(step(Some("cheetah9lp"), Some(below(json!({"name": "ata40"})))), cheetah, "its own");
+    assert_eq!(step(None, Some(below(json!({"name": "fixed"})))), cheetah, "no seek curve");
+    // The engine's overrides are the disk STEP sees (a faster bus raises BW).
+    let fast = json!({"name": "cheetah9lp", "bus_ms_per_sector": 0.01});
+    let want = of(&serde_json::from_value(fast.clone()).unwrap());
+    assert!(want.3 > cheetah.3);
+    assert_eq!(step(None, Some(below(fast))), want);
+}
