@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+import warnings
+
 import prefetchsim as ps
 import pytest
 
@@ -147,3 +151,31 @@ def test_synthetic_takes_ops_and_mode_as_the_command_line_does():
     assert objects.info()["requests"] == 1000
     with pytest.raises(ps.ConfigError, match="trace.ops"):
         ps.synthetic("oltp-like", ops="nope").info()
+
+
+def test_a_trace_past_steps_disk_model_is_said_not_passed_silently(tmp_path):
+    # STEP's seek costs come from its disk model; a block past the model's end was folded onto it without
+    # a word. Now the run's notes say so, `simulate` warns at the caller's line and the command line
+    # prints it; a disk large enough has no note.
+    p = tmp_path / "t.lirs.trace"
+    p.write_text("0\n4\n8\n3000000\n3000001\n")
+    tr = ps.open_trace(str(p))
+    with pytest.warns(UserWarning, match=r"level\[0\] \(L1\): STEP's disk model 'cheetah9lp' holds 2222905 blocks") as w:
+        r = ps.simulate(tr, levels=[ps.Level(64, prefetcher="step")])
+    assert w[0].filename == __file__
+    assert len(r.notes) == 1 and "reached block 3000001" in r.notes[0]
+    assert r.raw["notes"] == r.notes and "notes" not in r.summary
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        big = ps.simulate(tr, levels=[ps.Level(64, prefetcher="step", prefetcher_params={"device": "hdd7200"})])
+        assert big.notes == []
+        # A stack's part says its notes too; one note per distinct text across simulate_many's runs.
+        p.write_text("0\n4\n8\n")
+        assert ps.simulate(ps.open_trace(str(p)), levels=[ps.Level(64, prefetcher="step")]).notes == []
+    p.write_text("0\n4\n8\n3000000\n3000001\n")
+    with pytest.warns(UserWarning) as w:
+        many = ps.simulate_many(ps.open_trace(str(p)), [{"level": [{"size": s, "prefetcher": "obl+step"}]} for s in (32, 64)])
+    assert [len(m.notes) for m in many] == [1, 1] and len(w) == 1
+    cli = subprocess.run([sys.executable, "-m", "prefetchsim", "sim", str(p), "auto", "lru+step", "64"],
+                         capture_output=True, text=True)
+    assert cli.returncode == 0 and "prefetchsim: warning: level[0] (L1): STEP's disk model" in cli.stderr

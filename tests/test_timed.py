@@ -508,3 +508,28 @@ def test_hand_downs_and_lower_prefetch_stay_on_the_device(tmp_path, exclusive):
     e = ps.read_events(str(ev))
     assert len(e.query("kind == 'prefetch_issued'")) > 0 and e.block.max() <= 11
     assert r.summary["device_blocks_read"] >= 12
+
+
+@pytest.mark.parametrize("engine", [{"kind": "instant"}, {"kind": "timed", "replay": "closed", "per_stream": False}])
+def test_step_lays_a_multi_volume_trace_as_the_timed_engine_does(tmp_path, engine):
+    # Two streams in two SPC ASUs (volumes), 50,000 blocks apart inside their volumes, against the same
+    # two streams in one volume: the timed engine lays volumes over one LBA range, and STEP's seek costs
+    # now place them there too. Before, STEP took a volume-1 block's number with its volume bits and
+    # folded it onto the disk somewhere else (35,112 blocks prefetched instead of 40,184 here).
+    spc, csv, pos = [], [], [0, 50_000]
+    for i in range(60):
+        s = i % 2
+        spc.append(f"{s},{pos[s] * 8},16384,r,{i * 0.001:.3f}\n")
+        csv.append(f"{i * 1_000_000},read,{pos[s]},4,{s},0\n")
+        pos[s] += 4
+    (tmp_path / "v.spc").write_text("".join(spc))
+    (tmp_path / "v.csv").write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
+                                    "time_ns,op,first,len,stream,client\n" + "".join(csv))
+    timed = {"device": "ata40"} if engine["kind"] == "timed" else {}
+    step = {"upper_bound": 100_000, "upper_bound_share": 1.0, "device": "ata40"}
+    volumes, one = (ps.simulate(ps.open_trace(str(tmp_path / name), fmt, cache=False),
+                                levels=[ps.Level(20_000, prefetcher="step", prefetcher_params=step)],
+                                engine=engine, **timed).levels[0]
+                    for name, fmt in (("v.spc", "spc"), ("v.csv", None)))
+    keys = ("prefetch_issued", "hits", "misses", "prefetch_used")
+    assert {k: volumes[k] for k in keys} == {k: one[k] for k in keys}

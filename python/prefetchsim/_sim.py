@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import math
 import os
+import warnings
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -149,6 +150,13 @@ class Result:
         s.update(self.timing or {})
         s.update(self.levels[0])
         return s
+
+    @property
+    def notes(self) -> list[str]:
+        """What the levels' components want known that is not an error, each prefixed with its level: a
+        model's assumption the trace broke (STEP's disk model smaller than the trace's addresses). `simulate`
+        and `simulate_many` also give each as a ``UserWarning``; the command line prints them on stderr."""
+        return list(self.raw.get("notes", []))
 
     @property
     def skipped(self) -> dict[str, Any]:
@@ -484,7 +492,9 @@ def simulate(
     tr = _as_trace(trace) if trace is not None else cfg_trace
     if tr is None:
         raise _core.ConfigError("simulate: no trace given and the config has no [trace] table")
-    return simulate_many(tr, [doc], progress=progress, events=events)[0]
+    r = _run_configs(tr, [doc], progress, 0, events)[0]
+    _warn_notes([r])
+    return r
 
 
 def simulate_many(
@@ -510,7 +520,14 @@ def simulate_many(
         raise _core.ConfigError(f"threads: {threads} is out of range (0 = all cores, at most 4096)")
     if isinstance(configs, (str, bytes, Mapping)):
         raise ConfigTypeError("configs must be an iterable of hierarchy configs (dicts), not a single one")
-    docs = [dict(c) for c in configs]
+    results = _run_configs(tr, [dict(c) for c in configs], progress, threads, events)
+    _warn_notes(results)
+    return results
+
+
+def _run_configs(tr: Trace, docs: list[dict[str, Any]], progress: Callable[[int], Any] | None, threads: int,
+                 events: str | os.PathLike[str] | None) -> list[Result]:
+    """The runs of `simulate_many`, its arguments checked, without its warnings."""
     if progress is not None and not callable(progress):
         raise ConfigTypeError(f"progress must be callable, not {type(progress).__name__}")
     if events is None:
@@ -521,6 +538,12 @@ def simulate_many(
         raw = json.loads(write_events(events, lambda path: _core.simulate(
             tr._json(), _configs_json(docs), progress, threads, path)))
     return [Result(r, d, tr) for r, d in zip(raw, docs, strict=True)]
+
+
+def _warn_notes(results: Sequence[Result]) -> None:
+    """Each distinct note of `results` once, as a ``UserWarning`` at the caller's line."""
+    for note in dict.fromkeys(n for r in results for n in r.notes):
+        warnings.warn(note, UserWarning, stacklevel=3)
 
 
 def devices() -> dict[str, str]:

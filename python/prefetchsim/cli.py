@@ -11,6 +11,7 @@ import json
 import os
 import sys
 import time
+import warnings
 from collections.abc import Iterator, Sequence
 from typing import IO, Any, NoReturn
 
@@ -258,9 +259,13 @@ def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace
         raise _core.ConfigError(f"--events records one run: give one algorithm and one size, not {len(docs)} runs")
     prog = Progress(None, progress=args.progress)
     try:
-        results = simulate_many(trace, docs, progress=prog, threads=getattr(args, "threads", 0), events=events)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            results = simulate_many(trace, docs, progress=prog, threads=getattr(args, "threads", 0), events=events)
     finally:
         prog.close()
+    for w in caught:  # the runs' notes (Result.notes), one line each
+        sys.stderr.write(f"prefetchsim: warning: {w.message}\n")
     if results:
         # Every run reads the same trace the same way: one warning says what was skipped.
         _warn_skipped(trace.path, results[0].raw, trace.spec.get("skip_bad", 0),
@@ -455,8 +460,6 @@ def cmd_trace_info(args: argparse.Namespace) -> int:
 
 
 def cmd_trace_convert(args: argparse.Namespace) -> int:
-    import warnings
-
     from ._trace import _output_format, refuse_oracle_options_for_csv
 
     # Under the command line's names, before the trace is opened.

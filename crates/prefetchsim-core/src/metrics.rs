@@ -292,6 +292,10 @@ pub struct RunResult {
     /// Run-level timing metrics (timed engine only).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub timing: Option<TimingReport>,
+    /// What the levels' components want known that is not an error, each prefixed with its level
+    /// (`level[0] (L1): ...`): a model's assumption the trace broke.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// Response-time statistics of one class of application requests (ms).

@@ -172,6 +172,7 @@ pub(crate) fn result_json(r: &RunResult, rep: &SourceReport) -> Value {
     });
     if let Value::Object(o) = &mut out {
         report_json(rep, o);
+        o.insert("notes".into(), json!(r.notes));
         o.insert("levels".into(), Value::Array(levels));
         let instances: Vec<Value> = r.levels.iter().flat_map(LevelReport::instance_records).map(record_json).collect();
         if !instances.is_empty() {

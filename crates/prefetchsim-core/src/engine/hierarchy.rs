@@ -197,6 +197,16 @@ impl Hierarchy {
         self.block_size
     }
 
+    /// The levels' notes ([`Instances::notes`]), each prefixed with its level's path and name.
+    #[must_use]
+    pub fn notes(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        for (i, (l, (name, _, _))) in self.levels.iter().zip(&self.names).enumerate() {
+            v.extend(l.notes().into_iter().map(|n| format!("level[{i}] ({name}): {n}")));
+        }
+        v
+    }
+
     /// Reports of every level (call after the run's end-of-run accounting).
     #[must_use]
     pub fn reports(&self) -> Vec<LevelReport> {

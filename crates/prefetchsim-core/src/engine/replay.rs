@@ -178,6 +178,7 @@ impl RunTotals {
             stopped_early: self.stopped_early,
             levels: h.reports(),
             timing,
+            notes: h.notes(),
         }
     }
 }

@@ -33,6 +33,12 @@ pub trait Instances {
     fn is_fan_out(&self) -> bool;
     /// Per-instance counters (the level's [`CacheLevel::counters`] are their sum); empty for one cache.
     fn instance_reports(&self) -> Vec<InstanceReport>;
+    /// What the level's components want known about the run that is not an error (a model's assumption
+    /// the trace broke), for the run's notes ([`crate::metrics::RunResult::notes`]); a level of several
+    /// caches says each note once.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
     /// Client `client` will send no more requests (its connection to the live server ended): free its
     /// per-client cache, keeping its counters (finished now) for the reports. Whether it was freed: not
     /// for a level that is one cache, a client without a cache here, or a cache with fetches or events
@@ -385,6 +391,17 @@ impl Instances for FanOut {
         let mut v: Vec<(u32, &dyn AnyLevel)> =
             self.keys.iter().copied().zip(self.inst.iter().map(AsRef::as_ref)).collect();
         v.sort_by_key(|(k, _)| *k);
+        v
+    }
+    fn notes(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for (_, l) in self.instances() {
+            for n in l.notes() {
+                if !v.contains(&n) {
+                    v.push(n);
+                }
+            }
+        }
         v
     }
     fn instance_reports(&self) -> Vec<InstanceReport> {

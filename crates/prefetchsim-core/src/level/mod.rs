@@ -668,4 +668,8 @@ impl<P: Policy> Instances for Level<P> {
     fn instance_reports(&self) -> Vec<crate::metrics::InstanceReport> {
         Vec::new()
     }
+
+    fn notes(&self) -> Vec<String> {
+        self.prefetcher.notes()
+    }
 }

@@ -51,6 +51,11 @@ pub fn run_fields() -> Vec<Field> {
         field("skipped_records", Int, "Bad trace records skipped (a trace read with skip_bad)."),
         field("skipped_messages", TextList, "The messages of the first few skipped records."),
         field("time_backwards", Int, "Records whose time is earlier than the record's before them (kept)."),
+        field(
+            "notes",
+            TextList,
+            "What the levels' components want known that is not an error (a model's assumption the trace broke), each prefixed with its level.",
+        ),
     ]
 }
 

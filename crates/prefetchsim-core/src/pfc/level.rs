@@ -371,4 +371,7 @@ impl Instances for PfcLevel {
     fn instance_reports(&self) -> Vec<crate::metrics::InstanceReport> {
         Vec::new()
     }
+    fn notes(&self) -> Vec<String> {
+        self.inner.notes()
+    }
 }

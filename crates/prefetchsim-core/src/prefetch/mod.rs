@@ -346,6 +346,13 @@ pub trait Prefetcher: Send {
         Capabilities::default()
     }
 
+    /// What the run's user should know that is not an error: a model's assumption the trace broke (STEP's
+    /// disk smaller than the trace's addresses). Asked once at the end of the run; reported with the
+    /// level's path in [`crate::metrics::RunResult::notes`].
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
+
     /// A timed run's device, told once before the first request (the instant engine has none). A
     /// prefetcher that models the disk itself takes its parameters from it (STEP's seek costs, unless
     /// its own `device` is given).

@@ -149,6 +149,12 @@ impl Prefetcher for Stack {
         }
     }
 
+    fn notes(&self) -> Vec<String> {
+        let mut v = self.first.notes();
+        v.extend(self.second.notes());
+        v
+    }
+
     fn use_device(&mut self, device: &crate::device::DeviceBelow) {
         self.first.use_device(device);
         self.second.use_device(device);

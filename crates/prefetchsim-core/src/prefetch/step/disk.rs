@@ -8,18 +8,21 @@
 //! its cylinder, and the seek curve gives the time for the cylinder distance. The bandwidth `BW` is the
 //! "disk streaming bandwidth" (§4.3): the mean media rate of the zones (`shared/docs/algorithms/step.md`,
 //! parameter `BW`), or the interface's rate when that is lower (the Cheetah 9LP's bus, 4.9 MB/s against
-//! ~18 MB/s off the platters) \[ours\]. Addresses past the
-//! end of the modelled disk are folded onto it (taken modulo its capacity) \[ours\], so every seek costs
-//! what some seek on that disk costs.
+//! ~18 MB/s off the platters) \[ours\]. The volumes of a multi-volume trace lie over one LBA range, each
+//! block at its number inside its volume, as the timed engine lays them on its device
+//! ([`device_block`]). Addresses past the end of the modelled disk are folded onto it (taken modulo its
+//! capacity) \[ours\], so every seek costs what some seek on that disk costs; the run's notes say so.
 
 use crate::component::{ComponentSpec, ConfigError};
 use crate::device::geometry::Layout;
 use crate::device::seek::SeekCurve;
 use crate::device::{resolve, DeviceParams};
+use crate::request::device_block;
 
 /// Seek times and bandwidth of one disk model, for blocks of a given size.
 #[derive(Clone, Debug)]
 pub struct DiskView {
+    name: &'static str,
     layout: Layout,
     seek: SeekCurve,
     lbns: u64,
@@ -56,9 +59,23 @@ impl DiskView {
         let bytes_per_ms = media.min(bus);
         let mean_seek_ms = p.seek.mean_random_ms(layout.cylinders());
         let lbns = p.lbns.min(layout.slots()).max(1);
-        let mut view = Self { layout, seek, lbns, sectors_per_block: 8, bytes_per_ms, block_bytes: 4096, mean_seek_ms };
+        let mut view =
+            Self { name, layout, seek, lbns, sectors_per_block: 8, bytes_per_ms, block_bytes: 4096, mean_seek_ms };
         view.set_block_bytes(block_bytes);
         Ok(view)
+    }
+
+    /// The disk model's registry name.
+    #[must_use]
+    pub fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Blocks that start on the disk (the last may be partial); a block address at or past this is folded
+    /// onto it.
+    #[must_use]
+    pub fn blocks(&self) -> u64 {
+        self.lbns.div_ceil(self.sectors_per_block)
     }
 
     /// The block size in bytes.
@@ -77,7 +94,7 @@ impl DiskView {
     #[inline]
     #[must_use]
     pub fn cylinder(&self, block: u64) -> u32 {
-        let mut lbn = block.wrapping_mul(self.sectors_per_block);
+        let mut lbn = device_block(block).wrapping_mul(self.sectors_per_block);
         if lbn >= self.lbns {
             lbn %= self.lbns;
         }
@@ -138,6 +155,12 @@ mod tests {
         for b in (0..2_222_905).step_by(997) {
             assert_eq!(d.cylinder(b), d.layout.locate(b * 8).cyl, "block {b}");
         }
+        // A block of another volume lies where the same number of volume 0 does (the timed engine's layout).
+        assert_eq!(d.cylinder((3 << crate::request::VOLUME_SHIFT) + 381), 1);
+        // The disk holds 2,222,905 blocks of 4 KiB; the next one is folded onto block 0.
+        assert_eq!(d.blocks(), 2_222_905);
+        assert_eq!(d.cylinder(2_222_905), d.cylinder(0));
+        assert_eq!((d.cylinder(2_222_904), d.name()), (d.layout.locate(2_222_904 * 8).cyl, "cheetah9lp"));
         assert!(DiskView::new("step.device", "nvme", 4096).unwrap_err().message.contains("not a disk"));
     }
 
@@ -147,7 +170,7 @@ mod tests {
         fn the_zone_count_equals_the_binary_search(block in proptest::prelude::any::<u64>(), small in 0u64..3_000_000) {
             let d = DiskView::new("step.device", "cheetah9lp", 4096).unwrap();
             for b in [block, small] {
-                let mut lbn = b.wrapping_mul(d.sectors_per_block);
+                let mut lbn = device_block(b).wrapping_mul(d.sectors_per_block);
                 if lbn >= d.lbns {
                     lbn %= d.lbns;
                 }

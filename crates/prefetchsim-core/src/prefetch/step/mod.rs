@@ -95,6 +95,8 @@ pub struct Step {
     raised: Option<super::Raise>,
     purge_buf: Vec<u32>,
     stats: StepStats,
+    /// The highest block a request reached, for the note on addresses past the disk's end.
+    highest: Option<u64>,
 }
 
 impl Step {
@@ -132,6 +134,7 @@ impl Step {
             dq: DelayedQueue::default(),
             purge_buf: Vec::new(),
             stats: StepStats::default(),
+            highest: None,
             params,
         })
     }
@@ -408,6 +411,7 @@ impl Prefetcher for Step {
             return;
         }
         let (s, e) = (ctx.req.first, ctx.req.last());
+        self.highest = self.highest.max(Some(crate::request::device_block(e)));
         let runs_from = ctx.plan.runs.len();
         if self.clock.reads_requests() {
             self.clock.at_request(ctx.req.time_ns);
@@ -439,6 +443,22 @@ impl Prefetcher for Step {
 
     fn metadata_bytes(&self) -> u64 {
         self.pcs.metadata_bytes() + self.dq.metadata_bytes() + (self.purge_buf.capacity() * 4) as u64
+    }
+
+    /// A trace reaching past STEP's disk model had the seek costs of folded addresses (disk.rs): said, so
+    /// that no run passes it silently.
+    fn notes(&self) -> Vec<String> {
+        let blocks = self.disk.blocks();
+        match self.highest {
+            Some(h) if h >= blocks => vec![format!(
+                "STEP's disk model '{}' holds {blocks} blocks of {} bytes and the trace reached block {h}: the seek \
+                 costs of addresses past its end were those of addresses folded onto it (give STEP a `device` \
+                 large enough for the trace, such as 'hdd7200')",
+                self.disk.name(),
+                self.disk.block_bytes()
+            )],
+            _ => Vec::new(),
+        }
     }
 
     /// STEP's seek costs are the simulated disk's (§4.1.2: "the disk's parameters"): without a `device`
