@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import warnings
 
 import prefetchsim as ps
 import pytest
@@ -479,16 +480,23 @@ def test_step_takes_the_timed_runs_disk_unless_its_own_device_is_given(tmp_path)
         params = {"upper_bound": 100_000, "upper_bound_share": 1.0}
         if step_device:
             params["device"] = step_device
-        r = ps.simulate(tr, levels=[ps.Level(20_000, prefetcher="step", prefetcher_params=params)],
-                        device=engine_device, engine={"kind": "timed", "replay": "closed"})
-        return r.levels[0], r.summary["makespan_ms"]
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            r = ps.simulate(tr, levels=[ps.Level(20_000, prefetcher="step", prefetcher_params=params)],
+                            device=engine_device, engine={"kind": "timed", "replay": "closed"})
+        assert [str(w.message) for w in caught] == r.notes
+        return r.levels[0], r.summary["makespan_ms"], r.notes
 
     ata40 = counts("ata40")
-    assert ata40 == counts("ata40", "ata40")
-    assert ata40 != counts("ata40", "cheetah9lp")
+    assert ata40 == counts("ata40", "ata40") and ata40[2] == []
+    assert ata40[:2] != counts("ata40", "cheetah9lp")[:2]
     fixed = {"name": "fixed", "read_latency_ms": 3.0}
-    assert counts(fixed) == counts(fixed, "cheetah9lp")
-    assert counts(fixed) != counts(fixed, "ata40")
+    # Over a device without a seek curve the run says which disk STEP used instead.
+    assert counts(fixed)[2] == ["level[0] (L1): the timed run's device 'fixed' has no seek curve: STEP took its "
+                                "seek costs and bandwidth from 'cheetah9lp' (give STEP a `device` to choose another "
+                                "disk model)"]
+    assert counts(fixed)[:2] == counts(fixed, "cheetah9lp")[:2] and counts(fixed, "cheetah9lp")[2] == []
+    assert counts(fixed)[:2] != counts(fixed, "ata40")[:2]
 
 
 @pytest.mark.parametrize("exclusive", ["demote", "du"])

@@ -97,6 +97,8 @@ pub struct Step {
     stats: StepStats,
     /// The highest block a request reached, for the note on addresses past the disk's end.
     highest: Option<u64>,
+    /// The timed run's device when it has no seek curve (STEP kept [`DEFAULT_DISK`]), for a note.
+    not_a_disk: Option<&'static str>,
 }
 
 impl Step {
@@ -135,6 +137,7 @@ impl Step {
             purge_buf: Vec::new(),
             stats: StepStats::default(),
             highest: None,
+            not_a_disk: None,
             params,
         })
     }
@@ -448,17 +451,25 @@ impl Prefetcher for Step {
     /// A trace reaching past STEP's disk model had the seek costs of folded addresses (disk.rs): said, so
     /// that no run passes it silently.
     fn notes(&self) -> Vec<String> {
+        let mut v = Vec::new();
+        if let Some(device) = self.not_a_disk {
+            v.push(format!(
+                "the timed run's device '{device}' has no seek curve: STEP took its seek costs and bandwidth from \
+                 '{}' (give STEP a `device` to choose another disk model)",
+                self.disk.name()
+            ));
+        }
         let blocks = self.disk.blocks();
-        match self.highest {
-            Some(h) if h >= blocks => vec![format!(
+        if let Some(h) = self.highest.filter(|&h| h >= blocks) {
+            v.push(format!(
                 "STEP's disk model '{}' holds {blocks} blocks of {} bytes and the trace reached block {h}: the seek \
                  costs of addresses past its end were those of addresses folded onto it (give STEP a `device` \
                  large enough for the trace, such as 'hdd7200')",
                 self.disk.name(),
                 self.disk.block_bytes()
-            )],
-            _ => Vec::new(),
+            ));
         }
+        v
     }
 
     /// STEP's seek costs are the simulated disk's (§4.1.2: "the disk's parameters"): without a `device`
@@ -468,9 +479,13 @@ impl Prefetcher for Step {
         if self.params.device.is_some() {
             return;
         }
-        if let Ok(disk) = DiskView::from_spec("device", &device.spec, self.disk.block_bytes()) {
-            self.disk = disk;
-            self.sizing.set_disk(&self.params, &self.disk);
+        match DiskView::from_spec("device", &device.spec, self.disk.block_bytes()) {
+            Ok(disk) => {
+                self.disk = disk;
+                self.sizing.set_disk(&self.params, &self.disk);
+            }
+            // The spec built the run's device, so only a kind without a seek curve is refused here.
+            Err(_) => self.not_a_disk = crate::device::resolve("device", &device.spec).ok().map(|(name, _)| name),
         }
     }
 

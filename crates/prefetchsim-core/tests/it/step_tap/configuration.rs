@@ -89,6 +89,16 @@ fn step_takes_the_timed_runs_disk_unless_its_own_device_is_given() {
     assert_eq!(step(None, Some(below(json!({"name": "ata40"})))), ata40);
     assert_eq!(step(Some("cheetah9lp"), Some(below(json!({"name": "ata40"})))), cheetah, "its own");
     assert_eq!(step(None, Some(below(json!({"name": "fixed"})))), cheetah, "no seek curve");
+    // ... which the run's notes say; with a disk, or STEP's own device, there is nothing to say.
+    let notes = |device: Option<&str>, engine: Value| {
+        let params = StepParams { device: device.map(Into::into), ..StepParams::default() };
+        let mut s = Step::new("step", params).unwrap();
+        s.use_device(&below(engine));
+        s.notes()
+    };
+    assert!(notes(None, json!({"name": "fixed"}))[0].contains("device 'fixed' has no seek curve"));
+    assert_eq!(notes(None, json!({"name": "ata40"})), Vec::<String>::new());
+    assert_eq!(notes(Some("cheetah9lp"), json!({"name": "fixed"})), Vec::<String>::new());
     // The engine's overrides are the disk STEP sees (a faster bus raises BW).
     let fast = json!({"name": "cheetah9lp", "bus_ms_per_sector": 0.01});
     let want = of(&serde_json::from_value(fast.clone()).unwrap());
