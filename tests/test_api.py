@@ -160,7 +160,7 @@ def test_a_trace_past_steps_disk_model_is_said_not_passed_silently(tmp_path):
     p = tmp_path / "t.lirs.trace"
     p.write_text("0\n4\n8\n3000000\n3000001\n")
     tr = ps.open_trace(str(p))
-    with pytest.warns(UserWarning, match=r"level\[0\] \(L1\): STEP's disk model 'cheetah9lp' holds 2222905 blocks") as w:
+    with pytest.warns(ps.RunNote, match=r"level\[0\] \(L1\): STEP's disk model 'cheetah9lp' holds 2222905 blocks") as w:
         r = ps.simulate(tr, levels=[ps.Level(64, prefetcher="step")])
     assert w[0].filename == __file__
     assert len(r.notes) == 1 and "reached block 3000001" in r.notes[0]
@@ -173,7 +173,7 @@ def test_a_trace_past_steps_disk_model_is_said_not_passed_silently(tmp_path):
         p.write_text("0\n4\n8\n")
         assert ps.simulate(ps.open_trace(str(p)), levels=[ps.Level(64, prefetcher="step")]).notes == []
     p.write_text("0\n4\n8\n3000000\n3000001\n")
-    with pytest.warns(UserWarning) as w:
+    with pytest.warns(ps.RunNote) as w:
         many = ps.simulate_many(ps.open_trace(str(p)), [{"level": [{"size": s, "prefetcher": "obl+step"}]} for s in (32, 64)])
     assert [len(m.notes) for m in many] == [1, 1] and len(w) == 1
     cli = subprocess.run([sys.executable, "-m", "prefetchsim", "sim", str(p), "auto", "lru+step", "64"],

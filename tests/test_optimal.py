@@ -236,6 +236,20 @@ def test_opt_runs_on_an_oracle_general_file_read_back_with_id_bytes(tmp_path):
     with pytest.warns(UserWarning, match="cover more than one block"):
         tr.convert(str(tmp_path / "two.oracleGeneral.bin"))
     back = ps.open_trace(str(tmp_path / "two.oracleGeneral.bin"), format="oracle_general", id_bytes=4096)
-    same = ps.simulate(tr, size=2, policy="opt").levels[0]
-    again = ps.simulate(back, size=2, policy="opt").levels[0]
+    # A record of two blocks is a request of two blocks to `opt`, which is then no lower bound (a note).
+    with pytest.warns(ps.RunNote, match="`opt` served requests of several blocks"):
+        same = ps.simulate(tr, size=2, policy="opt").levels[0]
+        again = ps.simulate(back, size=2, policy="opt").levels[0]
     assert (again["hits"], again["misses"]) == (same["hits"], same["misses"])
+
+
+def test_opt_over_requests_of_several_blocks_says_it_is_no_lower_bound(tmp_path):
+    # docs/optimal.md's example: requests of blocks 2-4, 1-3 and 1-2 with a cache of 2 blocks, where `opt`
+    # misses 6 and LRU 5. The run's notes say so; one-block requests have no note.
+    tr = ps.open_trace(_requests_csv(tmp_path / "m.csv", [(2, 3), (1, 3), (1, 2)]))
+    with pytest.warns(ps.RunNote, match=r"level\[0\] \(L1\): `opt` served requests of several blocks") as w:
+        opt = ps.simulate(tr, size=2, policy="opt")
+    assert len(w) == 1 and opt.notes == [str(w[0].message)]
+    assert (opt.levels[0]["misses"], ps.simulate(tr, size=2, policy="lru").levels[0]["misses"]) == (6, 5)
+    one = ps.open_trace(_requests_csv(tmp_path / "one.csv", [(b, 1) for b in (2, 3, 4, 1, 2, 3, 1, 2)]))
+    assert ps.simulate(one, size=2, policy="opt").notes == []

@@ -17,7 +17,7 @@ results, sweeps, plots and the ``prefetchsim`` command line.
 
 from ._core import ConfigError, PluginError, PrefetchsimError, TraceError, __version__
 from ._registry import formats, generators, policies, prefetchers, result_schema
-from ._sim import Level, Result, device_bench, devices, simulate, simulate_many
+from ._sim import Level, Result, RunNote, device_bench, devices, simulate, simulate_many
 from ._events import read_events
 from ._trace import Trace, merge_traces, open_trace, synthetic
 from ._typeerror import ConfigTypeError
@@ -71,6 +71,7 @@ __all__ = [
     "PluginError",
     "PrefetchsimError",
     "Result",
+    "RunNote",
     "SweepPlan",
     "Trace",
     "TraceError",

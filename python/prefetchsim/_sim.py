@@ -154,8 +154,9 @@ class Result:
     @property
     def notes(self) -> list[str]:
         """What the levels' components want known that is not an error, each prefixed with its level: a
-        model's assumption the trace broke (STEP's disk model smaller than the trace's addresses). `simulate`
-        and `simulate_many` also give each as a ``UserWarning``; the command line prints them on stderr."""
+        model's assumption the trace broke (STEP's disk model smaller than the trace's addresses, `opt` over
+        requests of several blocks). `simulate` and `simulate_many` also give each as a `RunNote` warning;
+        the command line prints them on stderr."""
         return list(self.raw.get("notes", []))
 
     @property
@@ -540,10 +541,19 @@ def _run_configs(tr: Trace, docs: list[dict[str, Any]], progress: Callable[[int]
     return [Result(r, d, tr) for r, d in zip(raw, docs, strict=True)]
 
 
+class RunNote(UserWarning):
+    """A run's note (`Result.notes`): what a component wants known that is not an error. ``simulate`` and
+    ``simulate_many`` give each as this warning; ``warnings.simplefilter("ignore", ps.RunNote)`` silences
+    them, and the notes stay in the results."""
+
+
+RunNote.__module__ = "prefetchsim"  # as users import it (``ps.RunNote``)
+
+
 def _warn_notes(results: Sequence[Result]) -> None:
-    """Each distinct note of `results` once, as a ``UserWarning`` at the caller's line."""
+    """Each distinct note of `results` once, as a `RunNote` at the caller's line."""
     for note in dict.fromkeys(n for r in results for n in r.notes):
-        warnings.warn(note, UserWarning, stacklevel=3)
+        warnings.warn(note, RunNote, stacklevel=3)
 
 
 def devices() -> dict[str, str]:

@@ -22,7 +22,7 @@ from ._atomic import atomic_open, check_writable
 from ._deps import MissingDependency
 from ._progress import Progress
 from ._registry import formats, generators, policies, prefetchers, run_totals
-from ._sim import device_bench, devices, load_config, simulate_many
+from ._sim import RunNote, device_bench, devices, load_config, simulate_many
 from ._table import emit as _emit
 from ._trace import Trace, open_trace, synthetic
 
@@ -259,18 +259,29 @@ def _simulate(trace: Trace, docs: list[dict[str, Any]], args: argparse.Namespace
         raise _core.ConfigError(f"--events records one run: give one algorithm and one size, not {len(docs)} runs")
     prog = Progress(None, progress=args.progress)
     try:
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
+        with _notes_on_stderr():
             results = simulate_many(trace, docs, progress=prog, threads=getattr(args, "threads", 0), events=events)
     finally:
         prog.close()
-    for w in caught:  # the runs' notes (Result.notes), one line each
-        sys.stderr.write(f"prefetchsim: warning: {w.message}\n")
     if results:
         # Every run reads the same trace the same way: one warning says what was skipped.
         _warn_skipped(trace.path, results[0].raw, trace.spec.get("skip_bad", 0),
                       getattr(args, "skip_bad_named", "--skip-bad"))
     return results
+
+
+@contextlib.contextmanager
+def _notes_on_stderr() -> Iterator[None]:
+    """The runs' notes (`Result.notes`, given as `RunNote` warnings) as ``prefetchsim: warning:`` lines on
+    stderr once the runs are done, each distinct one once; other warnings pass as they would."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", RunNote)
+        yield
+    for w in caught:
+        if not issubclass(w.category, RunNote):
+            warnings.warn_explicit(w.message, w.category, w.filename, w.lineno)
+    for note in dict.fromkeys(str(w.message) for w in caught if issubclass(w.category, RunNote)):
+        sys.stderr.write(f"prefetchsim: warning: {note}\n")
 
 
 def _split_top(text: str, sep: str) -> list[str]:
@@ -483,7 +494,8 @@ def cmd_reproduce(args: argparse.Namespace) -> int:
     experiment = args.experiment_module
     prog = Progress(None, progress=args.progress)
     try:
-        result = experiment.run_from_args(args, prog)
+        with _notes_on_stderr():
+            result = experiment.run_from_args(args, prog)
     finally:
         prog.close()
     with _output(args) as out:

@@ -670,6 +670,8 @@ impl<P: Policy> Instances for Level<P> {
     }
 
     fn notes(&self) -> Vec<String> {
-        self.prefetcher.notes()
+        let mut v = self.policy.notes(&self.counters);
+        v.extend(self.prefetcher.notes());
+        v
     }
 }

@@ -178,6 +178,13 @@ pub trait Policy: Send + 'static {
     fn future(&mut self) -> Option<&mut next_use::Future> {
         None
     }
+
+    /// What the run's user should know about this policy's results that is not an error, given the
+    /// level's `counters` at the end of the run (`opt` over requests of several blocks is no lower
+    /// bound); reported with the level's path in [`crate::metrics::RunResult::notes`]. Default: nothing.
+    fn notes(&self, _counters: &crate::metrics::LevelCounters) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// A replacement policy as the registry names it: one line in [`crate::build::registry`] makes it
