@@ -375,3 +375,27 @@ def test_a_prefetch_of_the_last_block_number_is_an_error_not_a_silent_no_read(ol
     for engine in (None, TIMED):
         with pytest.raises(ps.PluginError, match=r"on_access returned block 18446744073709551615, outside 0 to 2\*\*64-2"):
             run(oltp, engine, size=100, prefetcher=f"{mod}:Last")
+
+
+def test_a_prefetchers_notes_become_the_runs_notes_and_a_bad_one_a_plugin_error(oltp, tmp_path, monkeypatch):
+    mod = _module(tmp_path, monkeypatch, "noting", """
+        class Noting:
+            def __init__(self, say="fine"):
+                self.say, self.seen = say, 0
+            def on_access(self, block, nblocks, misses, prefetch_hits):
+                self.seen += 1
+            def notes(self):
+                if self.say == "str":
+                    return "not a list"
+                if self.say == "raise":
+                    raise RuntimeError("no notes today")
+                return [f"saw {self.seen} requests"] if self.say == "fine" else None
+    """)
+    with pytest.warns(ps.RunNote, match=r"^level\[0\] \(L1\): saw \d+ requests$"):
+        r = run(oltp, size=100, prefetcher=f"{mod}:Noting")
+    assert r.notes == [f"level[0] (L1): saw {r.levels[0]['requests']} requests"]
+    assert run(oltp, size=100, prefetcher={"name": f"{mod}:Noting", "say": "none"}).notes == []
+    for say, needle in (("str", "notes failed"), ("raise", "no notes today")):
+        with pytest.raises(ps.PluginError, match=r"level\[0\]\.prefetcher: plugin 'noting:Noting': notes failed") as e:
+            run(oltp, size=100, prefetcher={"name": f"{mod}:Noting", "say": say})
+        assert needle in str(e.value)

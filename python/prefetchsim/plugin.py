@@ -75,12 +75,17 @@ class Prefetcher:
         Defining it costs a call per eviction.
     ``on_late(self, block)``
         Timed engine: a demand access found the prefetched ``block`` still in flight.
+    ``notes(self)``
+        Once, at the end of the run: what the user should know that is not an error (a model's
+        assumption the trace broke), as a list of strings or ``None``. Each becomes one of the run's
+        notes (``Result.notes``, a ``RunNote`` warning), prefixed with the level.
     """
 
     attach: Callable[[int, int], None] | None = None
     on_access: Callable[[int, int, int, int], int | Iterable[int] | None] | None = None
     on_evict: Callable[[int, bool, bool], None] | None = None
     on_late: Callable[[int], None] | None = None
+    notes: Callable[[], list[str] | None] | None = None
 
     def __init__(self, **params: Any) -> None:
         _no_params(self, params)

@@ -289,6 +289,7 @@ struct PyPrefetcher {
     on_access: Py<PyAny>,
     on_evict: Option<Py<PyAny>>,
     on_late: Option<Py<PyAny>>,
+    notes: Option<Py<PyAny>>,
     attach: Option<Py<PyAny>>,
     geometry: LevelGeometry,
     /// `attach` has been called (before the first request).
@@ -311,6 +312,7 @@ impl PyPrefetcher {
             .expect("required"),
             on_evict: callback(&obj, &label, "on_evict", None)?,
             on_late: callback(&obj, &label, "on_late", None)?,
+            notes: callback(&obj, &label, "notes", None)?,
             attach: callback(&obj, &label, "attach", None)?,
             _object: obj.unbind(),
             label,
@@ -380,6 +382,20 @@ impl Prefetcher for PyPrefetcher {
                 None => Ok(()),
             });
         }
+    }
+
+    /// Python's `notes()`: a list of strings (or None). A failure, or anything else returned, is the run's
+    /// fault, as for every callback.
+    fn notes(&self) -> Vec<String> {
+        let Some(f) = self.notes.as_ref().filter(|_| !self.failed) else { return Vec::new() };
+        Python::attach(|py| {
+            let got =
+                f.call0(py).and_then(|v| if v.is_none(py) { Ok(Vec::new()) } else { v.extract::<Vec<String>>(py) });
+            got.unwrap_or_else(|e| {
+                plugin::report_fault(self.label.fault(py, "notes", &e));
+                Vec::new()
+            })
+        })
     }
 
     fn attach(&mut self, geometry: LevelGeometry) -> Capabilities {
