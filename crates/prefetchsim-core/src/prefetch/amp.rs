@@ -736,6 +736,12 @@ impl Prefetcher for Amp {
         self.settle(cache);
     }
 
+    /// A page of a read set the level had no room for is never read: like an evicted page it keeps no
+    /// metadata (AMP keeps it in the page's cache entry).
+    fn on_dropped(&mut self, block: u64) {
+        self.drop_page(block);
+    }
+
     /// A demand read waited for `block`: the first time for its read set, `g = min(g+1, p-1)` on the
     /// set's last page.
     fn on_late(&mut self, block: u64) {
