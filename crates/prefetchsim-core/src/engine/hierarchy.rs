@@ -197,7 +197,7 @@ impl Hierarchy {
         self.block_size
     }
 
-    /// The levels' notes ([`Instances::notes`]), each prefixed with its level's path and name.
+    /// The levels' notes ([`Instances::notes`](crate::level::Instances::notes)), each prefixed with its level's path and name.
     #[must_use]
     pub fn notes(&self) -> Vec<String> {
         let mut v = Vec::new();
