@@ -21,6 +21,8 @@ TIMED_FIELDS = {
 }
 
 FIXED_5MS = {"name": "fixed", "read_latency_ms": 5.0}
+# The header of a project CSV trace of 4 KiB blocks whose stream field carries ids.
+CSV_HEAD = "# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\ntime_ns,op,first,len,stream,client\n"
 ZERO = {"name": "fixed", "read_latency_ms": 0.0, "write_latency_ms": 0.0}
 
 
@@ -260,8 +262,7 @@ def test_the_first_measured_request_issued_with_the_last_warm_up_request_is_coun
     # requests and misses 1 (an outside model of the engine found it; one loop of iodepth 1 counted 2).
     p = tmp_path / "t.csv"
     rows = [(0, 5, 0), (1, 10, 1), (2, 20, 0)]  # (time, block, stream)
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n" + "".join(f"{t},read,{b},1,{s},0\n" for t, b, s in rows))
+    p.write_text(CSV_HEAD + "".join(f"{t},read,{b},1,{s},0\n" for t, b, s in rows))
     engine = {"kind": "timed", "replay": "closed", "think": "none", "warmup_requests": 1, **loops}
     r = ps.simulate(ps.open_trace(p, cache=False), levels=[ps.Level(6)], engine=engine,
                     device={"name": "fixed", "read_latency_ms": 2.0}, scheduler={"policy": "noop"})
@@ -275,8 +276,7 @@ def test_every_stream_of_a_closed_loop_starts_at_time_zero(tmp_path):
     # other ran them one after the other (issue times 0, 2, 4, 6, 6, 10 ms; makespan 12).
     p = tmp_path / "t.csv"
     recs = [(1, 0), (4, 0), (7, 0), (2, 1), (5, 1), (3, 2)]  # (block, stream), streams in blocks
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n" + "".join(f"0,read,{b},1,{s},0\n" for b, s in recs))
+    p.write_text(CSV_HEAD + "".join(f"0,read,{b},1,{s},0\n" for b, s in recs))
     ev = tmp_path / "ev.csv"
     r = ps.simulate(ps.open_trace(str(p), cache=False), levels=[ps.Level(6)],
                     device={"name": "fixed", "read_latency_ms": 2.0}, scheduler={"policy": "noop"},
@@ -292,8 +292,7 @@ def test_every_stream_of_a_closed_loop_starts_at_time_zero(tmp_path):
 def _reads(tmp_path, recs):
     # (time_ns, first block), one-block reads of 4 KiB blocks, one stream.
     p = tmp_path / "t.csv"
-    head = "# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\ntime_ns,op,first,len,stream,client\n"
-    p.write_text(head + "".join(f"{t},read,{f},1,0,0\n" for t, f in recs))
+    p.write_text(CSV_HEAD + "".join(f"{t},read,{f},1,0,0\n" for t, f in recs))
     return ps.open_trace(str(p), cache=False)
 
 
@@ -330,8 +329,7 @@ def test_a_held_prefetch_waits_for_another_caches_read_of_its_block(tmp_path):
     # client 2's read of it in flight and was marked done at once, so block 8 arrived at client 0 at 2 ms,
     # before the device had read it (2-4 ms), and the request for it at 3 ms was a hit of 0 ms.
     p = tmp_path / "t.csv"
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n0,read,7,1,0,2\n0,read,7,1,0,0\n3000000,read,8,1,0,0\n")
+    p.write_text(CSV_HEAD + "0,read,7,1,0,2\n0,read,7,1,0,0\n3000000,read,8,1,0,0\n")
     ev = tmp_path / "ev.csv"
     r = ps.simulate(ps.open_trace(str(p), cache=False),
                     levels=[ps.Level(4, per_client=True, prefetcher="obl", prefetcher_params={"variant": "on_miss"})],
@@ -364,8 +362,7 @@ def test_a_ready_block_evicted_and_read_again_by_one_access_goes_down_at_once(tm
     # (13 is dropped on landing: L1 holds it again). 13 was held until its new read arrived: a second
     # message, 6 messages and 15.75 ms (an outside model's case, 2026-12-07).
     p = tmp_path / "t.csv"
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\ntime_ns,op,first,len,stream,client\n"
-                 "0,read,13,1,0,0\n10000000,read,12,1,0,0\n")
+    p.write_text(CSV_HEAD + "0,read,13,1,0,0\n10000000,read,12,1,0,0\n")
     r = ps.simulate(ps.open_trace(str(p), cache=False),
                     levels=[ps.Level(2, prefetcher="obl", prefetcher_params={"variant": "on_miss"}),
                             {"size": 8, "options": {"exclusive": "demote"}}],
@@ -378,8 +375,7 @@ def _ondemand_on_four_blocks(tmp_path, recs, ra_pages):
     # (time_ns, first, len, stream) reads through 4 blocks of LRU with `ondemand` read-ahead over a fixed
     # 3 ms device, open loop: the result and its events.
     p = tmp_path / "t.csv"
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n" + "".join(f"{t},read,{f},{n},{s},0\n" for t, f, n, s in recs))
+    p.write_text(CSV_HEAD + "".join(f"{t},read,{f},{n},{s},0\n" for t, f, n, s in recs))
     ev = tmp_path / "ev.csv"
     r = ps.simulate(ps.open_trace(str(p), cache=False),
                     levels=[ps.Level(4, prefetcher="linux", prefetcher_params={"mode": "ondemand", "ra_pages": ra_pages})],
@@ -409,8 +405,7 @@ def test_read_ahead_stops_at_the_end_of_the_device(tmp_path, prefetcher, params)
     # block 11 is clipped there (linux-readahead.md: clipped at the end of the file or device); before,
     # the run stopped with a ConfigError blaming the trace. (Outside audit study-linuxtimed, round 2, R4.)
     p = tmp_path / "t.csv"
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n" + "".join(f"{i * 1_000_000},read,{i},1,0,0\n" for i in range(12)))
+    p.write_text(CSV_HEAD + "".join(f"{i * 1_000_000},read,{i},1,0,0\n" for i in range(12)))
     ev = tmp_path / "ev.csv"
     r = ps.simulate(ps.open_trace(str(p), cache=False),
                     levels=[ps.Level(32, prefetcher=prefetcher, prefetcher_params=params)],
@@ -433,8 +428,7 @@ def test_pfc_readmore_stops_at_the_end_of_the_device(tmp_path):
     # Two-block reads of blocks 0-23: on a 64-block device PFC's readmore reads blocks 24 and 25; on a
     # 24-block device it stops at block 23 (before, the run stopped with the device's ConfigError at 25).
     p = tmp_path / "t.csv"
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n" + "".join(f"{i * 1_000_000},read,{i},2,0,0\n" for i in range(0, 24, 2)))
+    p.write_text(CSV_HEAD + "".join(f"{i * 1_000_000},read,{i},2,0,0\n" for i in range(0, 24, 2)))
 
     def run(blocks):
         r = ps.simulate(ps.open_trace(str(p), cache=False),
@@ -472,8 +466,7 @@ def test_step_takes_the_timed_runs_disk_unless_its_own_device_is_given(tmp_path)
     for i in range(60):
         rows.append(f"{i * 1_000_000},read,{pos[i % 2]},4,{i % 2},0\n")
         pos[i % 2] += 4
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n" + "".join(rows))
+    p.write_text(CSV_HEAD + "".join(rows))
     tr = ps.open_trace(str(p), cache=False)
 
     def counts(engine_device, step_device=None):
@@ -504,9 +497,7 @@ def test_hand_downs_and_lower_prefetch_stay_on_the_device(tmp_path, exclusive):
     # Two passes over blocks 0-11 of a 12-block device; L1 reads ahead 8 pages, L2 prefetches too and
     # takes L1's evictions (DEMOTE) or its demand reads (DU). No level reads or is handed a block past 11.
     p = tmp_path / "t.csv"
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n"
-                 + "".join(f"{i * 1_000_000},read,{i % 12},1,0,0\n" for i in range(24)))
+    p.write_text(CSV_HEAD + "".join(f"{i * 1_000_000},read,{i % 12},1,0,0\n" for i in range(24)))
     ev = tmp_path / "ev.csv"
     r = ps.simulate(ps.open_trace(str(p), cache=False),
                     levels=[ps.Level(4, prefetcher="linux", prefetcher_params={"mode": "ondemand", "ra_pages": 8}).to_config(),
@@ -531,8 +522,7 @@ def test_step_lays_a_multi_volume_trace_as_the_timed_engine_does(tmp_path, engin
         csv.append(f"{i * 1_000_000},read,{pos[s]},4,{s},0\n")
         pos[s] += 4
     (tmp_path / "v.spc").write_text("".join(spc))
-    (tmp_path / "v.csv").write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                                    "time_ns,op,first,len,stream,client\n" + "".join(csv))
+    (tmp_path / "v.csv").write_text(CSV_HEAD + "".join(csv))
     timed = {"device": "ata40"} if engine["kind"] == "timed" else {}
     step = {"upper_bound": 100_000, "upper_bound_share": 1.0, "device": "ata40"}
     volumes, one = (ps.simulate(ps.open_trace(str(tmp_path / name), fmt, cache=False),
@@ -555,8 +545,7 @@ def test_a_read_set_page_the_level_had_no_room_for_keeps_no_amp_metadata(tmp_pat
             (17_400_000, 398, 2, 0), (17_500_000, 400, 1, 0), (18_400_000, 401, 1, 0), (18_400_000, 402, 1, 0),
             (20_300_000, 404, 1, 0), (20_900_000, 405, 1, 0)]
     p = tmp_path / "t.csv"
-    p.write_text("# prefetchsim trace: block_size=4096\n# prefetchsim stream_ids=true\n"
-                 "time_ns,op,first,len,stream,client\n" + "".join(f"{t},read,{b},{n},{s},0\n" for t, b, n, s in recs))
+    p.write_text(CSV_HEAD + "".join(f"{t},read,{b},{n},{s},0\n" for t, b, n, s in recs))
     ev = tmp_path / "ev.csv"
     r = ps.simulate(ps.open_trace(str(p), cache=False),
                     levels=[ps.Level(3, prefetcher="amp", prefetcher_params={"p_max": 16})],
