@@ -371,16 +371,17 @@ def test_a_ready_block_evicted_and_read_again_by_one_access_goes_down_at_once(tm
     assert (r.summary["net_messages"], r.summary["sim_time_ms"], r.levels[1]["demoted_in"]) == (5, 14.5, 1)
 
 
-def _ondemand_on_four_blocks(tmp_path, recs, ra_pages):
-    # (time_ns, first, len, stream) reads through 4 blocks of LRU with `ondemand` read-ahead over a fixed
-    # 3 ms device, open loop: the result and its events.
+def _ondemand(tmp_path, recs, ra_pages, size=4, engine=None, options=None, **linux):
+    # (time_ns, first, len, stream) reads through `size` blocks of LRU with `ondemand` read-ahead over a
+    # fixed 3 ms device, open loop: the result and its events.
     p = tmp_path / "t.csv"
     p.write_text(CSV_HEAD + "".join(f"{t},read,{f},{n},{s},0\n" for t, f, n, s in recs))
     ev = tmp_path / "ev.csv"
+    params = {"mode": "ondemand", "ra_pages": ra_pages, **linux}
     r = ps.simulate(ps.open_trace(str(p), cache=False),
-                    levels=[ps.Level(4, prefetcher="linux", prefetcher_params={"mode": "ondemand", "ra_pages": ra_pages})],
+                    levels=[ps.Level(size, prefetcher="linux", prefetcher_params=params, options=options or {})],
                     device={"name": "fixed", "read_latency_ms": 3.0}, scheduler={"policy": "noop"},
-                    engine={"kind": "timed", "replay": "open"}, events=str(ev))
+                    engine={"kind": "timed", "replay": "open", **(engine or {})}, events=str(ev))
     return r, ps.read_events(str(ev))
 
 
@@ -391,7 +392,7 @@ def test_a_read_ahead_mark_on_a_page_the_level_had_no_room_for_is_not_kept(tmp_p
     # marker survived the drop and fired at 25 a second window, [32, 51], also dropped (48 blocks dropped
     # in all instead of 14). (Outside audit study-linuxtimed, D1.)
     recs = [(0, 0, 1, 0), (100_000, 20, 1, 0), (200_000, 21, 2, 0), (300_000, 23, 1, 0), (400_000, 24, 4, 0)]
-    r, e = _ondemand_on_four_blocks(tmp_path, recs, ra_pages=32)
+    r, e = _ondemand(tmp_path, recs, ra_pages=32)
     at_last = e.query("time == 400000 and kind == 'prefetch_dropped'")
     assert list(at_last.block) == [28, 29, 30, 31]
     assert r.levels[0]["prefetch_dropped"] == 14
@@ -450,7 +451,7 @@ def test_a_page_being_read_but_no_longer_cached_counts_as_cached_for_read_ahead(
     # nothing ahead. Before, the window marked 4 and the join fired a second window, [8, 15], whose
     # blocks 10-15 were dropped. (Outside audit study-linuxtimed, round 2, R1.)
     recs = [(0, 1, 1, 0), (50_000, 2, 4, 0), (100_000, 0, 4, 1), (200_000, 4, 1, 1)]
-    r, e = _ondemand_on_four_blocks(tmp_path, recs, ra_pages=8)
+    r, e = _ondemand(tmp_path, recs, ra_pages=8)
     assert list(e.query("time == 200000").kind) == ["request", "join_uncached"]
     assert r.levels[0]["prefetch_dropped"] == 0
 
@@ -555,3 +556,35 @@ def test_a_read_set_page_the_level_had_no_room_for_keeps_no_amp_metadata(tmp_pat
     assert list(e.query("time == 18100000 and kind == 'prefetch_dropped'").block) == [403, 404]
     assert list(e.query("time == 20600000 and kind == 'prefetch_dropped'").block) == [406]
     assert r.levels[0]["prefetch_dropped"] == 3
+
+
+# Three rules of Linux read-ahead's "cached" and stream detection under time that the documents did not
+# state (algorithms.md, "Linux read-ahead under time" and the `key` table; outside audit, round 3).
+
+
+def test_with_cache_demand_miss_off_a_demand_block_being_read_is_not_cached_for_read_ahead(tmp_path):
+    # Blocks 10-13 are being read for stream 0 at 0.1 ms, when stream 1 misses 14. Cached (the default),
+    # they make context read-ahead count 4 pages before 14 and read 15-18 ahead; never cached
+    # (`cache_demand_miss = false`, the level reads them again), they count for nothing: a random read.
+    recs = [(0, 10, 4, 0), (100_000, 14, 1, 1)]
+    cached, _ = _ondemand(tmp_path, recs, 32, size=64)
+    uncached, _ = _ondemand(tmp_path, recs, 32, size=64, options={"cache_demand_miss": False})
+    assert (cached.levels[0]["prefetch_issued"], uncached.levels[0]["prefetch_issued"]) == (4, 0)
+
+
+def test_under_apart_a_requested_page_being_read_again_is_a_miss_for_read_ahead(tmp_path):
+    # At 0 the access to 0-3 evicts its own blocks for its window's 4-7 (cache of 4); at 0.1 ms stream 1
+    # reads 3, still being read but no longer resident, which under `apart` it reads again: a miss, so
+    # read-ahead runs from it, and context read-ahead counts 0-2 (being read, outside the request) as
+    # cached: the window [3, 10), whose 8 and 9 find no room.
+    r, e = _ondemand(tmp_path, [(0, 0, 4, 0), (100_000, 3, 1, 1)], 8, engine={"prefetch_io": "apart"})
+    assert list(e.query("time == 100000 and kind == 'prefetch_dropped'").block) == [8, 9]
+    assert r.levels[0]["prefetch_dropped"] == 2
+
+
+def test_a_detected_stream_continues_past_a_window_page_that_was_dropped(tmp_path):
+    # At 0.05 ms the read of 0-3 plans the window [0, 8), whose 4-7 find no room (dropped). At 0.1 ms the
+    # read of 8 continues that stream all the same (its window named 7): the next window, [8, 16), 9-15
+    # dropped; a new stream would have been a random read.
+    r, e = _ondemand(tmp_path, [(0, 100, 4, 0), (50_000, 0, 4, 0), (100_000, 8, 1, 0)], 8, key="detect")
+    assert list(e.query("time == 100000 and kind == 'prefetch_dropped'").block) == list(range(9, 16))
