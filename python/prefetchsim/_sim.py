@@ -86,6 +86,15 @@ class Level:
         return d
 
 
+class RunNote(UserWarning):
+    """A run's note (`Result.notes`): what a component wants known that is not an error. ``simulate`` and
+    ``simulate_many`` give each as this warning; ``warnings.simplefilter("ignore", ps.RunNote)`` silences
+    them, and the notes stay in the results."""
+
+
+RunNote.__module__ = "prefetchsim"  # as users import it (``ps.RunNote``)
+
+
 class Result:
     """The result of one run: per-level records (a fixed schema defined in Rust) and run totals.
 
@@ -539,15 +548,6 @@ def _run_configs(tr: Trace, docs: list[dict[str, Any]], progress: Callable[[int]
         raw = json.loads(write_events(events, lambda path: _core.simulate(
             tr._json(), _configs_json(docs), progress, threads, path)))
     return [Result(r, d, tr) for r, d in zip(raw, docs, strict=True)]
-
-
-class RunNote(UserWarning):
-    """A run's note (`Result.notes`): what a component wants known that is not an error. ``simulate`` and
-    ``simulate_many`` give each as this warning; ``warnings.simplefilter("ignore", ps.RunNote)`` silences
-    them, and the notes stay in the results."""
-
-
-RunNote.__module__ = "prefetchsim"  # as users import it (``ps.RunNote``)
 
 
 def _warn_notes(results: Sequence[Result]) -> None:
